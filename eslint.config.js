@@ -1,0 +1,30 @@
+// @ts-check
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/", ".annal/", ".tap/", "coverage/"] },
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": [
+        "error",
+        {
+          // tap queues subtests itself; `t.test(...)` needs no await.
+          allowForKnownSafeCalls: [
+            { from: "package", name: ["test", "only", "skip", "todo"], package: "@tapjs/core" },
+            { from: "package", name: ["test", "only", "skip", "todo"], package: "@tapjs/test" },
+          ],
+        },
+      ],
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: false }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_" },
+      ],
+    },
+  },
+);
