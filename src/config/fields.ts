@@ -1,0 +1,77 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+import { parseDuration } from "./duration.ts";
+
+/**
+ * Field schemas shared by the sections. Their messages say what was expected and never repeat
+ * the value, which may have come from a secret environment variable.
+ */
+
+/** What a section's schema may depend on besides the file itself. */
+export interface SectionContext {
+  /** Relative paths in the file are resolved against this directory (the process's cwd). */
+  readonly cwd: string;
+}
+
+/** A non-empty string. */
+export function text() {
+  return z.string({ error: "expected a string" }).min(1, "must not be empty");
+}
+
+/**
+ * A whole number from `min` to `max`. A string of digits is accepted too, because a value
+ * that comes from an environment reference (`poolSize = "${POOL_SIZE}"`) is a string.
+ */
+export function integer(min: number, max: number) {
+  const expected = `expected a whole number from ${min} to ${max}`;
+  return z.preprocess(
+    (value) => (typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value),
+    z.number({ error: expected }).int(expected).min(min, expected).max(max, expected),
+  );
+}
+
+/** A TCP port, 1 to 65535. */
+export function port() {
+  return integer(1, 65_535);
+}
+
+/**
+ * A duration string (`"500ms"`, `"2s"`, `"5m"`, `"1h"`, `"1d"`, `"1h30m"`, `"0"`), resolved to
+ * milliseconds. Zero is refused unless `allowZero`, where it means "never".
+ */
+export function duration(options: { allowZero?: boolean } = {}) {
+  const expected = `expected a duration such as "500ms", "2s", "5m", "1h" or "1d"${
+    options.allowZero === true ? ', or "0" for never' : ""
+  }`;
+  return z
+    .string({ error: expected })
+    .transform((value, ctx) => {
+      try {
+        return parseDuration(value);
+      } catch {
+        ctx.addIssue({ code: "custom", message: `"${value}" is not a duration; ${expected}` });
+        return z.NEVER;
+      }
+    })
+    .refine((ms) => options.allowZero === true || ms > 0, "must be longer than 0");
+}
+
+/** A filesystem path; a relative one is resolved against the working directory. */
+export function localPath(ctx: SectionContext) {
+  return text().transform((path) => resolve(ctx.cwd, path));
+}
+
+/** A URL with one of the given schemes (`"ldap:"`), e.g. `ldap://127.0.0.1:3890`. */
+export function urlWithScheme(schemes: readonly string[], example: string) {
+  return text().refine((value) => schemes.includes(parseUrl(value)?.protocol ?? ""), {
+    message: `expected a URL such as ${example}`,
+  });
+}
+
+export function parseUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,12 @@
+/**
+ * annal's configuration: the one gate from what the user wrote in `annal.toml` to a resolved,
+ * typed `AnnalConfig`. Sections and their options, each with its default, are documented in
+ * `sections/`.
+ */
+export { parseDuration } from "./duration.ts";
+export { ConfigError } from "./errors.ts";
+export { DEMO_CONFIG_PATH } from "./locate.ts";
+export { loadConfig, type LoadConfigOptions } from "./load.ts";
+export { type AnnalConfig, type ConfigSource, parseConfig, type ParseSource } from "./parse.ts";
+export { SECRET_KEYS } from "./secrets.ts";
+export { BUILT_IN_REDACTED_ATTRIBUTES, type DirectoryConfig } from "./sections/directory.ts";

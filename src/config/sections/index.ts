@@ -1,0 +1,19 @@
+import type { z } from "zod";
+import type { SectionContext } from "../fields.ts";
+import { databaseSection } from "./database.ts";
+import { directorySection } from "./directory.ts";
+import { logSection } from "./log.ts";
+import { serverSection } from "./server.ts";
+
+/**
+ * The configuration's sections, one schema per file. A new section is one file exporting a
+ * factory and one line here; its key is the table's name in `annal.toml`. A section that
+ * is always present ends in `.prefault({})` so its defaults apply when the table is absent;
+ * an optional one ends in `.optional()`.
+ */
+export const sections = {
+  server: serverSection,
+  database: databaseSection,
+  log: logSection,
+  directory: directorySection,
+} satisfies Record<string, (ctx: SectionContext) => z.ZodType>;

@@ -1,0 +1,120 @@
+import { withTransaction, type Pool, type Queryable } from "../db/index.ts";
+import { eventsAppended } from "../metrics.ts";
+import { appendInTransaction, type AppendResult } from "./append.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { loadEpoch } from "./epoch.ts";
+import { readAll, readHead, readStream } from "./read.ts";
+import {
+  START,
+  type ExpectedVersion,
+  type LogPosition,
+  type NewEvent,
+  type RecordedEvent,
+} from "./types.ts";
+
+export interface AppendOptions {
+  /** Default `"any"`: no check. */
+  readonly expectedVersion?: ExpectedVersion;
+  /** Append inside this transaction (the caller commits); default: a transaction of its own. */
+  readonly tx?: Queryable;
+}
+
+export interface ReadAllPage {
+  readonly events: readonly RecordedEvent[];
+  /** Where to continue: after the last event returned, or where the read started. */
+  readonly cursor: string;
+  readonly position: LogPosition;
+}
+
+/**
+ * The event log. Every directory change, workflow step and snapshot is appended here; every
+ * projection is built by reading it in global order.
+ *
+ * @example
+ * const store = await EventStore.open(pool);
+ * const { version } = await store.appendToStream("entry-42", [
+ *   { type: "EntryModified", data: { ... }, idempotencyKey: "accesslog:20261122..." },
+ * ], { expectedVersion: 3 });
+ * const page = await store.readAll({ after: cursorFromLastTime, limit: 500 });
+ */
+export class EventStore {
+  readonly pool: Pool;
+  /** This database's identity, carried in every cursor. */
+  readonly epoch: string;
+
+  private constructor(pool: Pool, epoch: string) {
+    this.pool = pool;
+    this.epoch = epoch;
+  }
+
+  static async open(pool: Pool): Promise<EventStore> {
+    return new EventStore(pool, await loadEpoch(pool));
+  }
+
+  async appendToStream(
+    streamId: string,
+    events: readonly NewEvent[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
+    const expected = options.expectedVersion ?? "any";
+    let result: AppendResult;
+    if (options.tx) {
+      result = await appendInTransaction(options.tx, streamId, events, expected);
+    } else {
+      result = await this.appendOwnTransaction(streamId, events, expected);
+    }
+    eventsAppended.inc(result.appended);
+    return result;
+  }
+
+  private async appendOwnTransaction(
+    streamId: string,
+    events: readonly NewEvent[],
+    expected: ExpectedVersion,
+  ): Promise<AppendResult> {
+    const attempt = () =>
+      withTransaction(this.pool, (tx) => appendInTransaction(tx, streamId, events, expected));
+    try {
+      return await attempt();
+    } catch (error) {
+      // Two appends of the same idempotency key to different streams can race past the
+      // lookup; the unique index stops the second. Once the first has committed, a retry
+      // finds its key and returns the stored event.
+      if (isIdempotencyKeyViolation(error)) return attempt();
+      throw error;
+    }
+  }
+
+  readStream(streamId: string, options?: { fromVersion?: number; limit?: number }) {
+    return readStream(this.pool, streamId, options);
+  }
+
+  /** A page of the log in safe global order, after `after` (a cursor or a position). */
+  async readAll(
+    options: { after?: string | LogPosition; limit?: number } = {},
+  ): Promise<ReadAllPage> {
+    const after = this.positionOf(options.after);
+    const events = await readAll(this.pool, after, options.limit ?? 1000);
+    const last = events.at(-1);
+    const position = last ? { transactionId: last.transactionId, position: last.position } : after;
+    return { events, position, cursor: this.cursorOf(position) };
+  }
+
+  head(): Promise<LogPosition> {
+    return readHead(this.pool);
+  }
+
+  cursorOf(position: LogPosition): string {
+    return encodeCursor(this.epoch, position);
+  }
+
+  positionOf(cursor: string | LogPosition | undefined): LogPosition {
+    if (cursor === undefined || cursor === "") return START;
+    return typeof cursor === "string" ? decodeCursor(this.epoch, cursor) : cursor;
+  }
+}
+
+function isIdempotencyKeyViolation(error: unknown): boolean {
+  const e = error as { code?: string; constraint?: string };
+  return e.code === "23505" && e.constraint === "events_idempotency_key_key";
+}

@@ -1,0 +1,15 @@
+export { EventStore } from "./event-store.ts";
+export type { AppendOptions, ReadAllPage } from "./event-store.ts";
+export { EVENTS_CHANNEL, appendInTransaction } from "./append.ts";
+export type { AppendResult } from "./append.ts";
+export { readAll, readHead, readStream, countAfter, comparePositions } from "./read.ts";
+export { encodeCursor, decodeCursor } from "./cursor.ts";
+export { WrongExpectedVersionError, InvalidCursorError, ForeignCursorError } from "./errors.ts";
+export { START } from "./types.ts";
+export type {
+  EventMetadata,
+  ExpectedVersion,
+  LogPosition,
+  NewEvent,
+  RecordedEvent,
+} from "./types.ts";

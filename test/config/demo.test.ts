@@ -1,0 +1,77 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import t from "tap";
+import {
+  BUILT_IN_REDACTED_ATTRIBUTES,
+  DEMO_CONFIG_PATH,
+  loadConfig,
+  parseConfig,
+} from "../../src/config/index.ts";
+
+t.test("the demo configuration loads with an empty environment", async (t) => {
+  const cwd = t.testdir({});
+  const config = await loadConfig({ argv: [], env: {}, cwd });
+  t.same(config, {
+    source: { path: DEMO_CONFIG_PATH, demo: true },
+    server: { host: "127.0.0.1", port: 4173 },
+    database: { dataDir: join(cwd, ".annal"), poolSize: 10 },
+    log: { level: "info" },
+    directory: {
+      url: "ldap://127.0.0.1:3890",
+      bindDN: "cn=admin,dc=example,dc=org",
+      password: "annal-demo",
+      base: "dc=example,dc=org",
+      poolSize: 4,
+      timeout: 10_000,
+      types: [
+        {
+          name: "user",
+          base: "ou=people,dc=example,dc=org",
+          filter: "(objectClass=inetOrgPerson)",
+        },
+        {
+          name: "group",
+          base: "ou=groups,dc=example,dc=org",
+          filter: "(objectClass=groupOfNames)",
+        },
+        {
+          name: "service",
+          base: "ou=services,dc=example,dc=org",
+          filter: "(!(objectClass=organizationalUnit))",
+        },
+      ],
+      capture: {
+        source: "accesslog",
+        interval: 2_000,
+        reconcileInterval: 600_000,
+        snapshotInterval: 86_400_000,
+        redact: [...BUILT_IN_REDACTED_ATTRIBUTES],
+      },
+      demo: { port: 3890, dataDir: join(cwd, ".annal/slapd") },
+    },
+  });
+  t.equal(config.database.url, undefined, "no url: the embedded PostgreSQL");
+});
+
+t.test("the demo takes LDAP_PASSWORD from the environment when it is set", async (t) => {
+  const cwd = t.testdir({});
+  const config = await loadConfig({ argv: [], env: { LDAP_PASSWORD: "s3cret" }, cwd });
+  t.equal(config.directory?.password, "s3cret");
+});
+
+t.test("the demo configuration read through --config is still the demo", async (t) => {
+  const cwd = t.testdir({});
+  const config = await loadConfig({ argv: ["--config", DEMO_CONFIG_PATH], env: {}, cwd });
+  t.equal(config.source.demo, true);
+});
+
+t.test("[directory.demo] requires directory.url to point at the demo slapd", async (t) => {
+  const demo = await readFile(DEMO_CONFIG_PATH, "utf8");
+  const moved = demo.replace('port = 3890\ndataDir = ".annal/slapd"', "port = 3999");
+  t.not(moved, demo, "the demo's [directory.demo] was found");
+  t.throws(() => parseConfig(moved, { path: "annal.toml", env: {} }), {
+    code: "ANNAL_CONFIG_INVALID",
+    keys: ["directory.url"],
+    message: /ldap:\/\/127\.0\.0\.1:3999/,
+  });
+});
