@@ -1,0 +1,91 @@
+import type { PoolClient } from "../db/index.ts";
+import { readAll, readStream, type RecordedEvent } from "../store/index.ts";
+import { readCheckpoint, tableIn } from "./schema.ts";
+import type { Projection } from "./types.ts";
+
+/** Channel on which a batch announces the projection it advanced (for `waitForProjection`). */
+export const PROJECTION_CHANNEL = "annal_projection";
+
+/**
+ * Applies the next batch of the log to the projection's tables in `schema`, inside `tx`, and
+ * moves the checkpoint in the same transaction. Returns how many log events it consumed.
+ *
+ * The caller holds the projection's lock (`lockProjection`), so two runners never apply the
+ * same batch.
+ *
+ * Stream order: the log is read in (transaction id, position) order, and a stream's events
+ * can come out of stream order. A transaction that took its id early (say with an earlier
+ * write) and then waited for the stream's lock appends version n+1 with a lower transaction
+ * id than the one that appended version n. So each stream's last applied version is kept in
+ * `_streams`; an event that skips ahead pulls the missing versions from the stream first
+ * (they committed before it, so they are readable), and an event already applied that way is
+ * skipped when the global read reaches it.
+ */
+export async function applyBatch(
+  tx: PoolClient,
+  projection: Projection,
+  schema: string,
+  batchSize: number,
+): Promise<number> {
+  const checkpoint = await readCheckpoint(tx, schema);
+  if (!checkpoint) throw new Error(`projection schema ${schema} is missing`);
+  const events = await readAll(tx, checkpoint, batchSize);
+  const last = events.at(-1);
+  if (!last) return 0;
+
+  const table = tableIn(schema);
+  const streamIds = [...new Set(events.map((e) => e.streamId))];
+  const known = await tx.query<{ stream_id: string; version: number }>(
+    `SELECT stream_id, version FROM ${table("_streams")} WHERE stream_id = ANY($1::text[])`,
+    [streamIds],
+  );
+  const applied = new Map(known.rows.map((r) => [r.stream_id, r.version]));
+  const ordered: RecordedEvent[] = [];
+  for (const event of events) {
+    const before = applied.get(event.streamId) ?? 0;
+    if (event.streamVersion <= before) continue;
+    if (event.streamVersion > before + 1) {
+      const missing = await readStream(tx, event.streamId, {
+        fromVersion: before + 1,
+        toVersion: event.streamVersion - 1,
+      });
+      if (missing.length !== event.streamVersion - 1 - before) {
+        throw new Error(
+          `stream ${event.streamId} lacks versions ${before + 1}..${event.streamVersion - 1}`,
+        );
+      }
+      ordered.push(...missing);
+    }
+    ordered.push(event);
+    applied.set(event.streamId, event.streamVersion);
+  }
+
+  const handled = new Set(projection.handles);
+  const relevant = ordered.filter((e) => handled.has(e.type));
+  if (relevant.length > 0) await projection.apply(relevant, { tx, table });
+
+  const touched = [...new Set(ordered.map((e) => e.streamId))];
+  if (touched.length > 0) {
+    await tx.query(
+      `INSERT INTO ${table("_streams")} (stream_id, version)
+       SELECT * FROM unnest($1::text[], $2::bigint[])
+       ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`,
+      [touched, touched.map((id) => applied.get(id))],
+    );
+  }
+  await tx.query(
+    `UPDATE ${table("_checkpoint")} SET transaction_id = $1, position = $2, updated_at = now()`,
+    [last.transactionId, last.position],
+  );
+  await tx.query("SELECT pg_notify($1, $2)", [PROJECTION_CHANNEL, projection.name]);
+  return events.length;
+}
+
+/**
+ * Takes the lock that serialises work on one schema of a projection for the rest of `tx`.
+ * A transaction-level advisory lock: it assigns no transaction id, so it does not hold back
+ * the log's safe bound the way a row lock would.
+ */
+export async function lockProjection(tx: PoolClient, schema: string): Promise<void> {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`annal:${schema}`]);
+}

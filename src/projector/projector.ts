@@ -1,0 +1,207 @@
+import type pg from "pg";
+import type { Logger } from "pino";
+import { withTransaction, type Pool } from "../db/index.ts";
+import { AnnalError } from "../errors.ts";
+import { projectionLag, projectionPosition } from "../metrics.ts";
+import {
+  EVENTS_CHANNEL,
+  START,
+  comparePositions,
+  countAfter,
+  type LogPosition,
+} from "../store/index.ts";
+import { applyBatch, lockProjection } from "./apply-batch.ts";
+import { rebuildProjection } from "./rebuild.ts";
+import {
+  assertProjectionName,
+  createProjectionSchema,
+  quoteIdentifier,
+  readCheckpoint,
+  schemaNames,
+} from "./schema.ts";
+import type { Projection, ProjectionStatus } from "./types.ts";
+
+export interface ProjectorOptions {
+  readonly pool: Pool;
+  readonly projections: readonly Projection[];
+  readonly log: Pick<Logger, "info" | "warn" | "error">;
+  readonly batchSize?: number;
+  /** The polling fallback when no notification arrives; default 1 s. */
+  readonly pollInterval?: number;
+}
+
+/**
+ * Runs projections: each one is caught up at start (rebuilt side by side first when its
+ * version changed in code) and then tails the log, woken by the NOTIFY every append sends
+ * and, as a fallback, by polling (a transaction that ends without appending sends nothing,
+ * yet can release events held back behind it).
+ */
+export class Projector {
+  private readonly options: ProjectorOptions;
+  private readonly batchSize: number;
+  private readonly pollInterval: number;
+  private listener: pg.PoolClient | undefined;
+  private running = true;
+  /** Loops sleeping until the next notification or their poll interval. */
+  private readonly sleepers = new Set<() => void>();
+  private readonly loops: Promise<void>[] = [];
+
+  private constructor(options: ProjectorOptions) {
+    this.options = options;
+    this.batchSize = options.batchSize ?? 500;
+    this.pollInterval = options.pollInterval ?? 1000;
+  }
+
+  static async start(options: ProjectorOptions): Promise<Projector> {
+    const projector = new Projector(options);
+    for (const projection of options.projections) assertProjectionName(projection.name);
+    await projector.listen();
+    for (const projection of options.projections) await projector.prepare(projection);
+    for (const projection of options.projections) projector.loops.push(projector.run(projection));
+    return projector;
+  }
+
+  /** Creates the live schema on first start, or rebuilds it when its version changed. */
+  private async prepare(projection: Projection): Promise<void> {
+    const { pool, log } = this.options;
+    const live = schemaNames(projection.name).live;
+    const checkpoint = await readCheckpoint(pool, live);
+    if (!checkpoint) {
+      await withTransaction(pool, async (tx) => {
+        await lockProjection(tx, live);
+        if (!(await readCheckpoint(tx, live))) await createProjectionSchema(tx, live, projection);
+      });
+      return;
+    }
+    if (checkpoint.version !== projection.version) {
+      log.info(
+        { projection: projection.name, from: checkpoint.version, to: projection.version },
+        "projection version changed: rebuilding side by side",
+      );
+      await rebuildProjection({ pool, projection });
+    }
+  }
+
+  private async listen(): Promise<void> {
+    this.listener = await this.options.pool.connect();
+    this.listener.on("notification", () => this.wakeAll());
+    await this.listener.query(`LISTEN ${quoteIdentifier(EVENTS_CHANNEL)}`);
+  }
+
+  private async run(projection: Projection): Promise<void> {
+    const { pool, log } = this.options;
+    const live = schemaNames(projection.name).live;
+    let failures = 0;
+    while (this.running) {
+      try {
+        const applied = await withTransaction(pool, async (tx) => {
+          await lockProjection(tx, live);
+          return applyBatch(tx, projection, live, this.batchSize);
+        });
+        failures = 0;
+        if (applied === this.batchSize) continue;
+        await this.refreshMetrics(projection);
+        await this.sleep(this.pollInterval);
+      } catch (error) {
+        if (!this.running) return;
+        failures++;
+        log.error({ err: error, projection: projection.name }, "projection batch failed; retrying");
+        await this.sleep(Math.min(30_000, 250 * 2 ** failures));
+      }
+    }
+  }
+
+  private async refreshMetrics(projection: Projection): Promise<void> {
+    const checkpoint = await readCheckpoint(this.options.pool, schemaNames(projection.name).live);
+    if (!checkpoint) return;
+    projectionPosition.set({ projection: projection.name }, checkpoint.position);
+    projectionLag.set(
+      { projection: projection.name },
+      await countAfter(this.options.pool, checkpoint),
+    );
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.sleepers.add(done);
+    });
+  }
+
+  /** Several loops share one listener: a notification wakes them all. */
+  private wakeAll(): void {
+    for (const wake of [...this.sleepers]) wake();
+  }
+
+  status(): Promise<ProjectionStatus[]> {
+    return projectionStatus(this.options.pool, this.options.projections);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wakeAll();
+    await Promise.all(this.loops);
+    if (this.listener) {
+      await this.listener.query(`UNLISTEN *`).catch(() => {});
+      this.listener.release();
+      this.listener = undefined;
+    }
+  }
+}
+
+/** Each projection's version, position and lag, read from the database. */
+export async function projectionStatus(
+  pool: Pool,
+  projections: readonly Projection[],
+): Promise<ProjectionStatus[]> {
+  return Promise.all(
+    projections.map(async (projection) => {
+      const checkpoint = await readCheckpoint(pool, schemaNames(projection.name).live);
+      const position = checkpoint ?? START;
+      return {
+        name: projection.name,
+        version: projection.version,
+        builtVersion: checkpoint?.version,
+        position: { transactionId: position.transactionId, position: position.position },
+        lag: await countAfter(pool, position),
+      };
+    }),
+  );
+}
+
+/** A reader asked to wait for a projection that did not get there in time. */
+export class ProjectionTimeoutError extends AnnalError {
+  constructor(projection: string, timeoutMs: number) {
+    super(
+      "ANNAL_PROJECTION_TIMEOUT",
+      `projection ${projection} did not reach the requested position within ${timeoutMs} ms`,
+      { status: 503, hint: "retry shortly; GET /readyz shows each projection's lag" },
+    );
+  }
+}
+
+/**
+ * Read-your-writes: resolves once `projection` has applied everything up to `position`
+ * (typically the position an append returned). The checkpoint is a one-row read, so polling
+ * it briefly is cheaper than a listening connection per waiting request.
+ */
+export async function waitForProjection(
+  pool: Pool,
+  projection: string,
+  position: LogPosition,
+  timeoutMs = 5000,
+): Promise<void> {
+  const live = schemaNames(projection).live;
+  const deadline = Date.now() + timeoutMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    const checkpoint = await readCheckpoint(pool, live);
+    if (checkpoint && comparePositions(checkpoint, position) >= 0) return;
+    if (Date.now() >= deadline) throw new ProjectionTimeoutError(projection, timeoutMs);
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}

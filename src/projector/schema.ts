@@ -1,0 +1,78 @@
+import type { Queryable } from "../db/index.ts";
+import { START, type LogPosition } from "../store/index.ts";
+import type { Projection } from "./types.ts";
+
+const NAME = /^[a-z][a-z0-9_]{0,40}$/;
+
+/** Quotes an identifier that our own code chose (never user input). */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+export function assertProjectionName(name: string): void {
+  if (!NAME.test(name)) {
+    throw new Error(`projection name "${name}" must match ${NAME} (it names a schema)`);
+  }
+}
+
+/** Where a projection's tables live: the live schema, a rebuild's shadow, a swapped-out one. */
+export const schemaNames = (projection: string) => ({
+  live: `projection_${projection}`,
+  shadow: `projection_${projection}__rebuild`,
+  old: `projection_${projection}__old`,
+});
+
+/** `table(name)` for a projection whose tables are in `schema`. */
+export function tableIn(schema: string): (name: string) => string {
+  return (name) => `${quoteIdentifier(schema)}.${quoteIdentifier(name)}`;
+}
+
+export interface Checkpoint extends LogPosition {
+  readonly version: number;
+}
+
+/**
+ * Creates `schema` with the projection's tables and its bookkeeping: `_checkpoint` (the
+ * version the tables were built by and the last position applied, written in the same
+ * transaction as every batch) and `_streams` (the last version applied per stream).
+ */
+export async function createProjectionSchema(
+  db: Queryable,
+  schema: string,
+  projection: Projection,
+): Promise<void> {
+  const table = tableIn(schema);
+  await db.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+  await db.query(`CREATE TABLE ${table("_checkpoint")} (
+      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+      version integer NOT NULL,
+      transaction_id xid8 NOT NULL,
+      position bigint NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now())`);
+  await db.query(
+    `INSERT INTO ${table("_checkpoint")} (version, transaction_id, position) VALUES ($1, $2, $3)`,
+    [projection.version, START.transactionId, START.position],
+  );
+  await db.query(`CREATE TABLE ${table("_streams")} (
+      stream_id text PRIMARY KEY,
+      version bigint NOT NULL)`);
+  for (const statement of projection.tables(table)) await db.query(statement);
+}
+
+export async function schemaExists(db: Queryable, schema: string): Promise<boolean> {
+  const result = await db.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+  return (result.rowCount ?? 0) > 0;
+}
+
+export async function readCheckpoint(
+  db: Queryable,
+  schema: string,
+): Promise<Checkpoint | undefined> {
+  if (!(await schemaExists(db, schema))) return undefined;
+  const result = await db.query<{ version: number; transaction_id: string; position: number }>(
+    `SELECT version, transaction_id::text AS transaction_id, position
+       FROM ${tableIn(schema)("_checkpoint")}`,
+  );
+  const row = result.rows[0];
+  return row && { version: row.version, transactionId: row.transaction_id, position: row.position };
+}

@@ -1,0 +1,44 @@
+import type { PoolClient } from "../db/index.ts";
+import type { LogPosition, RecordedEvent } from "../store/index.ts";
+
+/** What a projection's `apply` gets besides the events: its transaction and its tables. */
+export interface ProjectionContext {
+  /** The transaction the batch, and the checkpoint after it, are written in. */
+  readonly tx: PoolClient;
+  /** The quoted, schema-qualified name of one of the projection's tables. */
+  table(name: string): string;
+}
+
+/**
+ * A projection: tables derived from the log, disposable and rebuildable by replaying it.
+ *
+ * Its tables live in a schema of their own (`projection_<name>`) together with its
+ * checkpoint, so a rebuild can fill a second schema while the first keeps serving reads and
+ * then swap the two in one transaction.
+ */
+export interface Projection {
+  /** Lower-case letters, digits and `_`; names the schema. */
+  readonly name: string;
+  /** Raise it when `tables` or `apply` change: the projection is then rebuilt at start. */
+  readonly version: number;
+  /** `CREATE TABLE` / `CREATE INDEX` statements; `table(name)` gives the qualified name. */
+  readonly tables: (table: (name: string) => string) => readonly string[];
+  /** The event types `apply` is given; the projector skips the others. */
+  readonly handles: readonly string[];
+  /**
+   * Applies a batch of events, in order. A stream's events always arrive in stream-version
+   * order, each exactly once. Must be deterministic: replaying the log gives the same tables.
+   */
+  apply(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void>;
+}
+
+export interface ProjectionStatus {
+  readonly name: string;
+  /** The version in code. */
+  readonly version: number;
+  /** The version the live tables were built by (undefined before the first start). */
+  readonly builtVersion: number | undefined;
+  readonly position: LogPosition;
+  /** Readable events not applied yet. */
+  readonly lag: number;
+}

@@ -1,0 +1,218 @@
+import t from "tap";
+import { withTransaction, type Pool } from "../../src/db/index.ts";
+import {
+  Projector,
+  projectionStatus,
+  replayProjection,
+  waitForProjection,
+} from "../../src/projector/index.ts";
+import { EventStore, type LogPosition } from "../../src/store/index.ts";
+import { testDatabase } from "../support/postgres.ts";
+import { tallyProjection } from "../support/tally-projection.ts";
+
+const quiet = { info() {}, warn() {}, error() {} };
+
+async function tallyRows(pool: Pool) {
+  const result = await pool.query(
+    "SELECT stream_id, ticks, versions, last FROM projection_tally.streams ORDER BY stream_id",
+  );
+  return result.rows;
+}
+
+const positionOf = (e: LogPosition) => ({ transactionId: e.transactionId, position: e.position });
+
+t.test("a projection catches up at start and then tails the log", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  await store.appendToStream("a", [
+    { type: "Tick", data: { n: 1 } },
+    { type: "Other", data: {} },
+  ]);
+  const projector = await Projector.start({ pool, projections: [tallyProjection()], log: quiet });
+  t.teardown(() => projector.stop());
+  const { events } = await store.appendToStream("a", [{ type: "Tick", data: { n: 2 } }]);
+  await waitForProjection(pool, "tally", positionOf(events[0]!));
+  t.same(await tallyRows(pool), [{ stream_id: "a", ticks: 2, versions: [1, 3], last: { n: 2 } }]);
+  const [status] = await projector.status();
+  t.equal(status!.lag, 0);
+  t.equal(status!.builtVersion, 1);
+});
+
+t.test(
+  "a stream's events are applied in stream order even when the log orders them otherwise",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    // B takes its transaction id first (by appending elsewhere), then A appends version 1 of
+    // "s" and commits, then B appends version 2 of "s". B's id is lower: the log's global
+    // order puts version 2 before version 1.
+    const b = await pool.connect();
+    t.teardown(() => b.release());
+    await b.query("BEGIN");
+    await store.appendToStream("elsewhere", [{ type: "Other", data: {} }], { tx: b });
+    await store.appendToStream("s", [{ type: "Tick", data: { v: 1 } }], {
+      expectedVersion: "no_stream",
+    });
+    const second = await store.appendToStream("s", [{ type: "Tick", data: { v: 2 } }], {
+      tx: b,
+      expectedVersion: 1,
+    });
+    await b.query("COMMIT");
+    const log = await store.readAll();
+    t.same(
+      log.events.filter((e) => e.streamId === "s").map((e) => e.streamVersion),
+      [2, 1],
+      "the global order has version 2 first",
+    );
+
+    const projector = await Projector.start({ pool, projections: [tallyProjection()], log: quiet });
+    t.teardown(() => projector.stop());
+    await waitForProjection(pool, "tally", positionOf(log.events.at(-1)!));
+    await waitForProjection(pool, "tally", positionOf(second.events[0]!));
+    t.same((await tallyRows(pool))[0].versions, [1, 2], "applied as version 1, then 2, once each");
+  },
+);
+
+t.test(
+  "replaying a projection gives exactly the tables incremental application gave",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    const projector = await Projector.start({
+      pool,
+      projections: [tallyProjection()],
+      log: quiet,
+      batchSize: 7,
+    });
+    t.teardown(() => projector.stop());
+    let last: LogPosition | undefined;
+    // Concurrent writers on shared streams, some rolled back, applied incrementally as they go.
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, w) => {
+        for (let i = 0; i < 40; i++) {
+          await withTransaction(pool, async (tx) => {
+            const { events } = await store.appendToStream(
+              `s-${(w + i) % 5}`,
+              [
+                { type: "Tick", data: { w, i } },
+                { type: i % 3 === 0 ? "Other" : "Tick", data: { w, i, second: true } },
+              ],
+              { tx },
+            );
+            if (i % 9 === 4) throw new Error("rollback");
+            last = positionOf(events.at(-1)!);
+          }).catch(() => {});
+        }
+      }),
+    );
+    const head = await store.head();
+    await waitForProjection(pool, "tally", head);
+    t.ok(last);
+    const incremental = await tallyRows(pool);
+    t.equal(incremental.length, 5);
+
+    const progress: Array<[number, number]> = [];
+    await replayProjection({
+      pool,
+      projection: tallyProjection(),
+      batchSize: 10,
+      onProgress: (done, total) => progress.push([done, total]),
+    });
+    t.same(await tallyRows(pool), incremental, "the replayed tables equal the incremental ones");
+    t.ok(progress.length > 2, "progress was reported along the way");
+    t.equal(progress.at(-1)![0], progress.at(-1)![1], "and ends complete");
+  },
+);
+
+t.test(
+  "reads are served from the old tables while a rebuild runs, then swap at once",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    for (let i = 0; i < 50; i++)
+      await store.appendToStream(`s-${i % 3}`, [{ type: "Tick", data: { i } }]);
+    const projector = await Projector.start({ pool, projections: [tallyProjection()], log: quiet });
+    await waitForProjection(pool, "tally", await store.head());
+    const before = await tallyRows(pool);
+    const seenDuringRebuild: unknown[] = [];
+    await replayProjection({
+      pool,
+      projection: tallyProjection(),
+      batchSize: 10,
+      onProgress: async () => {
+        seenDuringRebuild.push(await tallyRows(pool));
+      },
+    });
+    await projector.stop();
+    t.ok(seenDuringRebuild.length > 0);
+    t.ok(
+      seenDuringRebuild.every((rows) => JSON.stringify(rows) === JSON.stringify(before)),
+      "readers kept seeing the complete old tables",
+    );
+    t.same(await tallyRows(pool), before);
+  },
+);
+
+t.test("a projection whose version changed in code is rebuilt at start", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  await store.appendToStream("a", [
+    { type: "Tick", data: {} },
+    { type: "Tick", data: {} },
+  ]);
+  const v1 = await Projector.start({ pool, projections: [tallyProjection(1)], log: quiet });
+  await waitForProjection(pool, "tally", await store.head());
+  await v1.stop();
+  const v2 = await Projector.start({ pool, projections: [tallyProjection(2)], log: quiet });
+  t.teardown(() => v2.stop());
+  const [status] = await projectionStatus(pool, [tallyProjection(2)]);
+  t.equal(status!.builtVersion, 2);
+  const rows = await pool.query("SELECT ticks, doubled FROM projection_tally.streams");
+  t.same(rows.rows, [{ ticks: 2, doubled: 4 }], "the new version's tables, fully built");
+  const schemas = await pool.query(
+    "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'projection_tally%' ORDER BY 1",
+  );
+  t.same(
+    schemas.rows.map((r) => r.nspname),
+    ["projection_tally"],
+    "no shadow or old schema is left",
+  );
+});
+
+t.test("two projectors on one database never apply an event twice", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  const one = await Projector.start({
+    pool,
+    projections: [tallyProjection()],
+    log: quiet,
+    batchSize: 5,
+  });
+  const two = await Projector.start({
+    pool,
+    projections: [tallyProjection()],
+    log: quiet,
+    batchSize: 5,
+  });
+  t.teardown(async () => {
+    await one.stop();
+    await two.stop();
+  });
+  for (let i = 0; i < 200; i++)
+    await store.appendToStream(`s-${i % 4}`, [{ type: "Tick", data: { i } }]);
+  await waitForProjection(pool, "tally", await store.head());
+  const rows = await tallyRows(pool);
+  t.same(
+    rows.map((r) => r.ticks),
+    [50, 50, 50, 50],
+  );
+  t.ok(rows.every((r) => r.versions.every((v: string, i: number) => Number(v) === i + 1)));
+});
+
+t.test("waiting for a position the projection does not reach times out with a code", async (t) => {
+  const { pool } = await testDatabase(t);
+  await t.rejects(waitForProjection(pool, "tally", { transactionId: "999999", position: 1 }, 50), {
+    code: "ANNAL_PROJECTION_TIMEOUT",
+    status: 503,
+  });
+});
