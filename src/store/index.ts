@@ -2,7 +2,16 @@ export { EventStore } from "./event-store.ts";
 export type { AppendOptions, ReadAllPage } from "./event-store.ts";
 export { EVENTS_CHANNEL, appendInTransaction } from "./append.ts";
 export type { AppendResult } from "./append.ts";
-export { readAll, readHead, readStream, countAfter, comparePositions } from "./read.ts";
+export {
+  readAll,
+  readHead,
+  readLastEvent,
+  readStream,
+  countAfter,
+  comparePositions,
+} from "./read.ts";
+export { appendToStreams } from "./append-many.ts";
+export type { StreamAppend } from "./append-many.ts";
 export { encodeCursor, decodeCursor } from "./cursor.ts";
 export { WrongExpectedVersionError, InvalidCursorError, ForeignCursorError } from "./errors.ts";
 export { START } from "./types.ts";

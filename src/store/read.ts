@@ -90,3 +90,16 @@ export function comparePositions(a: LogPosition, b: LogPosition): number {
   if (byTransaction !== 0n) return byTransaction < 0n ? -1 : 1;
   return a.position - b.position;
 }
+
+/** The last event of a stream, or undefined for a stream with none. */
+export async function readLastEvent(
+  db: Queryable,
+  streamId: string,
+): Promise<RecordedEvent | undefined> {
+  const result = await db.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1`,
+    [streamId],
+  );
+  const row = result.rows[0];
+  return row && toRecordedEvent(row);
+}

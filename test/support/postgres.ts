@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createHash } from "node:crypto";
 import pg from "pg";
+import tap from "tap";
 import {
   createPool,
   knownMigrations,
@@ -26,8 +27,11 @@ function adminUrl(): Promise<string> {
     if (given) return given;
     const dataDir = mkdtempSync(path.join(tmpdir(), "annal-test-pg-"));
     const embedded = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "data") });
-    process.once("beforeExit", () => {
-      void embedded.stop().then(() => rmSync(dataDir, { recursive: true, force: true }));
+    // The server's child process keeps the event loop alive, so stop it when the file's
+    // tests are done rather than on beforeExit (which would never come).
+    tap.teardown(async () => {
+      await embedded.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     });
     return embedded.url;
   })();
