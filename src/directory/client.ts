@@ -1,0 +1,309 @@
+import type { Client, Control } from "ldapts";
+import { formatDN, formatRDN, parseDN, InvalidDNError } from "./dn.ts";
+import {
+  baseName,
+  binaryNameList,
+  fromSearchEntry,
+  toAttribute,
+  toChange,
+  type AttributeValues,
+  type DirectoryEntry,
+  type Modification,
+} from "./entry.ts";
+import {
+  DirectoryError,
+  directoryError,
+  isConnectionFailure,
+  timeoutError,
+  type DirectoryOperation,
+} from "./errors.ts";
+import type { FilterNode } from "./filter-ast.ts";
+import { present } from "./filter.ts";
+import { ConnectionPool } from "./pool.ts";
+import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";
+import { toWireFilter } from "./wire-filter.ts";
+
+export interface DirectoryClientOptions {
+  /** `ldap://host:port` or `ldaps://host:port`. */
+  readonly url: string;
+  /** The account annal binds as; it needs read access, and write access for writes. */
+  readonly bindDN: string;
+  readonly password: string;
+  /** Connections kept open at most (default 4). A paged search holds one until it ends. */
+  readonly poolSize?: number;
+  /** Default limit for one operation or one page of a search, and for the wait for a free connection (default 10 s). */
+  readonly timeoutMs?: number;
+  /** Limit for opening a TCP connection (default 5 s). */
+  readonly connectTimeoutMs?: number;
+}
+
+export interface OperationOptions {
+  /**
+   * Run the operation as this identity (RFC 4370 proxied authorization): a DN, or an authzId
+   * written `dn:…` or `u:…`. The directory checks the bound account may act as it, applies
+   * the identity's access rights, and (slapd) records it in the accesslog's `reqAuthzID`.
+   */
+  readonly as?: string;
+  readonly timeoutMs?: number;
+}
+
+export interface ReadOptions extends OperationOptions {
+  /** Attributes to return; default all user attributes. `+` adds the operational ones. */
+  readonly attributes?: readonly string[];
+  /** Attributes to return as Buffers (e.g. `jpegPhoto`, `userCertificate`). */
+  readonly binaryAttributes?: readonly string[];
+}
+
+export interface SearchOptions extends ReadOptions {
+  /** `sub` (default), `one` (children only), `base` (the entry), `children` (all below it). */
+  readonly scope?: "base" | "one" | "sub" | "children";
+  /** Default: every entry, `(objectClass=*)`. */
+  readonly filter?: FilterNode;
+  /** Entries per page (default 500); the server returns one page per request. */
+  readonly pageSize?: number;
+  /** Stop after this many entries in all (default: no limit of ours). */
+  readonly sizeLimit?: number;
+}
+
+export interface ModifyDNOptions extends OperationOptions {
+  /** Move the entry under this parent; without it the entry is renamed in place. */
+  readonly newSuperior?: string;
+}
+
+/**
+ * annal's access to the directory: a pool of bound connections, operation timeouts, paged
+ * searches that stream, and errors as `DirectoryError`s with stable codes.
+ *
+ * @example
+ * const directory = createDirectoryClient({ url, bindDN, password });
+ * for await (const page of directory.search("ou=people,dc=example,dc=org", { filter: eq("objectClass", "person") })) {
+ *   for (const entry of page) console.log(entry.dn);
+ * }
+ * await directory.modify(dn, [{ operation: "replace", attribute: "title", values: "Lead" }], { as: aliceDN });
+ * await directory.close();
+ */
+export class DirectoryClient {
+  private readonly pool: ConnectionPool;
+  private readonly url: string;
+  private readonly bindDN: string;
+  private readonly timeoutMs: number;
+
+  constructor(options: DirectoryClientOptions) {
+    this.url = options.url;
+    this.bindDN = options.bindDN;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.pool = new ConnectionPool({
+      url: options.url,
+      bindDN: options.bindDN,
+      password: options.password,
+      size: Math.max(1, options.poolSize ?? 4),
+      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+    });
+  }
+
+  /**
+   * Streams the entries under `base` page by page (RFC 2696 paged results), holding one
+   * connection until the last page is read or the loop is left. A connection lost before the
+   * first page is retried once on a fresh one.
+   */
+  async *search(
+    base: string,
+    options: SearchOptions = {},
+  ): AsyncGenerator<DirectoryEntry[], void, undefined> {
+    const filter = toWireFilter(options.filter ?? present("objectClass"));
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const binary = binarySet(options.binaryAttributes);
+    const request = {
+      scope: options.scope ?? "sub",
+      filter,
+      attributes: options.attributes ? [...options.attributes] : [],
+      explicitBufferAttributes: binaryNameList(options.binaryAttributes),
+      paged: { pageSize: options.pageSize ?? 500 },
+      ...(options.sizeLimit === undefined ? {} : { sizeLimit: options.sizeLimit }),
+    };
+    let yielded = false;
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.acquire("search", timeoutMs);
+      let healthy = false;
+      try {
+        await this.timed("search", base, timeoutMs, () => this.pool.bind(client));
+        const pages = client.searchPaginated(base, request, controlsFor(options));
+        for (;;) {
+          const page = await this.timed("search", base, timeoutMs, () => pages.next());
+          if (page.done) break;
+          if (page.value.searchEntries.length === 0) continue;
+          yielded = true;
+          yield page.value.searchEntries.map((entry) => fromSearchEntry(entry, binary));
+        }
+        healthy = true;
+        return;
+      } catch (error) {
+        if (!yielded && attempt === 1 && isConnectionFailure(error)) continue;
+        throw this.failure(error, "search", base);
+      } finally {
+        // A search left half-way still has paging state on its connection: start afresh.
+        if (healthy) this.pool.release(client);
+        else this.pool.discard(client);
+      }
+    }
+  }
+
+  /** Reads one entry; `undefined` when there is none with this DN. */
+  async get(dn: string, options: ReadOptions = {}): Promise<DirectoryEntry | undefined> {
+    const binary = binarySet(options.binaryAttributes);
+    try {
+      const result = await this.run("get", dn, options, true, (client, controls) =>
+        client.search(
+          dn,
+          {
+            scope: "base",
+            filter: toWireFilter(present("objectClass")),
+            attributes: options.attributes ? [...options.attributes] : [],
+            explicitBufferAttributes: binaryNameList(options.binaryAttributes),
+          },
+          controls,
+        ),
+      );
+      const entry = result.searchEntries[0];
+      return entry === undefined ? undefined : fromSearchEntry(entry, binary);
+    } catch (error) {
+      if (error instanceof DirectoryError && error.code === "ANNAL_LDAP_NO_SUCH_OBJECT")
+        return undefined;
+      throw error;
+    }
+  }
+
+  async add(
+    dn: string,
+    attributes: Readonly<Record<string, AttributeValues>>,
+    options: OperationOptions = {},
+  ): Promise<void> {
+    const list = Object.entries(attributes).map(([type, values]) => toAttribute(type, values));
+    await this.run("add", dn, options, false, (client, controls) => client.add(dn, list, controls));
+  }
+
+  async modify(
+    dn: string,
+    changes: readonly Modification[],
+    options: OperationOptions = {},
+  ): Promise<void> {
+    const list = changes.map(toChange);
+    await this.run("modify", dn, options, false, (client, controls) =>
+      client.modify(dn, list, controls),
+    );
+  }
+
+  /**
+   * Renames an entry to `newRDN` (the old RDN's values are removed) and, with `newSuperior`,
+   * moves it under another parent.
+   */
+  async modifyDN(dn: string, newRDN: string, options: ModifyDNOptions = {}): Promise<void> {
+    const target = wireNewDN(newRDN, options.newSuperior);
+    await this.run("modifyDN", dn, options, false, (client, controls) =>
+      client.modifyDN(dn, target, controls),
+    );
+  }
+
+  async delete(dn: string, options: OperationOptions = {}): Promise<void> {
+    await this.run("delete", dn, options, false, (client, controls) => client.del(dn, controls));
+  }
+
+  /** Unbinds every connection; operations after this fail with `ANNAL_LDAP_CLOSED`. */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  /**
+   * One operation on a pooled, bound connection within the time limit. A connection that
+   * failed is discarded; the operation is tried once more on a fresh one when that is safe:
+   * reads always, writes only when they failed before being sent (while binding), since a
+   * write cut off in flight may have been applied.
+   */
+  private async run<T>(
+    operation: DirectoryOperation,
+    dn: string,
+    options: OperationOptions,
+    idempotent: boolean,
+    send: (client: Client, controls: Control[]) => Promise<T>,
+  ): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const controls = controlsFor(options);
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.acquire(operation, timeoutMs);
+      let sent = false;
+      try {
+        const result = await this.timed(operation, dn, timeoutMs, async () => {
+          await this.pool.bind(client);
+          sent = true;
+          return send(client, controls);
+        });
+        this.pool.release(client);
+        return result;
+      } catch (error) {
+        const connectionLost = isConnectionFailure(error);
+        const timedOut = error instanceof DirectoryError && error.code === "ANNAL_LDAP_TIMEOUT";
+        if (connectionLost || timedOut) this.pool.discard(client);
+        else this.pool.release(client);
+        if (connectionLost && attempt === 1 && (idempotent || !sent)) continue;
+        throw this.failure(error, operation, dn);
+      }
+    }
+  }
+
+  /**
+   * Races `work` against the time limit. The caller discards the connection after a timeout,
+   * so that a late answer cannot be taken for the answer to a later request.
+   */
+  private async timed<T>(
+    operation: DirectoryOperation,
+    dn: string,
+    timeoutMs: number,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(timeoutError({ operation, dn, url: this.url, timeoutMs })),
+        timeoutMs,
+      );
+    });
+    const attempt = work();
+    attempt.catch(() => {}); // after a timeout its rejection has no one waiting
+    try {
+      return await Promise.race([attempt, expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private failure(error: unknown, operation: DirectoryOperation, dn: string): Error {
+    return directoryError(error, { operation, dn, url: this.url, bindDN: this.bindDN });
+  }
+}
+
+export function createDirectoryClient(options: DirectoryClientOptions): DirectoryClient {
+  return new DirectoryClient(options);
+}
+
+function controlsFor(options: OperationOptions): Control[] {
+  return options.as === undefined ? [] : [new ProxiedAuthorizationControl(authzIdFor(options.as))];
+}
+
+function binarySet(names: readonly string[] | undefined): ReadonlySet<string> {
+  return new Set((names ?? []).map(baseName));
+}
+
+/**
+ * The `newDN` string ldapts' modifyDN takes: it splits it at the first comma not preceded by a
+ * backslash into the new RDN and the new superior. Writing backslashes in values as `\5c`
+ * makes that split land on the real separator even for a value that ends in a backslash.
+ */
+function wireNewDN(newRDN: string, newSuperior: string | undefined): string {
+  const rdns = parseDN(newRDN);
+  const rdn = rdns[0];
+  if (rdn === undefined || rdns.length !== 1)
+    throw new InvalidDNError(newRDN, "a new RDN is one RDN, such as uid=alice");
+  const safe = (text: string): string => text.replace(/\\\\/g, "\\5c");
+  if (newSuperior === undefined) return safe(formatRDN(rdn));
+  return `${safe(formatRDN(rdn))},${formatDN(parseDN(newSuperior))}`;
+}

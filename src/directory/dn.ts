@@ -1,0 +1,343 @@
+import { AnnalError } from "../errors.ts";
+
+/**
+ * Distinguished names (RFC 4514): parsing into RDNs, writing them back with correct escaping,
+ * and the normalised form annal compares and stores them by.
+ */
+
+/** One `type=value` of an RDN. `ber` is set when the value was written `#hex` (RFC 4514 §2.4). */
+export interface AttributeTypeAndValue {
+  readonly type: string;
+  /** The value; for a `#hex` value, its string content when the BER holds a string, else the hex. */
+  readonly value: string;
+  readonly ber?: Buffer;
+}
+
+/** A relative distinguished name: one or more AVAs joined by `+`. */
+export type RDN = readonly AttributeTypeAndValue[];
+/** RDNs from the entry itself (first) to the top of the tree (last). The root DSE is `[]`. */
+export type DN = readonly RDN[];
+
+export class InvalidDNError extends AnnalError {
+  readonly dn: string;
+  constructor(dn: string, reason: string) {
+    super("ANNAL_DN_INVALID", `${JSON.stringify(dn)} is not a distinguished name: ${reason}`, {
+      status: 400,
+      hint: 'write it as in RFC 4514, e.g. "uid=alice,ou=people,dc=example,dc=org"; escape , + " \\ < > ; in values with a backslash',
+    });
+    this.dn = dn;
+  }
+}
+
+const DESCR = /^[A-Za-z][A-Za-z0-9-]*$/;
+const NUMERIC_OID = /^(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*))+$/;
+// ignoreBOM: a value may start with U+FEFF, and it must not be dropped
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Parses an RFC 4514 string; whitespace around `,`, `+` and `=` is allowed and dropped. */
+export function parseDN(text: string): DN {
+  const parser = new DNParser(text);
+  return parser.parse();
+}
+
+class DNParser {
+  private at = 0;
+  private readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
+
+  parse(): DN {
+    const rdns: RDN[] = [];
+    this.skipSpaces();
+    if (this.at === this.text.length) return rdns;
+    for (;;) {
+      const rdn: AttributeTypeAndValue[] = [this.ava()];
+      while (this.text[this.at] === "+") {
+        this.at++;
+        rdn.push(this.ava());
+      }
+      rdns.push(rdn);
+      if (this.at === this.text.length) return rdns;
+      if (this.text[this.at] !== ",") this.fail(`unexpected ${JSON.stringify(this.text[this.at])}`);
+      this.at++;
+    }
+  }
+
+  private fail(reason: string): never {
+    throw new InvalidDNError(this.text, `${reason} at position ${this.at + 1}`);
+  }
+
+  private skipSpaces(): void {
+    while (this.text[this.at] === " ") this.at++;
+  }
+
+  private ava(): AttributeTypeAndValue {
+    this.skipSpaces();
+    const start = this.at;
+    while (this.at < this.text.length && /[A-Za-z0-9.-]/.test(this.text[this.at] as string))
+      this.at++;
+    const type = this.text.slice(start, this.at);
+    if (!DESCR.test(type) && !NUMERIC_OID.test(type)) {
+      this.fail(
+        type === "" ? "missing attribute type" : `invalid attribute type ${JSON.stringify(type)}`,
+      );
+    }
+    this.skipSpaces();
+    if (this.text[this.at] !== "=") this.fail(`expected "=" after ${type}`);
+    this.at++;
+    this.skipSpaces();
+    const value = this.text[this.at] === "#" ? this.hexValue() : this.stringValue();
+    this.skipSpaces();
+    return { type, ...value };
+  }
+
+  private hexValue(): { value: string; ber: Buffer } {
+    this.at++;
+    const start = this.at;
+    while (/[0-9A-Fa-f]/.test(this.text[this.at] ?? "")) this.at++;
+    const hex = this.text.slice(start, this.at);
+    if (hex.length === 0 || hex.length % 2 !== 0)
+      this.fail("a #value needs an even number of hex digits");
+    const ber = Buffer.from(hex, "hex");
+    return { value: berString(ber) ?? `#${hex.toLowerCase()}`, ber };
+  }
+
+  /** Reads up to an unescaped `,` or `+`; unescaped trailing spaces are not part of the value. */
+  private stringValue(): { value: string } {
+    const bytes: number[] = [];
+    let significant = 0; // bytes up to the last escaped or non-space character
+    while (this.at < this.text.length) {
+      const char = this.text[this.at] as string;
+      if (char === "," || char === "+") break;
+      if (char === "\\") {
+        const next = this.text[this.at + 1] ?? "";
+        const hex = this.text.slice(this.at + 1, this.at + 3);
+        if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
+          bytes.push(Number.parseInt(hex, 16));
+          this.at += 3;
+        } else if (next !== "" && '"+,;<>\\ #='.includes(next)) {
+          bytes.push(next.charCodeAt(0));
+          this.at += 2;
+        } else {
+          this.fail(`invalid escape "\\${next}"`);
+        }
+        significant = bytes.length;
+        continue;
+      }
+      if ('";<>'.includes(char) || char === "\0")
+        this.fail(`${JSON.stringify(char)} must be escaped`);
+      const codePoint = this.text.codePointAt(this.at) as number;
+      if (codePoint >= 0xd800 && codePoint <= 0xdfff) this.fail("unpaired surrogate");
+      const encoded = Buffer.from(String.fromCodePoint(codePoint), "utf8");
+      bytes.push(...encoded);
+      this.at += codePoint > 0xffff ? 2 : 1;
+      if (char !== " ") significant = bytes.length;
+    }
+    try {
+      return { value: utf8.decode(Uint8Array.from(bytes.slice(0, significant))) };
+    } catch {
+      return this.fail("escaped bytes are not UTF-8");
+    }
+  }
+}
+
+/** The content of a BER-encoded string value (UTF8String, PrintableString, IA5String, ...). */
+function berString(ber: Buffer): string | undefined {
+  const tag = ber[0];
+  const stringTags = [0x04, 0x0c, 0x13, 0x14, 0x16, 0x1a];
+  if (tag === undefined || !stringTags.includes(tag) || ber.length < 2) return undefined;
+  let length = ber[1] as number;
+  let offset = 2;
+  if (length & 0x80) {
+    const count = length & 0x7f;
+    if (count === 0 || count > 3 || ber.length < 2 + count) return undefined;
+    length = ber.subarray(2, 2 + count).reduce((sum, byte) => sum * 256 + byte, 0);
+    offset = 2 + count;
+  }
+  if (offset + length !== ber.length) return undefined;
+  try {
+    return utf8.decode(ber.subarray(offset));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Escapes an attribute value for a DN string (RFC 4514 §2.4): `"+,;<>\` always, `#` and space
+ * at the start, space at the end; control characters as `\hex` so a DN never hides one.
+ */
+export function escapeDNValue(value: string): string {
+  let out = "";
+  const chars = [...value];
+  chars.forEach((char, index) => {
+    const code = char.codePointAt(0) as number;
+    if ('"+,;<>\\'.includes(char)) out += `\\${char}`;
+    else if (code < 0x20 || code === 0x7f) out += `\\${code.toString(16).padStart(2, "0")}`;
+    else if (index === 0 && (char === " " || char === "#")) out += `\\${char}`;
+    else if (index === chars.length - 1 && char === " ") out += "\\ ";
+    else out += char;
+  });
+  return out;
+}
+
+export function formatRDN(rdn: RDN): string {
+  return rdn
+    .map(
+      (ava) => `${ava.type}=${ava.ber ? `#${ava.ber.toString("hex")}` : escapeDNValue(ava.value)}`,
+    )
+    .join("+");
+}
+
+/** Writes a DN as an RFC 4514 string, types and values as they are. */
+export function formatDN(dn: DN): string {
+  return dn.map(formatRDN).join(",");
+}
+
+const TYPE_ALIASES: Readonly<Record<string, string>> = {
+  "2.5.4.3": "cn",
+  commonname: "cn",
+  "2.5.4.4": "sn",
+  surname: "sn",
+  "0.9.2342.19200300.100.1.1": "uid",
+  userid: "uid",
+  "0.9.2342.19200300.100.1.25": "dc",
+  domaincomponent: "dc",
+  "2.5.4.11": "ou",
+  organizationalunitname: "ou",
+  "2.5.4.10": "o",
+  organizationname: "o",
+  "2.5.4.6": "c",
+  countryname: "c",
+  "2.5.4.7": "l",
+  localityname: "l",
+  "2.5.4.8": "st",
+  stateorprovincename: "st",
+  "2.5.4.9": "street",
+  streetaddress: "street",
+  "0.9.2342.19200300.100.1.3": "mail",
+  rfc822mailbox: "mail",
+};
+
+/**
+ * Attributes whose equality rule ignores case (caseIgnoreMatch, caseIgnoreIA5Match, or DN and
+ * numeric rules where case cannot matter). Values of any other type compare exactly, after
+ * insignificant-space handling, because folding a case-exact value could merge two entries.
+ */
+const CASE_IGNORE = new Set([
+  "cn",
+  "sn",
+  "givenname",
+  "initials",
+  "displayname",
+  "uid",
+  "dc",
+  "ou",
+  "o",
+  "c",
+  "l",
+  "st",
+  "street",
+  "mail",
+  "title",
+  "description",
+  "employeenumber",
+  "departmentnumber",
+  "employeetype",
+  "businesscategory",
+  "postalcode",
+  "telephonenumber",
+  "mobile",
+  "name",
+  "gidnumber",
+  "uidnumber",
+  "entryuuid",
+  "member",
+  "uniquemember",
+  "owner",
+  "manager",
+  "seealso",
+  "serialnumber",
+  "carlicense",
+  "homedirectory",
+  "loginshell",
+  "iphostnumber",
+  "macaddress",
+  "reqstart",
+  "krbprincipalname",
+  "samaccountname",
+  "userprincipalname",
+  "objectclass",
+]);
+
+function normalType(type: string): string {
+  const lower = type.toLowerCase();
+  return TYPE_ALIASES[lower] ?? lower;
+}
+
+/** RFC 4518 in short: compatibility forms folded, spaces trimmed and runs collapsed. */
+function normalValue(type: string, value: string): string {
+  const spaced = value.normalize("NFKC").trim().replace(/\s+/g, " ");
+  // lowercasing can leave combining marks out of canonical order (İ → i + U+0307): normalise again
+  return CASE_IGNORE.has(type) ? spaced.toLowerCase().normalize("NFKC") : spaced;
+}
+
+function normalRDN(rdn: RDN): AttributeTypeAndValue[] {
+  return rdn
+    .map((ava) => {
+      const type = normalType(ava.type);
+      if (ava.ber === undefined) return { type, value: normalValue(type, ava.value) };
+      // a #hex value compares by its string content when it has one, else by its bytes
+      const text = berString(ava.ber);
+      return text === undefined
+        ? { type, value: ava.value, ber: ava.ber }
+        : { type, value: normalValue(type, text) };
+    })
+    .sort((a, b) => (a.type === b.type ? compare(a.value, b.value) : compare(a.type, b.type)));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function asDN(dn: string | DN): DN {
+  return typeof dn === "string" ? parseDN(dn) : dn;
+}
+
+/**
+ * The form annal stores and compares DNs in: types lowercased (and `2.5.4.3`/`commonName` → `cn`),
+ * values of case-ignore types lowercased, spaces made insignificant, the AVAs of a multi-valued
+ * RDN sorted, no spaces around separators.
+ *
+ * @example normalizeDN("UID=Alice , OU=People,DC=Example,DC=org") // "uid=alice,ou=people,dc=example,dc=org"
+ */
+export function normalizeDN(dn: string | DN): string {
+  return formatDN(asDN(dn).map(normalRDN));
+}
+
+export function dnEquals(a: string | DN, b: string | DN): boolean {
+  return normalizeDN(a) === normalizeDN(b);
+}
+
+/** True when `dn` is strictly below `base` (`base` itself is not its own descendant). */
+export function isDescendantOf(dn: string | DN, base: string | DN): boolean {
+  const entry = asDN(dn).map(normalRDN).map(formatRDN);
+  const top = asDN(base).map(normalRDN).map(formatRDN);
+  if (entry.length <= top.length) return false;
+  const offset = entry.length - top.length;
+  return top.every((rdn, index) => entry[offset + index] === rdn);
+}
+
+/** The DN one level up, as a string; `undefined` for a DN of one RDN or the root DSE. */
+export function parentDN(dn: string | DN): string | undefined {
+  const parsed = asDN(dn);
+  return parsed.length <= 1 ? undefined : formatDN(parsed.slice(1));
+}
+
+/** The entry's own RDN as a string, e.g. `uid=alice` for `uid=alice,ou=people,...`. */
+export function rdnOf(dn: string | DN): string {
+  const first = asDN(dn)[0];
+  if (first === undefined) throw new InvalidDNError("", "the root DSE has no RDN");
+  return formatRDN(first);
+}

@@ -1,0 +1,48 @@
+/**
+ * LDAP access: a pooled client over ldapts, DNs (RFC 4514) and filters (RFC 4515).
+ * Change capture lives beside this and uses the same client.
+ */
+export {
+  createDirectoryClient,
+  DirectoryClient,
+  type DirectoryClientOptions,
+  type ModifyDNOptions,
+  type OperationOptions,
+  type ReadOptions,
+  type SearchOptions,
+} from "./client.ts";
+export {
+  dnEquals,
+  escapeDNValue,
+  formatDN,
+  formatRDN,
+  InvalidDNError,
+  isDescendantOf,
+  normalizeDN,
+  parentDN,
+  parseDN,
+  rdnOf,
+  type AttributeTypeAndValue,
+  type DN,
+  type RDN,
+} from "./dn.ts";
+export type { AttributeValues, DirectoryEntry, Modification } from "./entry.ts";
+export { DirectoryError, type DirectoryOperation } from "./errors.ts";
+export { filterAttributes, type ComparisonOp, type FilterNode } from "./filter-ast.ts";
+export {
+  and,
+  approx,
+  assertAttributeName,
+  eq,
+  escapeFilterValue,
+  ge,
+  InvalidFilterAttributeError,
+  InvalidFilterValueError,
+  le,
+  not,
+  or,
+  present,
+  renderFilter,
+  substring,
+} from "./filter.ts";
+export { ProxiedAuthorizationControl } from "./proxied-authorization.ts";

@@ -1,0 +1,171 @@
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { Attribute, Change, Client } from "ldapts";
+import t, { type Test } from "tap";
+import { startDemoDirectory } from "../../ops/demo/directory.ts";
+import { sampleLdif } from "../../ops/demo/sample-data.ts";
+import { SLAPD_ROOT_DN } from "../../ops/slapd/config.ts";
+import { ProxiedAuthorizationControl } from "../../src/directory/index.ts";
+import { startSlapd } from "./slapd.ts";
+
+t.test("a private slapd records an add in its accesslog and goes away on stop", async (t) => {
+  const started = performance.now();
+  const slapd = await startSlapd();
+  t.ok(performance.now() - started < 3000, "starts within a few seconds");
+  t.match(slapd.url, /^ldap:\/\/127\.0\.0\.1:\d+\/$/);
+
+  const client = new Client({ url: slapd.url, timeout: 5000 });
+  t.teardown(() => client.unbind());
+  await client.bind(slapd.bindDN, slapd.password);
+
+  const base = await client.search(slapd.base, { scope: "one", attributes: ["ou"] });
+  t.same(base.searchEntries.map((e) => e.dn).sort(), [
+    "ou=groups,dc=example,dc=org",
+    "ou=people,dc=example,dc=org",
+    "ou=services,dc=example,dc=org",
+  ]);
+
+  const dn = "uid=carol,ou=people,dc=example,dc=org";
+  await client.add(dn, {
+    objectClass: ["inetOrgPerson"],
+    uid: "carol",
+    cn: "Carol Meyer",
+    sn: "Meyer",
+  });
+  const { searchEntries } = await client.search(dn, {
+    scope: "base",
+    attributes: ["cn", "entryUUID"],
+  });
+  t.equal(searchEntries[0]?.cn, "Carol Meyer");
+  const entryUUID = searchEntries[0]?.entryUUID;
+
+  const log = await client.search("cn=accesslog", {
+    filter: "(&(objectClass=auditWriteObject)(reqDN=uid=carol,ou=people,dc=example,dc=org))",
+    attributes: ["reqType", "reqDN", "reqMod", "reqOld", "reqEntryUUID", "reqStart", "reqAuthzID"],
+  });
+  t.equal(log.searchEntries.length, 1, "one record for the add");
+  const record = log.searchEntries[0];
+  t.equal(record?.reqType, "add");
+  t.equal(record?.reqDN, dn);
+  t.ok((record?.reqMod as string[]).includes("cn:+ Carol Meyer"), "reqMod lists the added values");
+  t.same(record?.reqOld, [], "an add has no old values");
+  t.equal(record?.reqEntryUUID, entryUUID);
+  t.match(record?.reqStart, /^\d{14}\.\d{6}Z$/);
+  t.equal(record?.reqAuthzID, slapd.bindDN);
+
+  await stop(t, slapd);
+});
+
+t.test("a modify with proxied authorization is logged under the assumed identity", async (t) => {
+  const slapd = await startSlapd({
+    seedLdif:
+      "dn: uid=alice,ou=people,dc=example,dc=org\nobjectClass: inetOrgPerson\nuid: alice\ncn: Alice\nsn: Smith\n",
+  });
+  t.teardown(() => slapd.stop());
+  const client = new Client({ url: slapd.url, timeout: 5000 });
+  t.teardown(() => client.unbind());
+  await client.bind(slapd.bindDN, slapd.password);
+
+  const alice = "uid=alice,ou=people,dc=example,dc=org";
+  await client.modify(
+    alice,
+    new Change({
+      operation: "replace",
+      modification: new Attribute({ type: "sn", values: ["Jones"] }),
+    }),
+    new ProxiedAuthorizationControl(`dn:${alice}`),
+  );
+  const log = await client.search("cn=accesslog", {
+    filter: "(reqType=modify)",
+    attributes: ["reqAuthzID", "reqMod", "reqOld", "reqControls"],
+  });
+  const record = log.searchEntries[0];
+  t.equal(record?.reqAuthzID, alice, "reqAuthzID is the proxied DN, without its dn: prefix");
+  t.ok((record?.reqMod as string[]).includes("sn:= Jones"));
+  t.ok((record?.reqOld as string[]).includes("sn: Smith"), "logold keeps the replaced value");
+  t.match(String(record?.reqControls), /2\.16\.840\.1\.113730\.3\.4\.18 criticality TRUE/);
+  const modified = await client.search(alice, { scope: "base", attributes: ["modifiersName"] });
+  t.equal(modified.searchEntries[0]?.modifiersName, alice);
+});
+
+t.test("a given data directory is kept and not seeded twice", async (t) => {
+  const dataDir = t.testdir();
+  const first = await startSlapd({ dataDir });
+  const client = new Client({ url: first.url, timeout: 5000 });
+  await client.bind(first.bindDN, first.password);
+  await client.add("cn=kept,ou=groups,dc=example,dc=org", {
+    objectClass: "organizationalRole",
+    cn: "kept",
+  });
+  await client.unbind();
+  await first.stop();
+
+  const second = await startSlapd({ dataDir });
+  t.teardown(() => second.stop());
+  const again = new Client({ url: second.url, timeout: 5000 });
+  t.teardown(() => again.unbind());
+  await again.bind(second.bindDN, second.password);
+  const kept = await again.search("cn=kept,ou=groups,dc=example,dc=org", { scope: "base" });
+  t.equal(kept.searchEntries.length, 1, "the entry added before the restart is there");
+});
+
+t.test("the demo directory loads the sample organisation once and keeps it", async (t) => {
+  t.equal(sampleLdif(), sampleLdif(), "the sample data is the same on every run");
+  const dataDir = t.testdir();
+  const port = await freePort();
+  const demo = await startDemoDirectory({ dataDir, port, password: "demo-secret" });
+  if ("unavailable" in demo) throw new Error(demo.unavailable);
+  t.equal(demo.url, `ldap://127.0.0.1:${port}/`);
+  const client = new Client({ url: demo.url, timeout: 5000 });
+  await client.bind("uid=svc-annal,ou=services,dc=example,dc=org", "demo-secret");
+  const people = await client.search("ou=people,dc=example,dc=org", {
+    filter: "(objectClass=inetOrgPerson)",
+    attributes: ["uid", "description", "jpegPhoto"],
+    explicitBufferAttributes: ["jpegPhoto"],
+    paged: true,
+  });
+  t.equal(people.searchEntries.length, 300);
+  t.ok(
+    people.searchEntries.some((e) => Buffer.isBuffer(e.jpegPhoto)),
+    "some people have a photo",
+  );
+  t.match(people.searchEntries[0]?.description, /^en~.+\|de~.+\|fr~.+$/);
+  await client.modify(
+    "uid=svc-annal,ou=services,dc=example,dc=org",
+    new Change({
+      operation: "replace",
+      modification: new Attribute({ type: "description", values: ["changed"] }),
+    }),
+  );
+  await client.unbind();
+  await demo.stop();
+
+  const again = await startDemoDirectory({ dataDir, port, password: "demo-secret" });
+  if ("unavailable" in again) throw new Error(again.unavailable);
+  t.teardown(() => again.stop());
+  const check = new Client({ url: again.url, timeout: 5000 });
+  t.teardown(() => check.unbind());
+  await check.bind(SLAPD_ROOT_DN, "demo-secret");
+  const svc = await check.search("uid=svc-annal,ou=services,dc=example,dc=org", {
+    scope: "base",
+    attributes: ["description"],
+  });
+  t.equal(svc.searchEntries[0]?.description, "changed", "a restart keeps changes, no reseed");
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return typeof address === "object" && address ? address.port : 0;
+}
+
+async function stop(
+  t: Test,
+  slapd: { pid: number; dataDir: string; stop(): Promise<void> },
+): Promise<void> {
+  await slapd.stop();
+  t.throws(() => process.kill(slapd.pid, 0), "slapd is gone");
+  t.notOk(existsSync(slapd.dataDir), "its temporary directory is removed");
+}
