@@ -1,0 +1,210 @@
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { withTransaction, type Pool } from "../db/index.ts";
+import { AnnalError } from "../errors.ts";
+import type { EventStore } from "../store/index.ts";
+import { UnauthenticatedError } from "./errors.ts";
+
+/**
+ * What an account may do. `read`: the REST channel and GraphQL queries; `export`: export
+ * mode of the REST channel; `write`: GraphQL mutations (directory writes); `operator`:
+ * operations such as failed work.
+ */
+export const ACCESS_FUNCTIONS = ["read", "export", "write", "operator"] as const;
+export type AccessFunction = (typeof ACCESS_FUNCTIONS)[number];
+
+export interface ServiceAccount {
+  readonly id: string;
+  readonly name: string;
+  readonly access: readonly AccessFunction[];
+  readonly createdAt: Date;
+}
+
+const TOKEN_PREFIX = "annal_";
+const NAME = /^[A-Za-z][A-Za-z0-9._-]{0,63}$/;
+
+const digestOf = (token: string) => createHash("sha256").update(token).digest();
+
+export function parseAccess(text: string): AccessFunction[] {
+  const wanted = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = wanted.filter((a) => !(ACCESS_FUNCTIONS as readonly string[]).includes(a));
+  if (wanted.length === 0 || unknown.length > 0) {
+    throw new AnnalError(
+      "ANNAL_ACCESS_UNKNOWN",
+      unknown.length > 0
+        ? `unknown access function(s): ${unknown.join(", ")}`
+        : "name at least one access function",
+      { status: 400, hint: `choose from ${ACCESS_FUNCTIONS.join(", ")}` },
+    );
+  }
+  return [...new Set(wanted)] as AccessFunction[];
+}
+
+/**
+ * Creates a service account (or adds a token to an existing one of that name, with the
+ * access given) and returns its new token. The token is shown only here; the database keeps
+ * its digest and the log records that a token was issued, never the token.
+ */
+export async function createToken(
+  pool: Pool,
+  store: EventStore,
+  options: { name: string; access: readonly AccessFunction[] },
+): Promise<{ account: ServiceAccount; token: string }> {
+  if (!NAME.test(options.name)) {
+    throw new AnnalError(
+      "ANNAL_ACCOUNT_NAME_INVALID",
+      `account name "${options.name}" is not valid`,
+      {
+        status: 400,
+        hint: "use a letter, then letters, digits, '.', '_' or '-' (at most 64)",
+      },
+    );
+  }
+  const token = `${TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
+  return withTransaction(pool, async (tx) => {
+    const account = await tx.query<{
+      id: string;
+      name: string;
+      access: AccessFunction[];
+      created_at: Date;
+    }>(
+      `INSERT INTO service_accounts (id, name, access) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET access = EXCLUDED.access, revoked_at = NULL
+       RETURNING id, name, access, created_at`,
+      [randomUUID(), options.name, options.access],
+    );
+    const row = account.rows[0]!;
+    const tokenId = randomUUID();
+    await tx.query(
+      `INSERT INTO service_account_tokens (id, account_id, digest, hint) VALUES ($1, $2, $3, $4)`,
+      [tokenId, row.id, digestOf(token), token.slice(0, TOKEN_PREFIX.length + 4)],
+    );
+    await store.appendToStream(
+      `service-account-${row.id}`,
+      [
+        {
+          type: "ServiceAccountTokenIssued",
+          data: { accountId: row.id, name: row.name, access: row.access, tokenId },
+        },
+      ],
+      { tx },
+    );
+    return {
+      account: { id: row.id, name: row.name, access: row.access, createdAt: row.created_at },
+      token,
+    };
+  });
+}
+
+export interface AccountListing extends ServiceAccount {
+  readonly revokedAt: Date | null;
+  readonly tokens: {
+    readonly hint: string;
+    readonly createdAt: Date;
+    readonly lastUsedAt: Date | null;
+    readonly revoked: boolean;
+  }[];
+}
+
+export async function listAccounts(pool: Pool): Promise<AccountListing[]> {
+  const accounts = await pool.query<{
+    id: string;
+    name: string;
+    access: AccessFunction[];
+    created_at: Date;
+    revoked_at: Date | null;
+    tokens:
+      | {
+          hint: string;
+          created_at: string;
+          last_used_at: string | null;
+          revoked_at: string | null;
+        }[]
+      | null;
+  }>(
+    `SELECT a.id, a.name, a.access, a.created_at, a.revoked_at,
+            json_agg(json_build_object('hint', t.hint, 'created_at', t.created_at,
+                     'last_used_at', t.last_used_at, 'revoked_at', t.revoked_at) ORDER BY t.created_at)
+              FILTER (WHERE t.id IS NOT NULL) AS tokens
+       FROM service_accounts a LEFT JOIN service_account_tokens t ON t.account_id = a.id
+      GROUP BY a.id ORDER BY a.name`,
+  );
+  return accounts.rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    access: r.access,
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+    tokens: (r.tokens ?? []).map((t) => ({
+      hint: `${t.hint}…`,
+      createdAt: new Date(t.created_at),
+      lastUsedAt: t.last_used_at ? new Date(t.last_used_at) : null,
+      revoked: t.revoked_at !== null,
+    })),
+  }));
+}
+
+/** Revokes an account and every token it has. */
+export async function revokeAccount(pool: Pool, store: EventStore, name: string): Promise<void> {
+  await withTransaction(pool, async (tx) => {
+    const result = await tx.query<{ id: string }>(
+      "UPDATE service_accounts SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL RETURNING id",
+      [name],
+    );
+    const id = result.rows[0]?.id;
+    if (!id) {
+      throw new AnnalError("ANNAL_ACCOUNT_NOT_FOUND", `no active service account named "${name}"`, {
+        status: 404,
+        hint: "`annal token list` shows the accounts",
+      });
+    }
+    await tx.query(
+      "UPDATE service_account_tokens SET revoked_at = now() WHERE account_id = $1 AND revoked_at IS NULL",
+      [id],
+    );
+    await store.appendToStream(
+      `service-account-${id}`,
+      [{ type: "ServiceAccountRevoked", data: { accountId: id, name } }],
+      { tx },
+    );
+  });
+}
+
+/**
+ * The account behind an `Authorization: Bearer <token>` header. Throws UnauthenticatedError
+ * (401) for a missing, malformed, unknown or revoked token.
+ */
+export async function authenticateBearer(
+  pool: Pool,
+  authorization: string | undefined,
+): Promise<ServiceAccount> {
+  if (!authorization) throw new UnauthenticatedError("missing");
+  const match = /^Bearer[ ]+([A-Za-z0-9_-]{1,200})\s*$/i.exec(authorization);
+  if (!match || !match[1]!.startsWith(TOKEN_PREFIX)) throw new UnauthenticatedError("invalid");
+  const result = await pool.query<{
+    token_id: string;
+    stale: boolean;
+    id: string;
+    name: string;
+    access: AccessFunction[];
+    created_at: Date;
+  }>(
+    `SELECT t.id AS token_id,
+            (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS stale,
+            a.id, a.name, a.access, a.created_at
+       FROM service_account_tokens t JOIN service_accounts a ON a.id = t.account_id
+      WHERE t.digest = $1 AND t.revoked_at IS NULL AND a.revoked_at IS NULL`,
+    [digestOf(match[1]!)],
+  );
+  const row = result.rows[0];
+  if (!row) throw new UnauthenticatedError("invalid");
+  // Minute resolution is enough for "last used", and spares a write on every request.
+  if (row.stale) {
+    await pool.query("UPDATE service_account_tokens SET last_used_at = now() WHERE id = $1", [
+      row.token_id,
+    ]);
+  }
+  return { id: row.id, name: row.name, access: row.access, createdAt: row.created_at };
+}
