@@ -1,0 +1,24 @@
+/**
+ * Change capture: every change of the directory as an event on the entry's stream (keyed by
+ * entryUUID), from slapd's accesslog or by polling any LDAPv3 server, with snapshots of every
+ * entry at the first start and periodically.
+ */
+export { captureFromAccesslog, accesslogHead } from "./from-accesslog.ts";
+export { captureByPolling } from "./from-polling.ts";
+export { importEntries, countEntries } from "./import.ts";
+export type { ImportOptions } from "./import.ts";
+export { captureOnce, createNormalizer, ensureImported, snapshotIfDue } from "./service.ts";
+export type { CaptureSource } from "./service.ts";
+export type { CaptureContext, CaptureResult } from "./context.ts";
+export {
+  ENTRY_EVENT,
+  ENTRY_CHANGE_TYPES,
+  entryStream,
+  stateAfterEvent,
+  type AttributeMap,
+  type ChangeType,
+  type EntryChange,
+  type EntrySnapshot,
+  type EntryState,
+} from "./events.ts";
+export { readCaptureCheckpoint } from "./checkpoints.ts";

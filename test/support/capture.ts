@@ -1,0 +1,101 @@
+import { BUILT_IN_REDACTED_ATTRIBUTES } from "../../src/config/index.ts";
+import {
+  captureOnce,
+  createNormalizer,
+  type CaptureContext,
+  type CaptureSource,
+} from "../../src/directory/capture/index.ts";
+import { createDirectoryClient, type DirectoryClient } from "../../src/directory/index.ts";
+import { loadDirectorySchema } from "../../src/directory/schema.ts";
+import { Projector, waitForProjection } from "../../src/projector/index.ts";
+import { EventStore } from "../../src/store/index.ts";
+import { allProjections } from "../../projections/index.ts";
+import { startSlapd, type Slapd } from "./slapd.ts";
+import { testDatabase, type TestDatabase } from "./postgres.ts";
+
+export const quietLog = { info() {}, warn() {}, error() {}, debug() {} };
+
+export const DEMO_TYPES = [
+  { name: "user", base: "ou=people,dc=example,dc=org", filter: "(objectClass=inetOrgPerson)" },
+  { name: "group", base: "ou=groups,dc=example,dc=org", filter: "(objectClass=groupOfNames)" },
+];
+
+export interface CaptureFixture {
+  readonly slapd: Slapd;
+  readonly db: TestDatabase;
+  readonly store: EventStore;
+  readonly directory: DirectoryClient;
+  readonly context: CaptureContext;
+  /** One capture pass, then waits until every projection shows what it recorded. */
+  sync(options?: { reconcile?: boolean }): Promise<number>;
+  /** Starts the projector (not running until then, so a test can stop and restart it). */
+  startProjector(): Promise<Projector>;
+}
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** A real slapd, a database of the test's own, capture and the projections, wired together. */
+export async function captureFixture(
+  t: Teardown,
+  options: { source?: CaptureSource; seedLdif?: string; redact?: string[] } = {},
+): Promise<CaptureFixture> {
+  const source = options.source ?? "accesslog";
+  const slapd = await startSlapd(options.seedLdif ? { seedLdif: options.seedLdif } : {});
+  t.teardown(() => slapd.stop());
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  const directory = createDirectoryClient({
+    url: slapd.url,
+    bindDN: slapd.bindDN,
+    password: slapd.password,
+  });
+  t.teardown(() => directory.close());
+  const schema = await loadDirectorySchema(directory);
+  const normalizer = createNormalizer(schema, {
+    types: DEMO_TYPES,
+    capture: {
+      source,
+      interval: 2000,
+      reconcileInterval: 600_000,
+      snapshotInterval: 0,
+      redact: [...BUILT_IN_REDACTED_ATTRIBUTES, ...(options.redact ?? [])],
+    },
+  });
+  const context: CaptureContext = {
+    pool: db.pool,
+    store,
+    directory,
+    normalizer,
+    base: slapd.base,
+    log: quietLog,
+  };
+  let projector: Projector | undefined;
+  t.teardown(() => projector?.stop());
+  const startProjector = async () => {
+    projector = await Projector.start({
+      pool: db.pool,
+      projections: allProjections,
+      log: quietLog,
+    });
+    return projector;
+  };
+  return {
+    slapd,
+    db,
+    store,
+    directory,
+    context,
+    startProjector,
+    async sync(syncOptions = {}) {
+      if (!projector) await startProjector();
+      const result = await captureOnce(context, source, syncOptions);
+      const head = await store.head();
+      for (const projection of allProjections) {
+        await waitForProjection(db.pool, projection.name, head, 10_000);
+      }
+      return result.recorded;
+    },
+  };
+}
