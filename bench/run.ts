@@ -2,10 +2,14 @@
  * `npm run bench [-- suite ...]`: runs the benchmark suites (all by default) and records each
  * one's figures in bench/RESULTS.md. Not part of `npm test`.
  */
+import { captureBenchmark } from "./capture.ts";
+import { hooksBenchmark } from "./hooks.ts";
 import { storeBenchmark } from "./store.ts";
 
 const suites: Record<string, () => Promise<void>> = {
   store: storeBenchmark,
+  capture: captureBenchmark,
+  hooks: hooksBenchmark,
 };
 
 const chosen = process.argv.slice(2);

@@ -50,7 +50,8 @@ export async function storeBenchmark(): Promise<void> {
 
     // Single events, each in its own transaction, one writer.
     const rawSingle = await time(async () => {
-      for (let i = 0; i < SINGLE; i++) await rawInsert(1, Math.floor(i / 100) + 1, `raw-${i % 100}`);
+      for (let i = 0; i < SINGLE; i++)
+        await rawInsert(1, Math.floor(i / 100) + 1, `raw-${i % 100}`);
     });
     const annalSingle = await time(async () => {
       for (let i = 0; i < SINGLE; i++) {
@@ -98,14 +99,34 @@ export async function storeBenchmark(): Promise<void> {
       }
     });
 
-    const replay = await time(() => replayProjection({ pool, projection: counts, batchSize: 2000 }));
+    const replay = await time(() =>
+      replayProjection({ pool, projection: counts, batchSize: 2000 }),
+    );
 
     const rate = (n: number, s: number) => n / s;
     const rows = [
       ["append, 1 event per transaction", SINGLE, annalSingle, rawSingle, "INSERT of one row"],
-      ["append, batches of 100", BATCHES * BATCH, annalBatch, rawBatch, "multi-row INSERT of 100 rows"],
-      ["readAll, pages of 1,000", total, annalRead, rawRead, "SELECT … ORDER BY position, pages of 1,000"],
-      ["replay of a simple projection", total, replay, rawRead, "reading the same events (raw pages)"],
+      [
+        "append, batches of 100",
+        BATCHES * BATCH,
+        annalBatch,
+        rawBatch,
+        "multi-row INSERT of 100 rows",
+      ],
+      [
+        "readAll, pages of 1,000",
+        total,
+        annalRead,
+        rawRead,
+        "SELECT … ORDER BY position, pages of 1,000",
+      ],
+      [
+        "replay of a simple projection",
+        total,
+        replay,
+        rawRead,
+        "reading the same events (raw pages)",
+      ],
     ] as const;
     const table = rows
       .map(

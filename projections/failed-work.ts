@@ -2,6 +2,7 @@ import {
   CHANGE_EVENT,
   type ChangeEventAbandoned,
   type ChangeEventFailed,
+  type ChangeEventProcessed,
   type ChangeEventRef,
   type ChangeEventRetryRequested,
 } from "../src/hooks/events.ts";
@@ -15,7 +16,7 @@ import type { Projection } from "../src/projector/index.ts";
  */
 export const failedWorkProjection: Projection = {
   name: "failed_work",
-  version: 1,
+  version: 2,
   handles: [
     CHANGE_EVENT.abandoned,
     CHANGE_EVENT.retryRequested,
@@ -93,14 +94,27 @@ export const failedWorkProjection: Projection = {
           await tx.query(
             `UPDATE ${rows} SET attempts = $2, last_error_code = $3, last_error = $4, position = $5
              WHERE id = $1 AND state = 'retrying'`,
-            [data.receivedEventId, data.attempt, data.error.code, data.error.message, event.position],
+            [
+              data.receivedEventId,
+              data.attempt,
+              data.error.code,
+              data.error.message,
+              event.position,
+            ],
           );
           break;
         }
         case CHANGE_EVENT.processed:
           await tx.query(
-            `UPDATE ${rows} SET state = 'resolved', resolved_at = $2, position = $3 WHERE id = $1`,
-            [ref.receivedEventId, event.recordedAt, event.position],
+            `UPDATE ${rows} SET state = 'resolved', resolved_at = $2, position = $3,
+               attempts = greatest(attempts, $4)
+             WHERE id = $1`,
+            [
+              ref.receivedEventId,
+              event.recordedAt,
+              event.position,
+              (event.data as ChangeEventProcessed).attempt,
+            ],
           );
           break;
       }

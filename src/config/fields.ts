@@ -9,8 +9,10 @@ import { parseDuration } from "./duration.ts";
 
 /** What a section's schema may depend on besides the file itself. */
 export interface SectionContext {
-  /** Relative paths in the file are resolved against this directory (the process's cwd). */
+  /** Relative state paths (`dataDir`) are resolved against this directory (the process's cwd). */
   readonly cwd: string;
+  /** The configuration file's directory: relative paths to files that belong with it resolve here. */
+  readonly configDir: string;
 }
 
 /** A non-empty string. */
@@ -59,6 +61,11 @@ export function duration(options: { allowZero?: boolean } = {}) {
 /** A filesystem path; a relative one is resolved against the working directory. */
 export function localPath(ctx: SectionContext) {
   return text().transform((path) => resolve(ctx.cwd, path));
+}
+
+/** A path to files that go with the configuration (hooks), relative to the file's directory. */
+export function configPath(ctx: SectionContext) {
+  return text().transform((path) => resolve(ctx.configDir, path));
 }
 
 /** A URL with one of the given schemes (`"ldap:"`), e.g. `ldap://127.0.0.1:3890`. */

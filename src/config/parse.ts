@@ -1,3 +1,4 @@
+import { dirname, resolve } from "node:path";
 import { parse as parseToml, TomlError, type TomlTable } from "smol-toml";
 import type { z } from "zod";
 import { expandEnvReferences } from "./env-references.ts";
@@ -84,7 +85,12 @@ export function parseConfig(text: string, source: ParseSource): AnnalConfig {
   }
 
   const { table, origins } = applyEnvOverrides(expansion.table, source.env);
-  const config = validateConfig(configSchema({ cwd }), table, file, origins);
+  const config = validateConfig(
+    configSchema({ cwd, configDir: dirname(resolve(cwd, file)) }),
+    table,
+    file,
+    origins,
+  );
   return { source: { path: file, demo: isDemoConfigPath(file, cwd) }, ...config };
 }
 

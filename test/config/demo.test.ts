@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import t from "tap";
 import {
   BUILT_IN_REDACTED_ATTRIBUTES,
@@ -49,6 +49,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       },
       demo: { port: 3890, dataDir: join(cwd, ".annal/slapd") },
     },
+    hooks: { dir: join(dirname(DEMO_CONFIG_PATH), "hooks"), concurrency: 10 },
   });
   t.equal(config.database.url, undefined, "no url: the embedded PostgreSQL");
 });

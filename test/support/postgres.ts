@@ -2,16 +2,9 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createHash } from "node:crypto";
-import pg from "pg";
 import tap from "tap";
-import {
-  createPool,
-  knownMigrations,
-  migrateDatabase,
-  startEmbeddedPostgres,
-  type Pool,
-} from "../../src/db/index.ts";
+import { createPool, startEmbeddedPostgres, type Pool } from "../../src/db/index.ts";
+import { databaseUrl, ensureTemplate, withAdmin } from "./template.ts";
 
 /**
  * The server every test database lives on. `npm test` (test/support/run-suite.ts) starts one
@@ -36,12 +29,6 @@ function adminUrl(): Promise<string> {
     return embedded.url;
   })();
   return server;
-}
-
-/** The template is named for the migrations it carries, so a changed migration gets a new one. */
-async function templateName(): Promise<string> {
-  const hashes = (await knownMigrations()).map((m) => m.hash).join(",");
-  return `annal_test_template_${createHash("sha256").update(hashes).digest("hex").slice(0, 12)}`;
 }
 
 export interface TestDatabase {
@@ -78,46 +65,4 @@ export async function testDatabase(
     );
   });
   return { url, name, pool };
-}
-
-export function databaseUrl(admin: string, name: string): string {
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-/** Creates the migrated template once per server (idempotent across test processes). */
-export async function ensureTemplate(admin: string): Promise<string> {
-  const template = await templateName();
-  await withAdmin(admin, async (client) => {
-    // Serialise template creation across the test processes of one run.
-    await client.query("SELECT pg_advisory_lock(74201)");
-    try {
-      const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template]);
-      if (exists.rowCount) return;
-      const building = `${template}_building`;
-      await client.query(`DROP DATABASE IF EXISTS ${building}`);
-      await client.query(`CREATE DATABASE ${building}`);
-      const pool = createPool(databaseUrl(admin, building), 2);
-      try {
-        await migrateDatabase(pool);
-      } finally {
-        await pool.end();
-      }
-      await client.query(`ALTER DATABASE ${building} RENAME TO ${template}`);
-    } finally {
-      await client.query("SELECT pg_advisory_unlock(74201)");
-    }
-  });
-  return template;
-}
-
-async function withAdmin<T>(admin: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }

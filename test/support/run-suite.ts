@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmbeddedPostgres } from "../../src/db/index.ts";
-import { ensureTemplate } from "./postgres.ts";
+import { ensureTemplate } from "./template.ts";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "annal-suite-pg-"));
 const embedded = process.env.DATABASE_URL
@@ -19,7 +19,8 @@ await ensureTemplate(admin);
 
 const tap = spawn("tap", process.argv.slice(2), {
   stdio: "inherit",
-  env: { ...process.env, ANNAL_TEST_POSTGRES_URL: admin },
+  // TAP_TIMEOUT bounds the whole run as well as each file (tap's default is 30 s).
+  env: { TAP_TIMEOUT: "1800", ...process.env, ANNAL_TEST_POSTGRES_URL: admin },
 });
 const code = await new Promise<number>((resolve) => tap.on("exit", (c) => resolve(c ?? 1)));
 await embedded?.stop();

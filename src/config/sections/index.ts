@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { SectionContext } from "../fields.ts";
 import { databaseSection } from "./database.ts";
 import { directorySection } from "./directory.ts";
+import { hooksSection } from "./hooks.ts";
 import { logSection } from "./log.ts";
 import { serverSection } from "./server.ts";
 
@@ -16,4 +17,5 @@ export const sections = {
   database: databaseSection,
   log: logSection,
   directory: directorySection,
+  hooks: hooksSection,
 } satisfies Record<string, (ctx: SectionContext) => z.ZodType>;

@@ -9,6 +9,8 @@ import {
   type AccesslogRecord,
 } from "./accesslog.ts";
 import { changeFromAccesslog } from "./changes.ts";
+import { claimWriteIntent, writeFingerprint } from "./intents.ts";
+import type { Normalizer } from "./normalize.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { entryStream, stateAfterEvent, type EntryState } from "./events.ts";
@@ -89,6 +91,11 @@ async function recordPage(
       const built = changeFromAccesslog(normalizer, record, known?.state ?? null);
       if (!built) continue;
       const streamId = entryStream(built.change.entryUUID);
+      const cause = await claimWriteIntent(tx, {
+        dns: [record.dn, built.change.dn],
+        actor: record.actor,
+        fingerprint: fingerprintOf(normalizer, record),
+      });
       const appended = await store.appendToStream(
         streamId,
         [
@@ -99,7 +106,11 @@ async function recordPage(
             // operations within that second. So occurredAt is exact to the second.
             occurredAt:
               parseGeneralizedTime(record.reqStart.replace(/[.,]\d+Z$/, "Z")) ?? new Date(),
-            metadata: { actor: record.actor ?? null, source: "accesslog" },
+            metadata: {
+              actor: record.actor ?? null,
+              source: "accesslog",
+              ...(cause ?? {}),
+            },
             idempotencyKey: `accesslog:${record.reqStart}`,
           },
         ],
@@ -134,4 +145,20 @@ export async function accesslogHead(context: CaptureContext, fallback: string): 
     }
   }
   return newest;
+}
+
+/** The record's write as `writeFingerprint` describes the request (user attributes only). */
+function fingerprintOf(normalizer: Normalizer, record: AccesslogRecord): string {
+  switch (record.type) {
+    case "add":
+    case "delete":
+      return writeFingerprint({ kind: record.type });
+    case "modrdn":
+      return writeFingerprint({ kind: "modrdn", newRDN: record.newRDN ?? "" });
+    case "modify":
+      return writeFingerprint({
+        kind: "modify",
+        changes: record.changes.filter((c) => !normalizer.schema.isOperational(c.attribute)),
+      });
+  }
 }

@@ -22,3 +22,7 @@ export {
   type EntryState,
 } from "./events.ts";
 export { readCaptureCheckpoint } from "./checkpoints.ts";
+export { CAPTURE_QUEUE, startCaptureWorker } from "./jobs.ts";
+export type { CaptureSchedule, CaptureWorker } from "./jobs.ts";
+export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } from "./intents.ts";
+export type { WriteCause } from "./intents.ts";

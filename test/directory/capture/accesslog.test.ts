@@ -1,5 +1,5 @@
 import t from "tap";
-import { captureFromAccesslog } from "../../../src/directory/capture/index.ts";
+import { captureFromAccesslog, causedWrites } from "../../../src/directory/capture/index.ts";
 import { entryAtTime, feed } from "../../support/history.ts";
 import { captureFixture } from "../../support/capture.ts";
 
@@ -186,4 +186,36 @@ t.test("redacted attributes never reach any table", async (t) => {
   const modify = (await feed(f.db.pool)).find((c) => c.change_type === "modify")!;
   t.ok(modify.attributes.includes("userPassword"), "the change says userPassword changed");
   t.ok(modify.attributes.includes("title"));
+});
+
+t.test("a write annal makes because of an event is linked to it in the change feed", async (t) => {
+  const f = await captureFixture(t);
+  await f.sync();
+  await f.directory.add(ALICE, person("alice"));
+  const writes = causedWrites(f.directory, {
+    pool: f.db.pool,
+    boundAs: f.slapd.bindDN,
+    cause: { causationId: "event-123", correlationId: "hr-42" },
+  });
+  await writes.modify(ALICE, [{ operation: "replace", attribute: "title", values: "From HR" }]);
+  await writes.modify(ALICE, [{ operation: "replace", attribute: "title", values: "As Bob" }], {
+    as: "uid=bob,ou=people,dc=example,dc=org",
+  });
+  await f.directory.modify(ALICE, [{ operation: "replace", attribute: "title", values: "Manual" }]);
+  await f.sync();
+  const rows = await f.db.pool.query(
+    `SELECT actor, causation_id, correlation_id FROM projection_changes.changes ORDER BY position`,
+  );
+  t.same(
+    rows.rows.map((r) => [r.actor, r.causation_id, r.correlation_id]),
+    [
+      [f.slapd.bindDN, null, null],
+      [f.slapd.bindDN, "event-123", "hr-42"],
+      ["uid=bob,ou=people,dc=example,dc=org", "event-123", "hr-42"],
+      [f.slapd.bindDN, null, null],
+    ],
+    "each noted write explains exactly one change; a write without a note has no cause",
+  );
+  const left = await f.db.pool.query("SELECT count(*)::int AS n FROM directory_write_intents");
+  t.equal(left.rows[0].n, 0, "every note was used");
 });

@@ -1,0 +1,54 @@
+import type { FastifyInstance } from "fastify";
+import { authenticateBearer, ForbiddenError, type AccessFunction } from "../auth/index.ts";
+import type { AnnalConfig } from "../config/index.ts";
+import type { Pool } from "../db/index.ts";
+import { hooksPlugin, type HooksRegistry } from "../hooks/index.ts";
+import type { Jobs } from "../jobs/index.ts";
+import type { Logger } from "../logger.ts";
+import type { EventStore } from "../store/index.ts";
+import type { RunningDirectory } from "./directory.ts";
+
+export interface ChannelOptions {
+  readonly config: AnnalConfig;
+  readonly pool: Pool;
+  readonly store: EventStore;
+  readonly directory: RunningDirectory;
+  readonly jobs: Jobs;
+  readonly hooks: HooksRegistry;
+  readonly log: Logger;
+}
+
+/**
+ * The ways in, on the HTTP server: the change-event webhook (and failed work), the REST
+ * channel and GraphQL. Each is a Fastify plugin of its own module; this is where they meet
+ * annal's database, directory, jobs and accounts.
+ */
+export async function mountChannels(
+  server: FastifyInstance,
+  options: ChannelOptions,
+): Promise<void> {
+  const { pool, store, jobs, hooks } = options;
+  await server.register(
+    hooksPlugin({
+      registry: hooks,
+      store,
+      jobs,
+      // Failed work is for operators: a bearer token with the `operator` access function.
+      authorize: async (request) => {
+        await requireAccess(pool, request.headers.authorization, "operator");
+        return true;
+      },
+    }),
+  );
+}
+
+/** The account behind the request's bearer token, if it has `access`; else 401 or 403. */
+export async function requireAccess(
+  pool: Pool,
+  authorization: string | undefined,
+  access: AccessFunction,
+) {
+  const account = await authenticateBearer(pool, authorization);
+  if (!account.access.includes(access)) throw new ForbiddenError(access);
+  return account;
+}

@@ -1,0 +1,128 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
+import type { AnnalConfig } from "../config/index.ts";
+import {
+  createPool,
+  startEmbeddedPostgres,
+  type EmbeddedDatabase,
+  type Pool,
+} from "../db/index.ts";
+import type { Logger } from "../logger.ts";
+import {
+  claimEmbeddedDataDir,
+  EmbeddedDatabaseInUseError,
+  runningEmbeddedServer,
+} from "./embedded-lock.ts";
+
+/** The database annal keeps its data in, inside the embedded server. */
+const EMBEDDED_DATABASE = "annal";
+
+export interface OpenDatabase {
+  readonly pool: Pool;
+  /** For logs and messages: the embedded data directory, or the URL with its password masked. */
+  readonly description: string;
+  readonly embedded: boolean;
+  /** Ends the pool, then stops the embedded server (a clean shutdown keeps its data consistent). */
+  close(): Promise<void>;
+}
+
+/**
+ * The database of `config`: `database.url` (into which `DATABASE_URL` is already folded)
+ * when given, else the embedded PostgreSQL with its data in `<database.dataDir>/postgres`,
+ * started here and kept across restarts.
+ */
+export async function openDatabase(config: AnnalConfig, log: Logger): Promise<OpenDatabase> {
+  const { url, poolSize } = config.database;
+  if (url !== undefined) {
+    const pool = createPool(url, poolSize);
+    return { pool, description: maskDatabaseUrl(url), embedded: false, close: () => pool.end() };
+  }
+
+  const stateDir = config.database.dataDir;
+  await mkdir(stateDir, { recursive: true });
+  let claim: Awaited<ReturnType<typeof claimEmbeddedDataDir>>;
+  try {
+    claim = await claimEmbeddedDataDir(stateDir);
+  } catch (error) {
+    // Another annal runs the embedded server: use it (its URL is in the lock file).
+    const running =
+      error instanceof EmbeddedDatabaseInUseError && (await runningEmbeddedServer(stateDir));
+    if (!running) throw error;
+    const pool = createPool(running.url, poolSize);
+    return {
+      pool,
+      description: `the embedded PostgreSQL of the annal running as pid ${running.pid}`,
+      embedded: true,
+      close: () => pool.end(),
+    };
+  }
+  const postgresLog = log.child({ component: "postgres" });
+  let server: EmbeddedDatabase;
+  try {
+    server = await startEmbeddedPostgres({
+      dataDir: path.join(stateDir, "postgres"),
+      onLog: (line) => postgresLog.debug(line),
+    });
+  } catch (error) {
+    await claim.release();
+    throw error;
+  }
+  const stop = async () => {
+    try {
+      await server.stop();
+    } finally {
+      await claim.release();
+    }
+  };
+  try {
+    const databaseUrl = await ensureDatabase(server.url, EMBEDDED_DATABASE);
+    await claim.publish(databaseUrl);
+    const pool = createPool(databaseUrl, poolSize);
+    return {
+      pool,
+      description: `embedded PostgreSQL in ${server.dataDir}`,
+      embedded: true,
+      close: async () => {
+        try {
+          await pool.end();
+        } finally {
+          await stop();
+        }
+      },
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Creates database `name` on the server of `serverUrl` unless it exists; returns its URL. */
+async function ensureDatabase(serverUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** `postgres://annal:****@db:5432/annal`: the URL with its password (and any password parameter) masked. */
+export function maskDatabaseUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "(a database URL that does not parse)";
+  }
+  if (parsed.password !== "") parsed.password = "****";
+  for (const key of [...parsed.searchParams.keys()]) {
+    if (/password|secret/i.test(key)) parsed.searchParams.set(key, "****");
+  }
+  return parsed.toString();
+}

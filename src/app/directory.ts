@@ -1,0 +1,97 @@
+import type { AnnalConfig } from "../config/index.ts";
+import { createNormalizer, type CaptureContext } from "../directory/capture/index.ts";
+import { createDirectoryClient, type DirectoryClient } from "../directory/index.ts";
+import { loadDirectorySchema, type DirectorySchema } from "../directory/schema.ts";
+import type { Pool } from "../db/index.ts";
+import type { Logger } from "../logger.ts";
+import type { EventStore } from "../store/index.ts";
+import { startDemoDirectory } from "../../ops/demo/directory.ts";
+import type { Stoppable } from "./lifecycle.ts";
+import type { AnnalPart } from "./parts.ts";
+
+export interface DirectoryOptions {
+  readonly config: AnnalConfig;
+  readonly pool: Pool;
+  readonly store: EventStore;
+  /** The parts this process runs. */
+  readonly parts: readonly AnnalPart[];
+  readonly log: Logger;
+  /** Start the demo slapd of `[directory.demo]` (the default); `annal import` connects only. */
+  readonly startDemo?: boolean;
+}
+
+/** The directory as the rest of annal sees it; every member undefined without one. */
+export interface RunningDirectory extends Stoppable {
+  readonly client: DirectoryClient | undefined;
+  readonly schema: DirectorySchema | undefined;
+  /** What capture and import need, when the directory was reached. */
+  readonly capture: CaptureContext | undefined;
+}
+
+const NO_DIRECTORY: RunningDirectory = {
+  client: undefined,
+  schema: undefined,
+  capture: undefined,
+  stop: async () => {},
+};
+
+/**
+ * The LDAP directory's place in start-up, after the database and before the parts that use
+ * it: the demo slapd (`[directory.demo]`), a pool of bound connections, and the directory's
+ * schema. A directory that cannot be reached does not stop annal: everything that does not
+ * need it is still served, and the log says once what is missing and how to mend it.
+ */
+export async function startDirectory(options: DirectoryOptions): Promise<RunningDirectory> {
+  const { config, log } = options;
+  const directory = config.directory;
+  if (directory === undefined) return NO_DIRECTORY;
+  let stopDemo = async () => {};
+  if (directory.demo !== undefined && options.startDemo !== false) {
+    const demo = await startDemoDirectory({
+      dataDir: directory.demo.dataDir,
+      port: directory.demo.port,
+      password: directory.password,
+    });
+    if ("unavailable" in demo) {
+      log.warn({ code: "ANNAL_SLAPD_NOT_INSTALLED" }, `no demo directory: ${demo.unavailable}`);
+      return NO_DIRECTORY;
+    }
+    stopDemo = () => demo.stop();
+    log.info({ directory: demo.url }, `demo directory (slapd) on ${demo.url}`);
+  }
+  const client = createDirectoryClient({
+    url: directory.url,
+    bindDN: directory.bindDN,
+    password: directory.password,
+    poolSize: directory.poolSize,
+    timeoutMs: directory.timeout,
+  });
+  const stop = async () => {
+    await client.close();
+    await stopDemo();
+  };
+  let schema: DirectorySchema;
+  try {
+    schema = await loadDirectorySchema(client);
+  } catch (error) {
+    log.error(
+      { err: error, code: (error as { code?: string }).code, directory: directory.url },
+      "the directory could not be reached; annal runs without it (restart annal once it is up)",
+    );
+    await stop();
+    return NO_DIRECTORY;
+  }
+  return {
+    client,
+    schema,
+    capture: {
+      pool: options.pool,
+      store: options.store,
+      directory: client,
+      normalizer: createNormalizer(schema, directory),
+      base: directory.base,
+      log: log.child({ component: "capture" }),
+    },
+    stop,
+  };
+}

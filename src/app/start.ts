@@ -1,0 +1,200 @@
+import type { AnnalConfig } from "../config/index.ts";
+import {
+  checkMigrations,
+  migrateDatabase,
+  MigrationMismatchError,
+  type Pool,
+} from "../db/index.ts";
+import { AnnalError } from "../errors.ts";
+import { createServer } from "../http/index.ts";
+import type { Logger } from "../logger.ts";
+import { EventStore } from "../store/index.ts";
+import { openDatabase, type OpenDatabase } from "./database.ts";
+import { startDirectory } from "./directory.ts";
+import { StartedParts } from "./lifecycle.ts";
+import { ANNAL_PARTS, type AnnalPart } from "./parts.ts";
+import { allProjections, Projector, projectionStatus } from "./projections.ts";
+import { startWorkers } from "./workers.ts";
+import { mountChannels } from "./channels.ts";
+import { loadHooks } from "../hooks/index.ts";
+import { startJobs } from "../jobs/index.ts";
+
+export interface StartAnnalOptions {
+  readonly config: AnnalConfig;
+  /** Run this part alone; default all of them. */
+  readonly only?: AnnalPart;
+  readonly log: Logger;
+}
+
+export interface RunningAnnal {
+  /** Where the HTTP server listens (`http://127.0.0.1:4173`); undefined without the API. */
+  readonly url: string | undefined;
+  /** The event store, for tools and tests that run annal inside their own process. */
+  readonly store: EventStore;
+  /**
+   * Stops accepting requests and finishes those in flight, then stops the workers, the
+   * projector and the directory, ends the pool and stops the embedded PostgreSQL. Idempotent.
+   */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts annal: the database (embedded unless a URL is configured), its migrations, the
+ * event store, the directory, then the projector, the workers and the HTTP server, each
+ * unless `only` leaves it out. Signals are the caller's business (see `shutdownSignal`).
+ *
+ * @example
+ * const annal = await startAnnal({ config: await loadConfig(), log: createLogger("info") });
+ * // ... later
+ * await annal.stop();
+ *
+ * @throws MigrationMismatchError `WF_DATABASE_MIGRATION_MISMATCH` when the database records
+ *   a migration this program does not know (logged, nothing changed); any error of the
+ *   parts. Whatever had started is stopped again before it rejects.
+ */
+export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnnal> {
+  const { config, log } = options;
+  const parts = options.only === undefined ? [...ANNAL_PARTS] : [options.only];
+  const runs = (part: AnnalPart) => parts.includes(part);
+  const started = new StartedParts(log);
+  try {
+    const database = await openDatabase(config, log);
+    started.add("database", () => database.close());
+    const store = await prepareEventStore(database.pool, log);
+
+    // Invalid hooks files stop start-up before anything is served.
+    const hooks = await loadHooks({ dir: config.hooks?.dir });
+
+    const directory = await startDirectory({ config, pool: database.pool, store, parts, log });
+    started.add("directory", () => directory.stop());
+
+    // One pg-boss for the process: webhook ingress queues jobs, the workers run them. Added
+    // before the HTTP server and the workers, so it stops after both.
+    const jobs =
+      runs("api") || runs("workers")
+        ? await startJobs({ pool: database.pool, log, supervise: runs("workers") })
+        : undefined;
+    if (jobs) started.add("jobs", () => jobs.stop());
+
+    const projections = allProjections(config);
+    const projector = runs("projector")
+      ? await Projector.start({ pool: database.pool, projections, log })
+      : undefined;
+    if (projector) started.add("projector", () => projector.stop());
+
+    if (runs("workers")) {
+      const workers = await startWorkers({
+        config,
+        pool: database.pool,
+        store,
+        directory,
+        jobs: jobs!,
+        hooks,
+        log,
+      });
+      started.add("workers", () => workers.stop());
+    }
+
+    let url: string | undefined;
+    if (runs("api")) {
+      const server = createServer({
+        config,
+        pool: database.pool,
+        projectorStatus: projector
+          ? () => projector.status()
+          : () => projectionStatus(database.pool, projections),
+        log,
+      });
+      started.add("http", () => server.close());
+      await mountChannels(server, {
+        config,
+        pool: database.pool,
+        store,
+        directory,
+        jobs: jobs!,
+        hooks,
+        log,
+      });
+      url = await listen(server, config);
+    }
+
+    log.info(
+      {
+        url,
+        parts,
+        database: database.description,
+        config: config.source.path,
+        projections: projections.map((projection) => projection.name),
+      },
+      startedMessage(url, database, config),
+    );
+    return {
+      url,
+      store,
+      stop: async () => {
+        await started.stopAll();
+        log.info("annal stopped");
+      },
+    };
+  } catch (error) {
+    await started.stopAll().catch(() => {}); // each failure is logged; the cause is `error`
+    throw error;
+  }
+}
+
+/**
+ * Applies pending migrations and opens the event store. A database migrated by a program
+ * that knows migrations this one does not is left untouched.
+ */
+export async function prepareEventStore(pool: Pool, log: Logger): Promise<EventStore> {
+  try {
+    const { pending } = await checkMigrations(pool);
+    if (pending > 0) {
+      log.info({ pending }, `applying ${pending} migration${pending === 1 ? "" : "s"}`);
+      await migrateDatabase(pool);
+    }
+  } catch (error) {
+    if (error instanceof MigrationMismatchError) {
+      log.fatal(
+        {
+          code: error.code,
+          recordedKey: error.recordedKey,
+          newestKnownKey: error.newestKnownKey,
+          hint: error.hint,
+        },
+        error.message,
+      );
+    }
+    throw error;
+  }
+  return EventStore.open(pool);
+}
+
+async function listen(server: ReturnType<typeof createServer>, config: AnnalConfig) {
+  const { host, port } = config.server;
+  try {
+    return await server.listen({ host, port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE" || code === "EACCES") {
+      throw new AnnalError(
+        code === "EADDRINUSE" ? "ANNAL_PORT_IN_USE" : "ANNAL_PORT_DENIED",
+        `cannot listen on ${host}:${port}: ${code === "EADDRINUSE" ? "the port is in use" : "permission denied"}`,
+        { hint: "choose another port with PORT or server.port", cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+function startedMessage(
+  url: string | undefined,
+  database: OpenDatabase,
+  config: AnnalConfig,
+): string {
+  const where = url === undefined ? "annal started (no HTTP server)" : `annal serves ${url}`;
+  const file = config.source.demo
+    ? `the demo configuration (${config.source.path})`
+    : config.source.path;
+  return `${where}; database: ${database.description}; configuration: ${file}`;
+}

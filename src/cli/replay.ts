@@ -1,0 +1,73 @@
+import { SingleBar } from "cli-progress";
+import { allProjections, openDatabase, prepareEventStore, replayProjection } from "../app/index.ts";
+import { loadConfig } from "../config/index.ts";
+import { AnnalError } from "../errors.ts";
+import { createLogger } from "../logger.ts";
+import type { Output } from "./output.ts";
+
+/** `annal replay <name>` names no projection this program has. */
+export class UnknownProjectionError extends AnnalError {
+  readonly projection: string;
+  readonly known: readonly string[];
+
+  constructor(projection: string, known: readonly string[]) {
+    super("ANNAL_UNKNOWN_PROJECTION", `there is no projection named "${projection}"`, {
+      hint:
+        known.length === 0
+          ? "this program defines no projections yet"
+          : `the projections are: ${known.join(", ")}`,
+    });
+    this.projection = projection;
+    this.known = known;
+  }
+}
+
+/**
+ * `annal replay <projection>`: rebuilds it side by side (the live tables keep serving) and
+ * swaps it in, with a progress bar on standard error when that is a terminal.
+ */
+export async function runReplay(
+  name: string,
+  options: { config?: string },
+  output: Output,
+): Promise<number> {
+  const config = await loadConfig({ configPath: options.config, argv: [] });
+  const projections = allProjections(config);
+  const projection = projections.find((candidate) => candidate.name === name);
+  if (!projection)
+    throw new UnknownProjectionError(
+      name,
+      projections.map((p) => p.name),
+    );
+
+  const log = createLogger("warn", { destination: process.stderr });
+  const database = await openDatabase(config, log);
+  const bar = new SingleBar({
+    format: `replay ${name} [{bar}] {percentage}% | {value}/{total} events | eta {eta_formatted}`,
+    stream: process.stderr,
+    hideCursor: true,
+  });
+  const startedAt = performance.now();
+  let started = false;
+  let total = 0;
+  try {
+    await prepareEventStore(database.pool, log);
+    await replayProjection({
+      pool: database.pool,
+      projection,
+      onProgress: (done, all) => {
+        total = all;
+        if (!started) bar.start(all, done);
+        started = true;
+        bar.setTotal(all);
+        bar.update(done);
+      },
+    });
+  } finally {
+    bar.stop();
+    await database.close();
+  }
+  const seconds = ((performance.now() - startedAt) / 1000).toFixed(1);
+  output.out(`replayed ${name} (version ${projection.version}): ${total} events in ${seconds} s`);
+  return 0;
+}

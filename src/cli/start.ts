@@ -1,0 +1,35 @@
+import { isAnnalPart, shutdownSignal, startAnnal } from "../app/index.ts";
+import { loadConfig } from "../config/index.ts";
+import { createLogger } from "../logger.ts";
+import { UsageError } from "./usage.ts";
+
+/** How long stopping may take before the process gives up and exits 1. */
+const STOP_DEADLINE_MS = 30_000;
+
+/** `annal start [--config <file>] [--only api|workers|projector]`: runs until SIGINT/SIGTERM. */
+export async function runStart(options: { config?: string; only?: string }): Promise<number> {
+  const { only } = options;
+  if (only !== undefined && !isAnnalPart(only)) {
+    throw new UsageError(`--only takes api, workers or projector, not "${only}"`);
+  }
+  const config = await loadConfig({ configPath: options.config, argv: [] });
+  const log = createLogger(config.log.level);
+  const signalled = shutdownSignal(log);
+  const annal = await startAnnal({ config, only, log });
+
+  const signal = await signalled;
+  log.info({ signal }, `${signal}: stopping`);
+  const deadline = setTimeout(() => {
+    log.error({ deadlineMs: STOP_DEADLINE_MS }, "annal did not stop in time; exiting");
+    process.exit(1);
+  }, STOP_DEADLINE_MS);
+  deadline.unref();
+  try {
+    await annal.stop();
+    return 0;
+  } catch {
+    return 1; // each part that failed to stop is logged
+  } finally {
+    clearTimeout(deadline);
+  }
+}

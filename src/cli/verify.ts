@@ -1,0 +1,60 @@
+import { openDatabase } from "../app/index.ts";
+import { loadConfig } from "../config/index.ts";
+import { checkMigrations } from "../db/index.ts";
+import { AnnalError } from "../errors.ts";
+import { pingDatabase } from "../http/index.ts";
+import { createLogger } from "../logger.ts";
+import type { Output } from "./output.ts";
+
+export const REQUIRED_NODE_MAJOR = 26;
+
+/** annal runs on a Node.js older than it needs (type stripping and more). */
+export class NodeVersionError extends AnnalError {
+  constructor(version: string) {
+    super(
+      "ANNAL_NODE_VERSION_MISMATCH",
+      `annal needs Node.js ${REQUIRED_NODE_MAJOR} or newer; this is ${version}`,
+      {
+        hint: "run annal through npm (npm start, npm run annal) or bin/annal.js, which use the Node.js the project pins",
+      },
+    );
+  }
+}
+
+export function checkNodeVersion(version: string): void {
+  const major = Number.parseInt(version.replace(/^v/, "").split(".")[0] ?? "", 10);
+  if (!(major >= REQUIRED_NODE_MAJOR)) throw new NodeVersionError(version);
+}
+
+/**
+ * `annal verify`: the checks `annal start` depends on, in order, stopping at the first that
+ * fails: the Node.js version, the configuration, the database, its migrations. Pending
+ * migrations pass (start applies them); unknown ones fail. One `ok` line per passed check.
+ */
+export async function runVerify(options: { config?: string }, output: Output): Promise<number> {
+  checkNodeVersion(process.version);
+  output.out(`ok node: ${process.version}`);
+
+  const config = await loadConfig({ configPath: options.config, argv: [] });
+  output.out(
+    `ok config: ${config.source.path}${config.source.demo ? " (the demo configuration)" : ""}`,
+  );
+
+  const database = await openDatabase(
+    config,
+    createLogger("warn", { destination: process.stderr }),
+  );
+  try {
+    await pingDatabase(database.pool, 5000);
+    output.out(`ok database: ${database.description} answers`);
+    const { pending } = await checkMigrations(database.pool);
+    output.out(
+      pending === 0
+        ? "ok migrations: current"
+        : `ok migrations: ${pending} pending (ANNAL_MIGRATIONS_PENDING); annal start applies them`,
+    );
+  } finally {
+    await database.close();
+  }
+  return 0;
+}

@@ -1,0 +1,181 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { isAnnalError } from "../errors.ts";
+import type { Jobs } from "../jobs/index.ts";
+import type { EventStore } from "../store/index.ts";
+import { ChangeEventAcceptor } from "./accept.ts";
+import {
+  admitDelivery,
+  checkDeliveryHeaders,
+  withDeadline,
+  type DeliveryHeaders,
+} from "./delivery.ts";
+import { WEBHOOK_ANSWERS, WebhookRefusal, type WebhookAnswer } from "./errors.ts";
+import { failedWorkRoutes, type AuthorizeRequest } from "./failed-work-routes.ts";
+import { ensureChangeEventsQueue } from "./queue.ts";
+import type { HooksRegistry, ResolvedWebhook } from "./registry.ts";
+
+/** The spec's limit for the secret, schema and map steps of one delivery. */
+export const INGRESS_STEPS_TIMEOUT_MS = 5_000;
+
+export interface HooksPluginOptions {
+  readonly registry: HooksRegistry;
+  readonly store: EventStore;
+  /** Started jobs: accepted change events are queued in the transaction that stores them. */
+  readonly jobs: Jobs;
+  /**
+   * Decides who may read and retry failed work over HTTP (`/api/failed-work`). Default: everyone,
+   * until the REST channel's bearer tokens guard `/api`.
+   */
+  readonly authorize?: AuthorizeRequest;
+  /** Default 5000 (the spec's 5 seconds); tests shorten it. */
+  readonly stepsTimeoutMs?: number;
+  /** annal's clock, for the timestamp check. Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** What each delivery's `onRequest` check found, for its handler. */
+const deliveries = new WeakMap<FastifyRequest, DeliveryHeaders>();
+
+/**
+ * The change-event webhook, `POST /-hooks/<hook>/<webhook>` for every loaded webhook, and the
+ * failed-work JSON routes under `/api/failed-work`. Register it on the root instance, without
+ * a prefix. It keeps its raw-body parser and its error answers (`{ "error": "<value>" }`, the
+ * spec's table) to its own scope; the failed-work routes answer errors as the server does.
+ *
+ * A delivery goes: rate limit (429), signature headers present (401), delivery id and
+ * timestamp within `maxClockSkew` (403) — all before the body is read — then the body within
+ * `limits.bodyBytes` (413), then, within 5 seconds, signature over the raw bytes (403), JSON
+ * and schema (400), `map` and the change events (400, 413), then the store (409, 503), and
+ * 202 once the events and their jobs are committed.
+ *
+ * @example
+ * await server.register(hooksPlugin({ registry, store, jobs }));
+ */
+export function hooksPlugin(options: HooksPluginOptions): FastifyPluginAsync {
+  return async (server) => {
+    await ensureChangeEventsQueue(options.jobs);
+    await server.register(webhookRoutes(options), { prefix: "/-hooks" });
+    await server.register(failedWorkRoutes(options));
+  };
+}
+
+function webhookRoutes(options: HooksPluginOptions) {
+  const now = options.now ?? Date.now;
+  const acceptor = new ChangeEventAcceptor({ store: options.store, jobs: options.jobs });
+  const stepsTimeoutMs = options.stepsTimeoutMs ?? INGRESS_STEPS_TIMEOUT_MS;
+  return async (scope: FastifyInstance): Promise<void> => {
+    // The signature is over the exact bytes: keep them, whatever the Content-Type says.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) =>
+      done(null, body),
+    );
+    scope.setErrorHandler((error, request, reply) => answerError(error, request, reply));
+
+    for (const hooks of options.registry.hooks) {
+      for (const webhook of hooks.webhooks.values()) {
+        scope.post(
+          `/${hooks.name}/${webhook.name}`,
+          {
+            bodyLimit: webhook.limits.bodyBytes,
+            onRequest: async (request) => {
+              const wait = webhook.limiter?.take() ?? 0;
+              if (wait > 0) {
+                throw new WebhookRefusal(
+                  "rate_limit_exceeded",
+                  "the webhook's rate limit is reached",
+                  {
+                    retryAfter: wait,
+                  },
+                );
+              }
+              deliveries.set(request, checkDeliveryHeaders(webhook, request.headers, now()));
+            },
+          },
+          async (request, reply) => {
+            const accepted = await receive(acceptor, options, webhook, request, stepsTimeoutMs);
+            return reply.code(202).send({ accepted });
+          },
+        );
+      }
+    }
+
+    // Anything else under /-hooks, answered before its body is read.
+    scope.all("/*", {
+      onRequest: async () => {
+        throw new WebhookRefusal("webhook_not_found", "no such hook or webhook");
+      },
+      handler: async () => undefined,
+    });
+  };
+}
+
+async function receive(
+  acceptor: ChangeEventAcceptor,
+  options: HooksPluginOptions,
+  webhook: ResolvedWebhook,
+  request: FastifyRequest,
+  stepsTimeoutMs: number,
+) {
+  const delivery = deliveries.get(request)!;
+  const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  const admitted = await withDeadline(stepsTimeoutMs, () =>
+    admitDelivery(webhook, delivery, request.headers, rawBody),
+  );
+  const provider = options.registry.hook(webhook.hook)!.provider;
+  const accepted = await acceptor.accept(
+    { hook: webhook.hook, webhook: webhook.name, deliveryId: delivery.id, provider },
+    admitted,
+  );
+  request.log.info(
+    {
+      hook: webhook.hook,
+      webhook: webhook.name,
+      deliveryId: delivery.id,
+      stored: accepted.filter((a) => a.stored).length,
+      repeated: accepted.filter((a) => !a.stored).length,
+    },
+    "change events accepted",
+  );
+  return accepted;
+}
+
+/**
+ * Every failure of the webhook's scope answers `{ "error": <value> }` and nothing else. A
+ * client error Fastify raises (the body over its limit, a broken Content-Length) maps to the
+ * table's nearest row; anything unexpected to 503: nothing was stored, and the sender resends.
+ */
+function answerError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  let answer: WebhookAnswer;
+  let retryAfter: number | undefined;
+  if (error instanceof WebhookRefusal) {
+    answer = error.answer;
+    retryAfter = error.retryAfter;
+    const log = answer === "change_ingress_unavailable" ? request.log.warn : request.log.info;
+    log.call(
+      request.log,
+      { code: error.code, status: error.status, ...(error.cause ? { err: error.cause } : {}) },
+      `webhook refused the delivery: ${error.message}`,
+    );
+  } else {
+    const status = (error as { statusCode?: unknown }).statusCode;
+    if (status === 413) answer = "request_too_large";
+    else if (typeof status === "number" && status >= 400 && status < 500)
+      answer = "invalid_request_body";
+    else {
+      answer = "change_ingress_unavailable";
+      retryAfter = 5;
+      request.log.error(
+        { err: error, code: isAnnalError(error) ? error.code : undefined },
+        "webhook delivery failed unexpectedly",
+      );
+    }
+    if (answer !== "change_ingress_unavailable") {
+      request.log.info({ status, answer }, "webhook refused the delivery");
+    }
+  }
+  if (retryAfter !== undefined) void reply.header("retry-after", String(retryAfter));
+  return reply
+    .code(WEBHOOK_ANSWERS[answer])
+    .type("application/json; charset=utf-8")
+    .send({ error: answer });
+}

@@ -1,0 +1,222 @@
+import type { DirectoryClient } from "../directory/index.ts";
+import type { Logger } from "../logger.ts";
+import type { EventStore, RecordedEvent } from "../store/index.ts";
+
+/**
+ * Standard Schema v1 (https://standardschema.dev), the interface zod 4, valibot and arktype
+ * schemas all carry: a webhook's body schema may come from any of them.
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (
+      value: unknown,
+    ) => StandardSchemaResult<Output> | Promise<StandardSchemaResult<Output>>;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+export type StandardSchemaResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | {
+      readonly issues: ReadonlyArray<{
+        readonly message: string;
+        readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+      }>;
+    };
+
+/** The value a schema gives after validation (zod: `z.output<typeof schema>`). */
+export type SchemaOutput<S extends StandardSchemaV1> = NonNullable<
+  S["~standard"]["types"]
+>["output"];
+
+/** A duration: `"500ms"`, `"10s"`, `"5m"`, `"1h"` (as in annal.toml), or milliseconds. */
+export type Duration = string | number;
+
+/**
+ * One change as `map` returns it. annal validates it, stores it as a `ChangeEventReceived`
+ * event on the stream `source-<source>`, and hands it to the provider.
+ */
+export interface ChangeEventInput {
+  /** The source system, e.g. `"hr"`: 1–100 letters, digits, `.`, `_` or `-`. */
+  readonly source: string;
+  /**
+   * The source's own id of this change (1–200 characters), unique within the source. Sending it
+   * again with the same content is harmless; with other content it is refused with 409.
+   */
+  readonly eventId: string;
+  /** What happened, e.g. `"employee.updated"` (1–200 characters). */
+  readonly type: string;
+  /** What it happened to, e.g. the employee's id (1–1000 characters). */
+  readonly subject: string;
+  /** When it happened at the source: a Date, or ISO 8601 with a time zone. */
+  readonly occurredAt: Date | string;
+  /** The change itself: any JSON value. Default `{}`. */
+  readonly data?: unknown;
+}
+
+/** A change event as stored and as the provider receives it. */
+export interface ChangeEventEnvelope {
+  readonly source: string;
+  readonly eventId: string;
+  readonly type: string;
+  readonly subject: string;
+  /** ISO 8601, UTC, milliseconds: `2026-11-22T08:30:00.000Z`. */
+  readonly occurredAt: string;
+  readonly data: unknown;
+}
+
+export type MapResult = ChangeEventInput | readonly ChangeEventInput[];
+
+/** Header names of a webhook's signature scheme; lower-case or not, they compare ignoring case. */
+export interface SignatureHeaders {
+  /** Default `webhook-id`: the delivery's id, part of the signed content. */
+  readonly id?: string;
+  /** Default `webhook-timestamp`: seconds since 1970, part of the signed content. */
+  readonly timestamp?: string;
+  /** Default `webhook-signature`: `v1,<base64>`, several separated by spaces. */
+  readonly signature?: string;
+}
+
+export interface SignatureOptions {
+  /**
+   * The shared secrets a signature may be made with: each an environment reference,
+   * `"${HR_WEBHOOK_SECRET}"` (or `"${NAME:-default}"`, for a demo). Several let you rotate:
+   * list the new secret and the old one until every sender uses the new one. A reference
+   * that comes out empty is skipped. A secret written `whsec_<base64>` (as Standard Webhooks
+   * libraries generate them) is used as the bytes that base64 stands for.
+   *
+   * Or a function giving the secrets at request time (from a secret store); it counts
+   * towards the 5 seconds the secret, schema and map steps have.
+   */
+  readonly secrets: readonly string[] | (() => readonly string[] | Promise<readonly string[]>);
+  /** Default: Standard Webhooks' `webhook-id`, `webhook-timestamp`, `webhook-signature`. */
+  readonly headers?: SignatureHeaders;
+}
+
+export interface WebhookLimits {
+  /** Largest request body, in bytes. Default 256 KiB (262144). */
+  readonly bodyBytes?: number;
+  /** Most change events one request may map to. Default 100. */
+  readonly envelopes?: number;
+  /** Largest change event (its JSON), in bytes. Default 64 KiB (65536). */
+  readonly envelopeBytes?: number;
+}
+
+export interface RateLimitOptions {
+  /** Requests allowed per `per`, and the burst allowed at once. */
+  readonly requests: number;
+  readonly per: Duration;
+}
+
+/** What `http.webhook` takes; see `http.webhook`. */
+export interface WebhookOptions<S extends StandardSchemaV1 = StandardSchemaV1> {
+  /** The request body's schema: a body that does not match gets 400 `invalid_request_body`. */
+  readonly body: S;
+  readonly signature: SignatureOptions;
+  /** How far the sender's clock may be from annal's, in either direction. Default `"5m"`. */
+  readonly maxClockSkew?: Duration;
+  readonly limits?: WebhookLimits;
+  /**
+   * Requests accepted per webhook and annal process; more get 429 `rate_limit_exceeded` with
+   * `Retry-After`. Default 100 per second. `false`: no limit.
+   */
+  readonly rateLimit?: RateLimitOptions | false;
+  /**
+   * Turns a valid body into one change event or several. Throwing, or returning something
+   * that is not a valid change event, answers 400 `invalid_request_body`.
+   */
+  readonly map: (body: SchemaOutput<S>) => MapResult | Promise<MapResult>;
+}
+
+/** A webhook as `http.webhook` returns it, for `defineHooks({ webhooks })`. */
+export interface Webhook {
+  readonly kind: "annal.webhook";
+  readonly options: WebhookOptions;
+}
+
+/** How a provider's failures are retried (pg-boss, exponential backoff with jitter). */
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 5. */
+  readonly limit?: number;
+  /** Delay before the first retry, doubling for each one after. Default `"10s"`; `"0"` retries at once. */
+  readonly delay?: Duration;
+  /** Longest delay between two attempts. Default `"1h"`. */
+  readonly maxDelay?: Duration;
+}
+
+/** A write the provider made through `context.directory`, recorded with the outcome. */
+export interface DirectoryWrite {
+  readonly operation: "add" | "modify" | "modifyDN" | "delete";
+  readonly dn: string;
+  /** Attribute names written (never values: some are secrets). */
+  readonly attributes?: readonly string[];
+}
+
+/**
+ * The directory, as a provider may use it. Each write is recorded in the processing's outcome
+ * event (`directoryWrites`), which carries the change event as its causation; pass
+ * `{ as: <DN> }` to act as a person rather than as annal's own account.
+ */
+export type HookDirectory = Pick<
+  DirectoryClient,
+  "get" | "search" | "add" | "modify" | "modifyDN" | "delete"
+> & {
+  /** The configured base DN (`[directory] base`). */
+  readonly base: string;
+};
+
+/** What a provider gets besides the change event. */
+export interface ProviderContext {
+  readonly hook: string;
+  readonly webhook: string;
+  /** 1 for the first attempt; counts on through retries, also those from failed work. */
+  readonly attempt: number;
+  /**
+   * The id of the change event's `ChangeEventReceived` event. Everything this processing
+   * causes carries it as `metadata.causationId` (`record` sets it), so the log answers "why
+   * did this change".
+   */
+  readonly causationId: string;
+  /** A logger bound to the hook, webhook, source and eventId. */
+  readonly log: Logger;
+  readonly store: EventStore;
+  /** The directory, when annal has one configured; `undefined` otherwise. */
+  readonly directory: HookDirectory | undefined;
+  /** Aborted when the processing's time is up (`provider.timeout`) or annal stops. */
+  readonly signal: AbortSignal;
+  /**
+   * Appends an event to the change event's stream, caused by it. Recording is idempotent per
+   * change event and `key` (default: the type), so a retried attempt does not record twice.
+   */
+  record(event: { type: string; data: unknown; key?: string }): Promise<RecordedEvent>;
+}
+
+export interface ChangeEventProvider {
+  /**
+   * Processes one change event. Resolve when done (optionally with a small JSON summary,
+   * recorded in `ChangeEventProcessed`); throw to fail: `PermanentFailure` for a failure no
+   * retry can fix, anything else to be retried. May run more than once for one event (a
+   * retry after a crash), so make it idempotent: set values rather than toggle them.
+   */
+  process(envelope: ChangeEventEnvelope, context: ProviderContext): unknown;
+  readonly retry?: RetryOptions;
+  /** Longest one attempt may run before it counts as failed. Default `"5m"`. */
+  readonly timeout?: Duration;
+}
+
+export interface HooksOptions {
+  /** The hook's name in the URL, `/-hooks/<name>/<webhook>`: letters, digits, `_`, `-`. */
+  readonly name: string;
+  /** The webhooks by name (the URL's last segment), each from `http.webhook({...})`. */
+  readonly webhooks: Readonly<Record<string, Webhook>>;
+  readonly provider: ChangeEventProvider;
+}
+
+/** A hooks file's default export, from `defineHooks`. */
+export interface Hooks {
+  readonly kind: "annal.hooks";
+  readonly name: string;
+  readonly options: HooksOptions;
+}

@@ -1,0 +1,215 @@
+import type { JobResult, JobWithMetadata } from "pg-boss";
+import type { Pool } from "../db/index.ts";
+import type { Jobs } from "../jobs/index.ts";
+import type { Logger } from "../logger.ts";
+import type { EventStore, NewEvent } from "../store/index.ts";
+import { causedBy, runAttempt, type AttemptOutcome } from "./attempt.ts";
+import type { DirectoryAccess } from "./context.ts";
+import { isPermanentFailure, PermanentFailure } from "./errors.ts";
+import {
+  CHANGE_EVENT,
+  type ChangeEventAbandoned,
+  type ChangeEventFailed,
+  type ChangeEventProcessed,
+  type ChangeEventReceived,
+  type ChangeEventRef,
+  type ProcessingError,
+} from "./events.ts";
+import { sourceStream } from "./envelope.ts";
+import { CHANGE_EVENTS_QUEUE, ensureChangeEventsQueue, type ChangeEventJob } from "./queue.ts";
+import type { HooksRegistry } from "./registry.ts";
+
+export interface HookWorkerOptions {
+  readonly jobs: Jobs;
+  readonly store: EventStore;
+  readonly registry: HooksRegistry;
+  readonly log: Logger;
+  /** The directory providers may write to; without it `context.directory` is undefined. */
+  readonly directory?: DirectoryAccess;
+  /** Change events processed at once by this process. Default 10 (`[hooks] concurrency`). */
+  readonly concurrency?: number;
+  /** How often an idle worker looks for jobs, in seconds (≥ 0.5). Default 1. */
+  readonly pollingIntervalSeconds?: number;
+}
+
+export interface HookWorkers {
+  stop(): Promise<void>;
+}
+
+/** Longest error message kept in an outcome event. */
+const MAX_ERROR_MESSAGE = 2000;
+
+/**
+ * Processes accepted change events: one pg-boss job each, run by the provider of the hook that
+ * accepted it, with retries and exponential backoff (the job's options, from the provider).
+ * Every outcome is an event on the change event's stream, caused by its `ChangeEventReceived`:
+ * `ChangeEventProcessed`, or `ChangeEventFailed` per failed attempt and `ChangeEventAbandoned`
+ * when no attempt is left (a `PermanentFailure` skips the retries), which puts it under failed
+ * work.
+ *
+ * Why not pg-boss's `transactional` workers: the provider may run for seconds (a directory
+ * write), and a transaction open that long holds back the event log's safe bound, so every
+ * projection would wait for it. Outcomes are appended in transactions of their own instead;
+ * a crash between the provider's work and its outcome means one more attempt, which is why
+ * providers must be idempotent.
+ */
+export async function startHookWorkers(options: HookWorkerOptions): Promise<HookWorkers> {
+  const { jobs } = options;
+  await ensureChangeEventsQueue(jobs);
+  const concurrency = options.concurrency ?? 10;
+  const workOptions = {
+    batchSize: concurrency,
+    includeMetadata: true,
+    perJobResults: true,
+    burstWhenBatchFull: concurrency > 1,
+    pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
+  } as const;
+  const workerId = await jobs.boss.work<ChangeEventJob, unknown, typeof workOptions>(
+    CHANGE_EVENTS_QUEUE,
+    workOptions,
+    (batch) => Promise.all(batch.map((job) => processJob(options, job))),
+  );
+  return {
+    stop: () => jobs.boss.offWork(CHANGE_EVENTS_QUEUE, { id: workerId, wait: true }),
+  };
+}
+
+/**
+ * Runs one attempt and records its outcome. Never throws: pg-boss settles each job of the
+ * batch by what this returns.
+ */
+async function processJob(
+  options: HookWorkerOptions,
+  job: JobWithMetadata<ChangeEventJob>,
+): Promise<JobResult> {
+  const { store, registry } = options;
+  try {
+    const received = await readReceived(store.pool, job.data.receivedEventId);
+    if (!received) {
+      options.log.error(
+        { job: job.id, receivedEventId: job.data.receivedEventId },
+        "a change-event job names no ChangeEventReceived event; dropping it",
+      );
+      return { id: job.id, status: "deadletter" };
+    }
+    const ref: ChangeEventRef = {
+      hook: received.data.hook,
+      webhook: received.data.webhook,
+      source: received.data.envelope.source,
+      eventId: received.data.envelope.eventId,
+      receivedEventId: received.id,
+    };
+    const attempt = job.data.priorAttempts + job.retryCount + 1;
+    const log = options.log.child({
+      hook: ref.hook,
+      webhook: ref.webhook,
+      source: ref.source,
+      eventId: ref.eventId,
+      attempt,
+    });
+    const provider = registry.hook(ref.hook)?.provider;
+    const outcome: AttemptOutcome = provider
+      ? await runAttempt(
+          provider,
+          { ref, received: received.data, attempt, signal: job.signal },
+          { store, log, directory: options.directory },
+        )
+      : {
+          ok: false,
+          writes: [],
+          error: new PermanentFailure(
+            `no hook named "${ref.hook}" is loaded (its hooks file was removed or renamed)`,
+            { code: "ANNAL_HOOK_UNKNOWN" },
+          ),
+        };
+
+    const record = (type: string, data: object): NewEvent => ({
+      type,
+      data,
+      metadata: causedBy(ref),
+      idempotencyKey: `change-event-outcome:${ref.receivedEventId}:${attempt}:${type}`,
+    });
+    if (outcome.ok) {
+      const processed: ChangeEventProcessed = {
+        ...ref,
+        attempt,
+        result: toJson(outcome.result),
+        directoryWrites: outcome.writes,
+      };
+      await store.appendToStream(sourceStream(ref.source), [
+        record(CHANGE_EVENT.processed, processed),
+      ]);
+      log.info("change event processed");
+      return { id: job.id, status: "completed" };
+    }
+
+    const permanent = isPermanentFailure(outcome.error);
+    const willRetry = !permanent && job.retryCount < job.retryLimit;
+    const error = describe(outcome.error);
+    const failed: ChangeEventFailed = {
+      ...ref,
+      attempt,
+      error,
+      permanent,
+      willRetry,
+      directoryWrites: outcome.writes,
+    };
+    const events = [record(CHANGE_EVENT.failed, failed)];
+    if (!willRetry) {
+      const abandoned: ChangeEventAbandoned = {
+        ...ref,
+        subject: received.data.envelope.subject,
+        type: received.data.envelope.type,
+        attempts: attempt,
+        reason: permanent ? "permanent_failure" : "retries_exhausted",
+        error,
+      };
+      events.push(record(CHANGE_EVENT.abandoned, abandoned));
+    }
+    await store.appendToStream(sourceStream(ref.source), events);
+    log.warn(
+      { code: error.code, permanent, willRetry },
+      `processing the change event failed: ${error.message}`,
+    );
+    // `deadletter` fails the job for good, skipping pg-boss's remaining retries.
+    return { id: job.id, status: willRetry ? "failed" : "deadletter", output: error };
+  } catch (error) {
+    // The outcome could not be recorded (the database went away): pg-boss retries the job.
+    options.log.error(
+      { err: error, job: job.id, receivedEventId: job.data.receivedEventId },
+      "could not record a change event's processing; the job is retried",
+    );
+    return { id: job.id, status: "failed", output: describe(error) };
+  }
+}
+
+interface ReceivedRow {
+  id: string;
+  data: ChangeEventReceived;
+}
+
+async function readReceived(pool: Pool, id: string): Promise<ReceivedRow | undefined> {
+  const result = await pool.query<ReceivedRow>(
+    "SELECT id, data FROM events WHERE id = $1 AND type = $2",
+    [id, CHANGE_EVENT.received],
+  );
+  return result.rows[0];
+}
+
+function describe(error: unknown): ProcessingError {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    code: typeof code === "string" ? code : null,
+    message: message.slice(0, MAX_ERROR_MESSAGE),
+  };
+}
+
+function toJson(value: unknown): unknown {
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value)) as unknown;
+  } catch {
+    return null;
+  }
+}

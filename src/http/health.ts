@@ -1,0 +1,18 @@
+import type { FastifyInstance } from "fastify";
+import { checkReadiness, type ReadinessOptions } from "./readiness.ts";
+
+/**
+ * `GET /healthz`: the process is up and serving (liveness; touches nothing else).
+ * `GET /readyz`: 200 when ready to serve, else 503, with the report of `checkReadiness`.
+ * Probes poll them every few seconds, so a successful probe is not logged.
+ */
+export function healthRoutes(readiness: ReadinessOptions) {
+  return async (server: FastifyInstance): Promise<void> => {
+    server.get("/healthz", { logLevel: "warn" }, () => ({ status: "ok" }));
+
+    server.get("/readyz", { logLevel: "warn" }, async (_request, reply) => {
+      const report = await checkReadiness(readiness);
+      return reply.code(report.status === "ready" ? 200 : 503).send(report);
+    });
+  };
+}

@@ -1,0 +1,54 @@
+import Fastify, { type FastifyBaseLogger } from "fastify";
+import type { AnnalConfig } from "../config/index.ts";
+import type { Pool } from "../db/index.ts";
+import type { Logger } from "../logger.ts";
+import type { ProjectionStatus } from "../projector/index.ts";
+import { frameworkErrorHandler, installErrorHandling } from "./error-handler.ts";
+import { healthRoutes } from "./health.ts";
+import { metricsRoutes, recordHttpDuration } from "./metrics.ts";
+
+export interface ServerOptions {
+  readonly config: AnnalConfig;
+  readonly pool: Pool;
+  /** The projections' status for `/readyz`: the running projector's, or read from the database. */
+  readonly projectorStatus: () => Promise<readonly ProjectionStatus[]>;
+  readonly log: Logger;
+  /** Longest each `/readyz` check may take. Default 2000 ms. */
+  readonly readinessTimeoutMs?: number;
+}
+
+/**
+ * annal's HTTP server, ready to `listen` (which the caller does): health, readiness and
+ * metrics routes, the latency histogram, and the one error mapping to problem details.
+ * Later channels (REST, GraphQL, webhooks, sign-in) register as plugins on the instance and
+ * inherit all of it.
+ *
+ * @example
+ * const server = createServer({ config, pool, projectorStatus: () => projector.status(), log });
+ * const url = await server.listen({ host: config.server.host, port: config.server.port });
+ */
+export function createServer(options: ServerOptions) {
+  const { pool, log } = options;
+  // Typed as Fastify's logger interface, so the instance is a plain `FastifyInstance` that
+  // plugins written against Fastify's default types accept.
+  const loggerInstance: FastifyBaseLogger = log;
+  const server = Fastify({
+    loggerInstance,
+    // Errors raised before routing (a malformed URL) take the same problem-details path.
+    frameworkErrors: frameworkErrorHandler,
+  });
+  installErrorHandling(server);
+  recordHttpDuration(server);
+  void server.register(
+    healthRoutes({
+      pool,
+      projectorStatus: options.projectorStatus,
+      timeoutMs: options.readinessTimeoutMs ?? 2000,
+      log,
+    }),
+  );
+  void server.register(metricsRoutes);
+  return server;
+}
+
+export type AnnalServer = ReturnType<typeof createServer>;

@@ -1,0 +1,28 @@
+/**
+ * annal as a package: what user code written against annal imports. Hooks files:
+ *
+ * ```ts
+ * import { defineHooks, http, PermanentFailure } from "annal";
+ * ```
+ */
+export { defineHooks, http, PermanentFailure } from "./hooks/index.ts";
+export type {
+  ChangeEventEnvelope,
+  ChangeEventInput,
+  ChangeEventProvider,
+  DirectoryWrite,
+  Duration,
+  HookDirectory,
+  Hooks,
+  HooksOptions,
+  MapResult,
+  ProviderContext,
+  RateLimitOptions,
+  RetryOptions,
+  SignatureHeaders,
+  SignatureOptions,
+  StandardSchemaV1,
+  Webhook,
+  WebhookLimits,
+  WebhookOptions,
+} from "./hooks/index.ts";

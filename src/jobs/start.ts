@@ -1,0 +1,102 @@
+import { PgBoss, type ConstructorOptions, type Db, type Queue } from "pg-boss";
+import type { Pool, Queryable } from "../db/index.ts";
+import type { Logger } from "../logger.ts";
+
+/** Where annal's pg-boss keeps its tables, beside annal's own in the same database. */
+export const JOBS_SCHEMA = "pgboss";
+
+export interface StartJobsOptions {
+  /** annal's pool: pg-boss runs its statements on it (no second pool, no URL needed). */
+  readonly pool?: Pool;
+  /** Or a connection URL, for a pool of pg-boss's own. One of the two is required. */
+  readonly connectionString?: string;
+  readonly log: Pick<Logger, "error" | "warn">;
+  /** Default `pgboss`. */
+  readonly schema?: string;
+  /**
+   * Run pg-boss's maintenance (expiring, retrying and archiving jobs) in this process.
+   * Default true. A process that only sends jobs (a CLI command) turns it off.
+   */
+  readonly supervise?: boolean;
+  /** Run pg-boss's cron scheduler in this process. Default true. */
+  readonly schedule?: boolean;
+}
+
+/**
+ * annal's background jobs: a started pg-boss and the few things every user of it needs.
+ * Handlers registered with `boss.work` receive arrays of jobs.
+ */
+export interface Jobs {
+  readonly boss: PgBoss;
+  readonly schema: string;
+  /**
+   * Creates `name` unless it exists (pg-boss needs a queue before `send`); safe to call from
+   * many processes at once. Options apply when the queue is created: an existing queue keeps
+   * its own (change them with `boss.updateQueue`).
+   */
+  ensureQueue(name: string, options?: Omit<Queue, "name">): Promise<void>;
+  /**
+   * A pg-boss `db` for statements inside the caller's transaction: pass it as `{ db }` to
+   * `send`, and the job commits, or rolls back, with what else the transaction writes.
+   */
+  inTransaction(tx: Queryable): Db;
+  /** Stops the workers (letting running handlers finish) and pg-boss's timers. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts pg-boss in its own schema of annal's database, installing or migrating that schema
+ * first (pg-boss serialises this across processes with an advisory lock).
+ *
+ * @example
+ * const jobs = await startJobs({ pool, log });
+ * await jobs.ensureQueue("reports", { retryLimit: 3, retryBackoff: true });
+ * await jobs.boss.work("reports", { batchSize: 20 }, async (batch) => { ... });
+ * await jobs.stop();
+ */
+export async function startJobs(options: StartJobsOptions): Promise<Jobs> {
+  const schema = options.schema ?? JOBS_SCHEMA;
+  const connection: ConstructorOptions =
+    options.pool !== undefined
+      ? { db: inTransaction(options.pool) }
+      : options.connectionString !== undefined
+        ? { connectionString: options.connectionString, max: 4, application_name: "annal-jobs" }
+        : missingConnection();
+  const boss = new PgBoss({
+    ...connection,
+    schema,
+    supervise: options.supervise ?? true,
+    schedule: options.schedule ?? true,
+    migrate: true,
+  });
+  // pg-boss emits `error` for failures of its own loops (maintenance, a fetch); an EventEmitter
+  // with no listener for `error` would throw it and end the process.
+  boss.on("error", (error) => options.log.error({ err: error }, "pg-boss reported an error"));
+  boss.on("warning", (warning) => options.log.warn({ warning }, `pg-boss: ${warning.message}`));
+  await boss.start();
+  let stopped: Promise<void> | undefined;
+  return {
+    boss,
+    schema,
+    // create_queue() inserts with ON CONFLICT DO NOTHING under an advisory lock.
+    ensureQueue: (name, queueOptions) => boss.createQueue(name, queueOptions),
+    inTransaction,
+    stop() {
+      stopped ??= boss.stop({ graceful: true, close: true, timeout: 10_000 });
+      return stopped;
+    },
+  };
+}
+
+function inTransaction(db: Queryable): Db {
+  return {
+    executeSql: async (text, values) => {
+      const result = await db.query(text, values);
+      return { rows: result.rows };
+    },
+  };
+}
+
+function missingConnection(): never {
+  throw new Error("startJobs needs a pool or a connectionString");
+}

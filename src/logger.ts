@@ -1,0 +1,158 @@
+import { pino, type DestinationStream, type Level, type Logger } from "pino";
+
+export type { Logger };
+export type LogLevel = Level | "silent";
+
+/**
+ * Keys whose values never reach the log, at any depth of a logged object. Compared as
+ * written: header names arrive lower-case from Node, every other key is ours.
+ */
+export const REDACTED_LOG_KEYS: readonly string[] = [
+  "password",
+  "clientSecret",
+  "authorization",
+  "cookie",
+  "set-cookie",
+  "secret",
+  "token",
+  "userPassword",
+  "webhook-signature",
+];
+
+export const CENSOR = "[Redacted]";
+
+/**
+ * Paths pino's own `redact` handles: the request and response headers, where a serializer
+ * (rather than the logged object) may put them. They have no wildcard, so they cost nothing.
+ */
+const HEADER_PATHS = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  'req.headers["webhook-signature"]',
+  'res.headers["set-cookie"]',
+];
+
+// Deeper than this a logged object is walked no further (and a cycle ends here too).
+const MAX_DEPTH = 32;
+
+/**
+ * A copy of `value` with every `keys` entry, at any depth, replaced by `[Redacted]`; the value
+ * itself when there is none (nothing is copied then). Plain objects and arrays are walked; an
+ * `Error` is walked as pino will serialize it; other class instances (a Fastify request, a
+ * Date, a Buffer) are left to their serializers.
+ *
+ * Why not pino's `redact` with wildcard paths: `*` matches exactly one level, so any depth
+ * means a path per key and level, and those cost 30–180 µs on every line measured here, where
+ * this walk costs about 3 µs.
+ */
+export function redactSecrets<T>(value: T, keys: ReadonlySet<string> = redactedKeys): T {
+  return walk(value, keys, 0) as T;
+}
+
+const redactedKeys: ReadonlySet<string> = new Set(REDACTED_LOG_KEYS);
+
+function walk(value: unknown, keys: ReadonlySet<string>, depth: number): unknown {
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, index) => {
+      const redacted = walk(item, keys, depth + 1);
+      if (redacted !== item) (copy ??= [...value])[index] = redacted;
+    });
+    return copy ?? value;
+  }
+  if (value instanceof Error) {
+    const serialized = pino.stdSerializers.err(value);
+    const redacted = walk({ ...serialized }, keys, depth) as object;
+    return hasChanged(serialized, redacted) ? redacted : value;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const redacted = keys.has(key) && item !== undefined ? CENSOR : walk(item, keys, depth + 1);
+    if (redacted !== item) (copy ??= { ...value })[key] = redacted;
+  }
+  return copy ?? value;
+}
+
+function hasChanged(original: object, redacted: object): boolean {
+  const before = original as Record<string, unknown>;
+  return Object.entries(redacted).some(([key, item]) => before[key] !== item);
+}
+
+// A query parameter whose value is a credential: `token`, `access_token`, `client_secret`, ...
+const SECRET_PARAMETER = /(token|secret|password|signature)$/i;
+
+/** `url` with the values of credential-like query parameters replaced by `[Redacted]`. */
+export function redactUrl(url: string): string {
+  const query = url.indexOf("?");
+  if (query === -1) return url;
+  const parameters = url
+    .slice(query + 1)
+    .split("&")
+    .map((parameter) => {
+      const equals = parameter.indexOf("=");
+      if (equals === -1) return parameter;
+      let name = parameter.slice(0, equals);
+      try {
+        name = decodeURIComponent(name);
+      } catch {
+        // keep it as written
+      }
+      return SECRET_PARAMETER.test(name) ? `${parameter.slice(0, equals)}=${CENSOR}` : parameter;
+    });
+  return `${url.slice(0, query)}?${parameters.join("&")}`;
+}
+
+/**
+ * Fastify's request serializer, with credentials in the query redacted (`?access_token=`
+ * ends up in URLs however much one asks clients not to). Anything logged under `req` that
+ * is not a request passes unchanged.
+ */
+function serializeRequest(request: unknown): unknown {
+  const candidate = request as {
+    method?: unknown;
+    url?: unknown;
+    host?: unknown;
+    ip?: unknown;
+    socket?: { remotePort?: number };
+  };
+  if (typeof candidate?.method !== "string" || typeof candidate.url !== "string") return request;
+  return {
+    method: candidate.method,
+    url: redactUrl(candidate.url),
+    host: candidate.host,
+    remoteAddress: candidate.ip,
+    remotePort: candidate.socket?.remotePort,
+  };
+}
+
+export interface LoggerOptions {
+  /** Where JSON lines go; default standard output (synchronously, so nothing is lost on exit). */
+  readonly destination?: DestinationStream;
+}
+
+/**
+ * annal's logger: pino, JSON lines, ISO timestamps, level names, and the values of
+ * `REDACTED_LOG_KEYS` replaced by `[Redacted]` at any depth of a logged object (and
+ * credentials in logged request URLs' queries). Bindings
+ * given to `log.child(...)` are not walked: bind identifiers there, never secrets.
+ *
+ * @example
+ * const log = createLogger(config.log.level);
+ * log.info({ user: { name: "ada", password: "x" } }, "signed in"); // "password":"[Redacted]"
+ */
+export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logger {
+  const settings = {
+    level,
+    redact: { paths: HEADER_PATHS, censor: CENSOR },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    serializers: { req: serializeRequest },
+    formatters: {
+      level: (label: string) => ({ level: label }),
+      log: (object: Record<string, unknown>) => redactSecrets(object),
+    },
+  };
+  return options.destination ? pino(settings, options.destination) : pino(settings);
+}

@@ -1,0 +1,86 @@
+import t from "tap";
+import { createPool } from "../../src/db/index.ts";
+import { redactSecrets, redactUrl } from "../../src/logger.ts";
+import { capturedLogger, testServer } from "../http/support.ts";
+
+t.test("secret keys print [Redacted] at any depth of a logged object", async (t) => {
+  const { log, lines, text } = capturedLogger();
+  log.info(
+    {
+      password: "p-top",
+      clientSecret: "cs-top",
+      user: { name: "ada", userPassword: "up-1", profile: { secret: "s-3", token: "t-3" } },
+      requests: [{ headers: { authorization: "Bearer a-1", cookie: "sid=c-1" } }],
+      deep: { a: { b: { c: { d: { e: { f: { g: { password: "p-deep" } } } } } } } },
+      req: { headers: { "webhook-signature": "v1,w-1", host: "example.org" } },
+    },
+    "signed in",
+  );
+  const [line] = lines;
+  t.match(line, {
+    msg: "signed in",
+    password: "[Redacted]",
+    clientSecret: "[Redacted]",
+    user: {
+      name: "ada",
+      userPassword: "[Redacted]",
+      profile: { secret: "[Redacted]", token: "[Redacted]" },
+    },
+    requests: [{ headers: { authorization: "[Redacted]", cookie: "[Redacted]" } }],
+    deep: { a: { b: { c: { d: { e: { f: { g: { password: "[Redacted]" } } } } } } } },
+    req: { headers: { "webhook-signature": "[Redacted]", host: "example.org" } },
+  });
+  t.notMatch(text.join("\n"), /p-top|cs-top|up-1|s-3|t-3|a-1|c-1|p-deep|w-1/);
+});
+
+t.test("an error's secret properties are redacted, its message and stack kept", async (t) => {
+  const { log, lines } = capturedLogger();
+  const error = Object.assign(new Error("bind failed"), { options: { password: "hunter2" } });
+  log.error({ err: error }, "directory");
+  t.match(lines[0], { err: { message: "bind failed", options: { password: "[Redacted]" } } });
+  t.match(lines[0]?.err, { stack: /bind failed/ });
+});
+
+t.test("redaction copies only what it changes and leaves the logged object alone", async (t) => {
+  const shared = { kept: true };
+  const object = { user: { password: "x" }, shared };
+  const redacted = redactSecrets(object);
+  t.equal(object.user.password, "x");
+  t.equal(redacted.shared, shared);
+  t.equal(redacted.user.password, "[Redacted]");
+  const clean = { a: { b: [1, 2] } };
+  t.equal(redactSecrets(clean), clean);
+});
+
+t.test("request headers never reach the server's log", async (t) => {
+  const pool = createPool("postgres://nobody@127.0.0.1:1/none", 1);
+  t.teardown(() => pool.end());
+  const { server, logged } = testServer(t, { pool });
+  server.get("/whoami", async (request) => {
+    request.log.info({ headers: request.headers }, "headers seen");
+    return {};
+  });
+  await server.inject({
+    method: "GET",
+    url: "/whoami?access_token=sekrit-4&page=2",
+    headers: {
+      authorization: "Bearer sekrit-1",
+      cookie: "sid=sekrit-2",
+      "webhook-signature": "v1,sekrit-3",
+    },
+  });
+  t.ok(logged.lines.some((line) => line.msg === "headers seen"));
+  t.match(
+    logged.lines.find((line) => line.msg === "incoming request"),
+    { req: { method: "GET", url: "/whoami?access_token=[Redacted]&page=2" } },
+  );
+  t.notMatch(logged.text.join("\n"), /sekrit/);
+});
+
+t.test("credential-like query parameters are redacted from URLs", async (t) => {
+  t.equal(redactUrl("/api/users"), "/api/users");
+  t.equal(
+    redactUrl("/cb?code=1&client_secret=s&id_token=x&refresh%5Ftoken=y&q=token"),
+    "/cb?code=1&client_secret=[Redacted]&id_token=[Redacted]&refresh%5Ftoken=[Redacted]&q=token",
+  );
+});

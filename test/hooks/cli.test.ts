@@ -1,0 +1,102 @@
+import path from "node:path";
+import t from "tap";
+import { failedWorkList, failedWorkRetry, hooksSend } from "../../src/hooks/cli.ts";
+import { PermanentFailure } from "../../src/hooks/index.ts";
+import {
+  change,
+  countEvents,
+  deliver,
+  eventually,
+  hooksFixture,
+  SECRET,
+  signed,
+  testHooks,
+} from "./fixtures/hooks.ts";
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, output: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) } };
+}
+
+t.test("hooks send signs and posts a body; the webhook accepts it", async (t) => {
+  const f = await hooksFixture(t);
+  const url = await f.app.listen({ host: "127.0.0.1", port: 0 });
+  const { out, output } = capture();
+  const body = JSON.stringify(change("cli-1"));
+  t.equal(
+    await hooksSend({ url, hook: "test", webhook: "people", secret: SECRET, body }, output),
+    0,
+  );
+  t.same(out, [`202 {"accepted":[{"source":"crm","eventId":"cli-1","stored":true}]}`]);
+  t.equal(await countEvents(f.store), 1);
+
+  await t.rejects(
+    hooksSend({ url, hook: "test", webhook: "people", secret: "wrong", body }, capture().output),
+    {
+      code: "ANNAL_WEBHOOK_REJECTED",
+      message: `the webhook answered 403 {"error":"authentication_failed"}`,
+    },
+  );
+  await t.rejects(
+    hooksSend({ url, hook: "test", webhook: "people", secret: undefined, body }, output),
+    {
+      code: "ANNAL_WEBHOOK_SECRET_MISSING",
+    },
+  );
+  const file = path.join(t.testdir({ "body.json": JSON.stringify(change("cli-2")) }), "body.json");
+  t.equal(
+    await hooksSend(
+      { url, hook: "test", webhook: "people", secret: SECRET, bodyFile: file },
+      output,
+    ),
+    0,
+  );
+});
+
+t.test("failed-work list and retry read annal.toml's database", async (t) => {
+  const f = await hooksFixture(t, {
+    hooks: [
+      testHooks({
+        provider: {
+          process() {
+            throw new PermanentFailure("person p-1 is unknown", { code: "CRM_UNKNOWN" });
+          },
+        },
+      }),
+    ],
+  });
+  await f.startProjector();
+  await f.startWorkers();
+  await deliver(f.app, signed(change("e-1")));
+  await eventually(async () =>
+    (await f.stream("source-crm")).some((e) => e.type === "ChangeEventAbandoned"),
+  );
+  await f.caughtUp();
+
+  const dir = t.testdir({
+    "annal.toml": `[database]\nurl = ${JSON.stringify(f.db.url)}\n[log]\nlevel = "silent"\n`,
+  });
+  const config = path.join(dir, "annal.toml");
+  const table = capture();
+  t.equal(await failedWorkList({ config }, table.output), 0);
+  t.match(table.out[0], /^id\s+state\s+webhook\s+event\s+attempts\s+failed at\s+last error$/);
+  t.match(
+    table.out[1],
+    /^[0-9a-f-]{36}\s+failed\s+test\/people\s+crm\/e-1\s+1\s+\S+\s+CRM_UNKNOWN: person p-1 is unknown$/,
+  );
+  const json = capture();
+  t.equal(await failedWorkList({ config, json: true, state: "all" }, json.output), 0);
+  const item = JSON.parse(json.out[0]!) as { id: string; state: string };
+  t.equal(item.state, "failed");
+
+  const retried = capture();
+  t.equal(await failedWorkRetry(item.id, { config }, retried.output), 0);
+  t.same(retried.out, [`queued ${item.id} for processing again`]);
+  await eventually(async () =>
+    (await f.stream("source-crm")).some((e) => e.type === "ChangeEventRetryRequested"),
+  );
+  await t.rejects(failedWorkList({ config, state: "nope" }, capture().output), {
+    code: "ANNAL_USAGE",
+  });
+});

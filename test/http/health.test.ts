@@ -1,0 +1,100 @@
+import t from "tap";
+import { createPool, freePort } from "../../src/db/index.ts";
+import { testDatabase } from "../support/postgres.ts";
+import { testServer } from "./support.ts";
+
+t.test("/healthz answers ok while the process is up", async (t) => {
+  const { pool } = await testDatabase(t);
+  const { server } = testServer(t, { pool });
+  const response = await server.inject({ method: "GET", url: "/healthz" });
+  t.equal(response.statusCode, 200);
+  t.same(response.json(), { status: "ok" });
+});
+
+t.test("/readyz is 200 with each projection's version, position and lag", async (t) => {
+  const { pool } = await testDatabase(t);
+  const { server } = testServer(t, {
+    pool,
+    projectorStatus: async () => [
+      {
+        name: "entries_current",
+        version: 2,
+        builtVersion: 2,
+        position: { transactionId: "812", position: 40 },
+        lag: 3,
+      },
+    ],
+  });
+  const response = await server.inject({ method: "GET", url: "/readyz" });
+  t.equal(response.statusCode, 200);
+  t.same(response.json(), {
+    status: "ready",
+    checks: {
+      database: { status: "ok" },
+      migrations: { status: "ok", pending: 0 },
+      projections: { status: "ok" },
+    },
+    projections: [{ name: "entries_current", version: 2, builtVersion: 2, position: 40, lag: 3 }],
+  });
+});
+
+t.test(
+  "/readyz is 503 when the database is unreachable, and says so without the cause",
+  async (t) => {
+    const port = await freePort(); // nothing listens there
+    const pool = createPool(`postgres://annal:not-the-password@127.0.0.1:${port}/annal`, 2);
+    t.teardown(() => pool.end());
+    const { server, logged } = testServer(t, { pool });
+    const response = await server.inject({ method: "GET", url: "/readyz" });
+    t.equal(response.statusCode, 503);
+    const body = response.json();
+    t.equal(body.status, "unready");
+    t.match(body.checks.database, { status: "failed", code: "ANNAL_DATABASE_UNREACHABLE" });
+    t.equal(body.checks.migrations.status, "skipped");
+    t.notMatch(response.body, /ECONNREFUSED|not-the-password/);
+    t.ok(
+      logged.lines.some((line) => line.code === "ANNAL_DATABASE_UNREACHABLE"),
+      "the cause is logged",
+    );
+    t.notMatch(logged.text.join("\n"), /not-the-password/);
+  },
+);
+
+t.test("/readyz is 503 while migrations are pending", async (t) => {
+  const { pool } = await testDatabase(t, { migrated: false });
+  const { server } = testServer(t, { pool });
+  const response = await server.inject({ method: "GET", url: "/readyz" });
+  t.equal(response.statusCode, 503);
+  t.match(response.json().checks.migrations, {
+    status: "failed",
+    code: "ANNAL_MIGRATIONS_PENDING",
+  });
+  t.ok(response.json().checks.migrations.pending > 0);
+});
+
+t.test(
+  "/readyz is 503 when the database records a migration this program does not know",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    await pool.query(
+      "INSERT INTO migrations (id, name, hash) VALUES (99, 'from-the-future', 'unknown')",
+    );
+    const { server, logged } = testServer(t, { pool });
+    const response = await server.inject({ method: "GET", url: "/readyz" });
+    t.equal(response.statusCode, 503);
+    t.match(response.json().checks.migrations, { code: "WF_DATABASE_MIGRATION_MISMATCH" });
+    t.ok(logged.lines.some((line) => line.recordedKey === "99_from-the-future"));
+  },
+);
+
+t.test("/readyz is 503 when the projections' status cannot be read", async (t) => {
+  const { pool } = await testDatabase(t);
+  const { server } = testServer(t, {
+    pool,
+    projectorStatus: () => new Promise(() => {}), // never answers
+    readinessTimeoutMs: 200,
+  });
+  const response = await server.inject({ method: "GET", url: "/readyz" });
+  t.equal(response.statusCode, 503);
+  t.match(response.json().checks.projections, { code: "ANNAL_READINESS_TIMEOUT" });
+});
