@@ -4,10 +4,12 @@
  */
 import { captureBenchmark } from "./capture.ts";
 import { hooksBenchmark } from "./hooks.ts";
+import { graphqlBenchmark } from "./graphql.ts";
 import { storeBenchmark } from "./store.ts";
 
 const suites: Record<string, () => Promise<void>> = {
   store: storeBenchmark,
+  graphql: graphqlBenchmark,
   capture: captureBenchmark,
   hooks: hooksBenchmark,
 };

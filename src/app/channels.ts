@@ -2,7 +2,10 @@ import type { FastifyInstance } from "fastify";
 import { authenticateBearer, ForbiddenError, type AccessFunction } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
+import { captureOnce } from "../directory/capture/index.ts";
+import { graphqlPlugin } from "../graphql/index.ts";
 import { hooksPlugin, type HooksRegistry } from "../hooks/index.ts";
+import { waitForProjection } from "../projector/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
@@ -27,7 +30,7 @@ export async function mountChannels(
   server: FastifyInstance,
   options: ChannelOptions,
 ): Promise<void> {
-  const { pool, store, jobs, hooks } = options;
+  const { config, pool, store, jobs, hooks, directory, log } = options;
   await server.register(
     hooksPlugin({
       registry: hooks,
@@ -40,7 +43,33 @@ export async function mountChannels(
       },
     }),
   );
+  const capture = directory.capture;
+  const source = config.directory?.capture.source;
+  await server.register(
+    graphqlPlugin({
+      pool,
+      directory: directory.client,
+      config,
+      log,
+      // Read-your-writes: before a mutation answers, its change is captured and the
+      // projections the REST channel reads show it.
+      ...(capture && source
+        ? {
+            afterWrite: async () => {
+              const { position } = await captureOnce(capture, source);
+              if (!position) return;
+              for (const projection of CHANGE_READERS) {
+                await waitForProjection(pool, projection, position);
+              }
+            },
+          }
+        : {}),
+    }),
+  );
 }
+
+/** The projections a read after a directory write goes to. */
+const CHANGE_READERS = ["entries", "entry_versions", "changes"] as const;
 
 /** The account behind the request's bearer token, if it has `access`; else 401 or 403. */
 export async function requireAccess(

@@ -46,3 +46,4 @@ export {
   substring,
 } from "./filter.ts";
 export { ProxiedAuthorizationControl } from "./proxied-authorization.ts";
+export { matchesFilter } from "./match.ts";

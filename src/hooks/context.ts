@@ -24,15 +24,20 @@ export function withCause(
   cause: { causationId: string; correlationId?: string },
 ): DirectoryAccess {
   if (!access.causedBy) return access;
-  return { ...access, client: { ...access.client, ...pickWrites(access.causedBy(cause)) } };
-}
-
-function pickWrites(writes: DirectoryWrites): DirectoryWrites {
+  const { client } = access;
+  const writes = access.causedBy(cause);
+  // Delegate method by method: the client is a class instance, whose methods a spread
+  // would leave behind.
   return {
-    add: (...args) => writes.add(...args),
-    modify: (...args) => writes.modify(...args),
-    modifyDN: (...args) => writes.modifyDN(...args),
-    delete: (...args) => writes.delete(...args),
+    ...access,
+    client: {
+      get: (...args) => client.get(...args),
+      search: (...args) => client.search(...args),
+      add: (...args) => writes.add(...args),
+      modify: (...args) => writes.modify(...args),
+      modifyDN: (...args) => writes.modifyDN(...args),
+      delete: (...args) => writes.delete(...args),
+    },
   };
 }
 

@@ -8,6 +8,10 @@ import {
   parseConfig,
 } from "../../src/config/index.ts";
 
+// Paths to files that go with a configuration (hooks, GraphQL schema, translations) resolve
+// next to it; state (dataDir) resolves against the working directory.
+const demoDir = dirname(DEMO_CONFIG_PATH);
+
 t.test("the demo configuration loads with an empty environment", async (t) => {
   const cwd = t.testdir({});
   const config = await loadConfig({ argv: [], env: {}, cwd });
@@ -49,7 +53,42 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       },
       demo: { port: 3890, dataDir: join(cwd, ".annal/slapd") },
     },
-    hooks: { dir: join(dirname(DEMO_CONFIG_PATH), "hooks"), concurrency: 10 },
+    hooks: { dir: join(demoDir, "hooks"), concurrency: 10 },
+    rest: {
+      enabled: true,
+      pageSize: 50,
+      maxPageSize: 1000,
+      timeZone: "UTC",
+      export: { maxRows: 1_000_000, maxConcurrent: 4, batchSize: 1000 },
+    },
+    graphql: {
+      introspection: true,
+      schema: [join(demoDir, "gateway/*.graphql")],
+      actorDN: "cn={name},ou=service-accounts,{base}",
+      limits: { maxTokens: 1000, maxDepth: 20, maxAliases: 15, maxDirectives: 50 },
+      types: {
+        Person: { base: "ou=people,dc=example,dc=org", objectClass: ["inetOrgPerson"] },
+        Group: { base: "ou=groups,dc=example,dc=org", objectClass: ["groupOfNames"] },
+        Department: { base: "ou=people,dc=example,dc=org", objectClass: ["organizationalUnit"] },
+      },
+      rest: [
+        {
+          name: "annal",
+          base: "http://127.0.0.1:4173",
+          headers: {},
+          query: {},
+          timeoutMs: 10_000,
+          options: {
+            name: "annal",
+            base: "http://127.0.0.1:4173",
+            headers: {},
+            query: {},
+            timeoutMs: 10_000,
+          },
+        },
+      ],
+    },
+    i18n: { fallbackLanguage: "en", translations: join(demoDir, "gateway/i18n") },
   });
   t.equal(config.database.url, undefined, "no url: the embedded PostgreSQL");
 });

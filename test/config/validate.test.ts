@@ -15,6 +15,22 @@ t.test("an empty file gives every default and no directory", async (t) => {
     server: { host: "127.0.0.1", port: 4173 },
     database: { dataDir: "/var/lib/annal/.annal", poolSize: 10 },
     log: { level: "info" },
+    rest: {
+      enabled: true,
+      pageSize: 50,
+      maxPageSize: 1000,
+      timeZone: "UTC",
+      export: { maxRows: 1_000_000, maxConcurrent: 4, batchSize: 1000 },
+    },
+    graphql: {
+      introspection: false,
+      schema: [],
+      actorDN: "cn={name},ou=service-accounts,{base}",
+      limits: { maxTokens: 1000, maxDepth: 20, maxAliases: 15, maxDirectives: 50 },
+      types: {},
+      rest: [],
+    },
+    i18n: { fallbackLanguage: "en" },
   });
   t.equal(config.directory, undefined);
 });

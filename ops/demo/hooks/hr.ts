@@ -10,7 +10,7 @@
  * Try it (annal running with the demo configuration):
  *
  *   annal hooks send hr/employees --body '{"id":"hr-1","kind":"employee.updated",
- *     "at":"2026-11-22T08:30:00Z","employee":{"uid":"aturing","title":"Head of Research"}}'
+ *     "at":"2026-11-22T08:30:00Z","employee":{"uid":"prossi","title":"Head of Research"}}'
  */
 import { z } from "zod";
 import { eq } from "../../../src/directory/index.ts";

@@ -3,7 +3,10 @@ import type { SectionContext } from "../fields.ts";
 import { databaseSection } from "./database.ts";
 import { directorySection } from "./directory.ts";
 import { hooksSection } from "./hooks.ts";
+import { graphqlSection } from "./graphql.ts";
+import { i18nSection } from "./i18n.ts";
 import { logSection } from "./log.ts";
+import { restSection } from "./rest.ts";
 import { serverSection } from "./server.ts";
 
 /**
@@ -18,4 +21,7 @@ export const sections = {
   log: logSection,
   directory: directorySection,
   hooks: hooksSection,
+  rest: restSection,
+  graphql: graphqlSection,
+  i18n: i18nSection,
 } satisfies Record<string, (ctx: SectionContext) => z.ZodType>;

@@ -1,0 +1,208 @@
+import { BadUserInputError } from "../errors.ts";
+import type { EntryObject } from "../entry.ts";
+import { decodeId } from "./values.ts";
+import { baseDN, searchFilter, searchSpec } from "./search-spec.ts";
+import { searchEntries } from "./ldap-search.ts";
+import {
+  directoryOf,
+  dnsIn,
+  needAttribute,
+  NOTHING,
+  shapeOf,
+  siteError,
+  textValuesOf,
+  type DirectiveCompiler,
+  type DirectiveSite,
+  type StepInput,
+} from "./site.ts";
+import { checkedAttribute } from "../where.ts";
+import { getPossibleTypeNames } from "./types.ts";
+
+/**
+ * `@ldapFind(base, scope, filter, qAttributes, disablePaging)`: the one entry that matches, or
+ * null when none or several do. Reads at most two entries: one page of two, or with
+ * `disablePaging` a size limit of two (the paged-results control annal's client always sends
+ * is not critical, so a server without paging answers the same).
+ */
+export const ldapFind: DirectiveCompiler = (site) => {
+  const spec = searchSpec(site);
+  const shape = shapeOf(site.field);
+  if (shape.list) throw siteError(site, "finds one entry: the field's type must not be a list");
+  return async (input) => {
+    const base = baseDN(spec, input);
+    if (base === undefined) return null;
+    const entries = await searchEntries(input, base, spec, searchFilter(spec, input), 2);
+    return entries.length === 1 ? entries[0]!.as(shape.concrete) : null;
+  };
+};
+
+function exactlyOne(entries: readonly EntryObject[], typeName: string | undefined) {
+  return entries.length === 1 ? entries[0]!.as(typeName) : null;
+}
+
+/**
+ * `@ldapFindByAttribute(base, scope, attribute, filter)`: the entry whose `attribute` equals
+ * the value resolved before (one value: exactly one match or null; a list field: every entry
+ * matching any of the values). Lookups of one request are batched into one search per
+ * base, filter and attribute.
+ */
+export const ldapFindByAttribute: DirectiveCompiler = (site) => {
+  if (site.position === 0) {
+    throw siteError(
+      site,
+      "needs a value resolved before it",
+      'put a directive before it, e.g. @ldapField(attribute: "dn") @ldapFindByAttribute(...)',
+    );
+  }
+  const spec = searchSpec(site);
+  const attribute = String(site.args.attribute);
+  try {
+    checkedAttribute(attribute);
+  } catch (error) {
+    throw siteError(site, (error as Error).message);
+  }
+  needAttribute(site.state, attribute);
+  const shape = shapeOf(site.field);
+  return async (input) => {
+    const { loaders } = directoryOf(input.context);
+    const base = baseDN(spec, input);
+    const values = textIn(input.value);
+    if (base === undefined || values.length === 0) return shape.list ? [] : null;
+    const found = await loaders.byAttribute.loadMany(
+      values.map((value) => ({ base, scope: spec.scope, filter: spec.filter, attribute, value })),
+    );
+    const entries = new Map<string, EntryObject>();
+    for (const result of found) {
+      if (result instanceof Error) throw result;
+      for (const entry of result) entries.set(entry.dn.toLowerCase(), entry);
+    }
+    const list = [...entries.values()];
+    return shape.list
+      ? list.map((entry) => entry.as(shape.concrete))
+      : exactlyOne(list, shape.concrete);
+  };
+};
+
+function textIn(value: unknown): string[] {
+  if (value === NOTHING || value === undefined || value === null) return [];
+  const items = Array.isArray(value) ? value : [value];
+  return items.flatMap((item) =>
+    typeof item === "string" ? [item] : typeof item === "number" ? [String(item)] : dnsIn(item),
+  );
+}
+
+/**
+ * `@ldapFindByDn(dn, path)`: the entry at a DN: the directive's `dn`, else the parent's
+ * attribute `path`, else the value resolved before, else the field argument `dn`. Batched
+ * with every other DN read in the same request.
+ */
+export const ldapFindByDn: DirectiveCompiler = (site) => {
+  const fixed = typeof site.args.dn === "string" ? site.args.dn : undefined;
+  const path = typeof site.args.path === "string" ? site.args.path : undefined;
+  if (path !== undefined) needAttribute(site.state, path);
+  const hasArgument = site.field.args.some((arg) => arg.name === "dn");
+  if (fixed === undefined && path === undefined && site.position === 0 && !hasArgument) {
+    throw siteError(
+      site,
+      "has no DN to read: give dn or path, a value before it, or a dn: DN! argument",
+    );
+  }
+  const shape = shapeOf(site.field);
+  return async (input) => {
+    const dns =
+      fixed !== undefined
+        ? [fixed]
+        : path !== undefined
+          ? textValuesOf(input.parent, path)
+          : input.value !== NOTHING
+            ? dnsIn(input.value)
+            : dnsIn(input.args.dn);
+    return loadEntries(input, dns, shape.list, shape.concrete);
+  };
+};
+
+/** Entries at DNs through the request's batched loader, missing ones left out. */
+export async function loadEntries(
+  input: StepInput,
+  dns: readonly string[],
+  list: boolean,
+  typeName: string | undefined,
+): Promise<EntryObject | EntryObject[] | null> {
+  const { loaders } = directoryOf(input.context);
+  if (!list) {
+    if (dns[0] === undefined) return null;
+    return (await loaders.byDN.load(dns[0]))?.as(typeName) ?? null;
+  }
+  const entries = await loaders.byDN.loadMany(dns);
+  return entries.flatMap((entry) => {
+    if (entry instanceof Error) throw entry;
+    return entry === null ? [] : [entry.as(typeName)];
+  });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function uuidLookup(site: DirectiveSite, argument: string) {
+  if (!site.field.args.some((arg) => arg.name === argument)) {
+    throw siteError(site, `the field needs an argument ${argument}: ID!`);
+  }
+  const spec = searchSpec(site);
+  needAttribute(site.state, "entryUUID");
+  const shape = shapeOf(site.field);
+  if (shape.list) throw siteError(site, "finds one entry: the field's type must not be a list");
+  return { spec, shape };
+}
+
+async function byEntryUUID(
+  input: StepInput,
+  spec: ReturnType<typeof searchSpec>,
+  uuid: string,
+  typeName: string | undefined,
+) {
+  const base = baseDN(spec, input);
+  if (base === undefined) return null;
+  const { loaders } = directoryOf(input.context);
+  const entries = await loaders.byAttribute.load({
+    base,
+    scope: spec.scope,
+    filter: spec.filter,
+    attribute: "entryUUID",
+    value: uuid.toLowerCase(),
+  });
+  return exactlyOne(entries, typeName);
+}
+
+/** `@ldapFindByEntryUuid(base, scope, filter)`: the entry with the `entryUUID` argument. */
+export const ldapFindByEntryUuid: DirectiveCompiler = (site) => {
+  const { spec, shape } = uuidLookup(site, "entryUUID");
+  return (input) => {
+    const uuid = input.args.entryUUID;
+    if (typeof uuid !== "string" || !UUID.test(uuid)) {
+      throw new BadUserInputError("Invalid entryUUID", {
+        argument: "entryUUID",
+        hint: "an entryUUID is written 8-4-4-4-12 hex digits",
+      });
+    }
+    return byEntryUUID(input, spec, uuid, shape.concrete);
+  };
+};
+
+/**
+ * `@ldapFindById(base, scope, filter)`: the entry with the internal ID argument `id` (base64
+ * of `<type>:<entryUUID>`, as `@id` writes it). An ID of another type finds nothing.
+ */
+export const ldapFindById: DirectiveCompiler = (site) => {
+  const { spec, shape } = uuidLookup(site, "id");
+  const types = getPossibleTypeNames(site.state.schema, shape.named);
+  return (input) => {
+    const decoded = decodeId(input.args.id);
+    if (decoded === undefined || !UUID.test(decoded.id)) {
+      throw new BadUserInputError("Invalid id", {
+        argument: "id",
+        hint: "pass an id as the id field of an entry gives it",
+      });
+    }
+    if (!types.includes(decoded.type)) return null;
+    return byEntryUUID(input, spec, decoded.id, types.length === 1 ? decoded.type : undefined);
+  };
+};

@@ -1,0 +1,67 @@
+import type { DirectoryEntry } from "../directory/index.ts";
+
+/**
+ * A directory entry as a GraphQL parent object. Attribute names are matched ignoring case, and
+ * `dn` (or `entryDN`) reads the entry's DN. `typeName` is set when the field that produced the
+ * entry says which GraphQL type it is (`resolvedType`, or a field of an object type); without
+ * it a union or interface infers the type from the entry (see `entry-types.ts`).
+ */
+export class EntryObject {
+  readonly dn: string;
+  readonly typeName: string | undefined;
+  readonly #attributes: ReadonlyMap<string, readonly (string | Buffer)[]>;
+
+  private constructor(
+    dn: string,
+    attributes: ReadonlyMap<string, readonly (string | Buffer)[]>,
+    typeName: string | undefined,
+  ) {
+    this.dn = dn;
+    this.#attributes = attributes;
+    this.typeName = typeName;
+  }
+
+  static from(entry: DirectoryEntry, typeName?: string): EntryObject {
+    const attributes = new Map<string, readonly (string | Buffer)[]>();
+    for (const [name, values] of Object.entries(entry.attributes)) {
+      attributes.set(name.toLowerCase(), values);
+    }
+    return new EntryObject(entry.dn, attributes, typeName);
+  }
+
+  /** The same entry, known to be of `typeName` (unchanged when that is undefined). */
+  as(typeName: string | undefined): EntryObject {
+    if (typeName === undefined || typeName === this.typeName) return this;
+    return new EntryObject(this.dn, this.#attributes, typeName);
+  }
+
+  /** Every value of `attribute`, `[]` when the entry has none. */
+  values(attribute: string): readonly (string | Buffer)[] {
+    const name = attribute.toLowerCase();
+    if (name === "dn" || name === "entrydn") return [this.dn];
+    return this.#attributes.get(name) ?? this.#attributes.get(name.split(";")[0]!) ?? [];
+  }
+
+  /** The values as text (binary ones as UTF-8), for matching and type inference. */
+  textValues(attribute: string): string[] {
+    return this.values(attribute).map((value) =>
+      typeof value === "string" ? value : value.toString("utf8"),
+    );
+  }
+}
+
+export function isEntry(value: unknown): value is EntryObject {
+  return value instanceof EntryObject;
+}
+
+/**
+ * The values a parent object holds under `name`: an entry's attribute values, or a plain
+ * object's property (an array as it is, a missing one as `[]`).
+ */
+export function valuesOf(parent: unknown, name: string): readonly unknown[] {
+  if (isEntry(parent)) return parent.values(name);
+  if (parent === null || typeof parent !== "object") return [];
+  const value = (parent as Record<string, unknown>)[name];
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) ? value : [value];
+}

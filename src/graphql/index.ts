@@ -1,0 +1,15 @@
+/**
+ * The GraphQL gateway over the directory: schema assembly from annal's SDL and the
+ * deployment's files, the directives, the limits, and the Fastify plugin serving `/graphql`.
+ */
+export { graphqlPlugin, type GraphqlPluginOptions } from "./plugin.ts";
+export { buildGateway, BUILT_IN_SCHEMA_DIR, type Gateway } from "./gateway.ts";
+export type { DirectoryWrite, GatewayContext, Viewer } from "./context.ts";
+export {
+  BadUserInputError,
+  DirectoryNotConfiguredError,
+  GatewaySchemaError,
+  GRAPHQL_CODES,
+  RestBackendError,
+  type GraphqlCode,
+} from "./errors.ts";

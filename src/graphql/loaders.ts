@@ -1,0 +1,243 @@
+import DataLoader from "dataloader";
+import {
+  and,
+  DirectoryError,
+  eq,
+  normalizeDN,
+  or,
+  parentDN,
+  parseDN,
+  renderFilter,
+  type DirectoryClient,
+  type FilterNode,
+  type SearchOptions,
+} from "../directory/index.ts";
+import { EntryObject } from "./entry.ts";
+
+/** How many values one batched search ORs together. */
+const CHUNK = 100;
+
+/** One lookup of entries whose `attribute` equals `value` below `base`, within `filter`. */
+export interface AttributeLookup {
+  readonly base: string;
+  readonly scope: NonNullable<SearchOptions["scope"]>;
+  readonly filter: FilterNode | undefined;
+  readonly attribute: string;
+  readonly value: string;
+}
+
+/**
+ * The lookups of one request, batched and cached (DataLoader): every DN asked for in one tick
+ * is read with one search per parent DN; every `attribute = value` lookup with one search per
+ * base, filter and attribute. Entries read by searches prime the DN cache.
+ */
+export interface EntryLoaders {
+  readonly byDN: DataLoader<string, EntryObject | null, string>;
+  readonly byAttribute: DataLoader<AttributeLookup, EntryObject[], string>;
+  /** Reads a search into entries and primes the DN cache with them. */
+  prime(entries: readonly EntryObject[]): void;
+  /** Forgets what was read of `dn` (after a write). */
+  forget(dn: string): void;
+}
+
+export interface LoaderOptions {
+  readonly directory: DirectoryClient;
+  /** The attributes every entry is read with (all the schema refers to). */
+  readonly attributes: readonly string[];
+  readonly binaryAttributes: readonly string[];
+}
+
+/** Collects a whole search into entries. */
+export async function searchAll(
+  directory: DirectoryClient,
+  base: string,
+  options: SearchOptions,
+): Promise<EntryObject[]> {
+  const entries: EntryObject[] = [];
+  for await (const page of directory.search(base, options)) {
+    for (const entry of page) entries.push(EntryObject.from(entry));
+  }
+  return entries;
+}
+
+/**
+ * Normalised DNs, remembered across requests: the same member and manager DNs are compared
+ * over and over, and parsing one costs more than the lookup it serves. Bounded; cleared whole
+ * when full.
+ */
+const normalized = new Map<string, string | null>();
+const NORMALIZED_MAX = 50_000;
+
+function normalizedDN(dn: string): string | null {
+  let key = normalized.get(dn);
+  if (key === undefined) {
+    try {
+      key = normalizeDN(dn);
+    } catch {
+      key = null;
+    }
+    if (normalized.size >= NORMALIZED_MAX) normalized.clear();
+    normalized.set(dn, key);
+  }
+  return key;
+}
+
+const dnKey = (dn: string): string => normalizedDN(dn) ?? `invalid:${dn}`;
+
+export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
+  const { directory } = options;
+  const read = { attributes: options.attributes, binaryAttributes: options.binaryAttributes };
+  // setImmediate rather than the default tick: resolvers of sibling list items reach their
+  // lookups after a few awaits each, and should still land in one batch.
+  const batchScheduleFn = (callback: () => void) => setImmediate(callback);
+
+  const byDN = new DataLoader<string, EntryObject | null, string>(
+    async (dns) => {
+      const found = new Map<string, EntryObject>();
+      const byParent = new Map<string, { parent: string; dns: string[] }>();
+      for (const dn of dns) {
+        let parent: string | undefined;
+        try {
+          parent = parentDN(dn);
+        } catch {
+          continue; // not a DN: nothing to find
+        }
+        if (parent === undefined) continue;
+        const group = byParent.get(dnKey(parent)) ?? { parent, dns: [] };
+        group.dns.push(dn);
+        byParent.set(dnKey(parent), group);
+      }
+      await Promise.all(
+        [...byParent.values()].map(async ({ parent, dns: children }) => {
+          for (let i = 0; i < children.length; i += CHUNK) {
+            const chunk = children.slice(i, i + CHUNK);
+            const filter = rdnFilter(chunk);
+            const entries =
+              filter === undefined
+                ? await getEach(directory, chunk, read)
+                : await searchOrNothing(directory, parent, {
+                    ...read,
+                    scope: "one",
+                    filter,
+                    pageSize: 500,
+                  });
+            for (const entry of entries) found.set(dnKey(entry.dn), entry);
+          }
+        }),
+      );
+      return dns.map((dn) => found.get(dnKey(dn)) ?? null);
+    },
+    { cacheKeyFn: dnKey, batchScheduleFn },
+  );
+
+  const byAttribute = new DataLoader<AttributeLookup, EntryObject[], string>(
+    async (lookups) => {
+      const groups = new Map<string, AttributeLookup[]>();
+      for (const lookup of lookups) {
+        const key = groupKey(lookup);
+        groups.set(key, [...(groups.get(key) ?? []), lookup]);
+      }
+      const results = new Map<AttributeLookup, EntryObject[]>();
+      await Promise.all(
+        [...groups.values()].map(async (group) => {
+          const { base, scope, filter, attribute } = group[0]!;
+          const values = [...new Set(group.map((lookup) => lookup.value))];
+          const entries: EntryObject[] = [];
+          for (let i = 0; i < values.length; i += CHUNK) {
+            const chunk = values.slice(i, i + CHUNK);
+            const wanted = or(...chunk.map((value) => eq(attribute, value)));
+            entries.push(
+              ...(await searchOrNothing(directory, base, {
+                ...read,
+                scope,
+                filter: filter === undefined ? wanted : and(filter, wanted),
+                pageSize: 500,
+              })),
+            );
+          }
+          // Each value is normalised once: a group of a thousand members, asked about by a
+          // hundred people, would otherwise parse each DN a hundred times.
+          const byValue = new Map<string, EntryObject[]>();
+          for (const entry of entries) {
+            byDN.prime(entry.dn, entry);
+            for (const key of new Set(entry.textValues(attribute).map(valueKey))) {
+              byValue.set(key, [...(byValue.get(key) ?? []), entry]);
+            }
+          }
+          for (const lookup of group)
+            results.set(lookup, byValue.get(valueKey(lookup.value)) ?? []);
+        }),
+      );
+      return lookups.map((lookup) => results.get(lookup) ?? []);
+    },
+    { cacheKeyFn: (lookup) => `${groupKey(lookup)}\u0000${lookup.value}`, batchScheduleFn },
+  );
+
+  return {
+    byDN,
+    byAttribute,
+    prime(entries) {
+      for (const entry of entries) byDN.prime(entry.dn, entry);
+    },
+    forget(dn) {
+      byDN.clear(dn);
+      byAttribute.clearAll();
+    },
+  };
+}
+
+function groupKey(lookup: AttributeLookup): string {
+  return [
+    dnKey(lookup.base),
+    lookup.scope,
+    lookup.filter === undefined ? "" : renderFilter(lookup.filter),
+    lookup.attribute.toLowerCase(),
+  ].join("\u0000");
+}
+
+/**
+ * The key values compare by, as the directory would for the common cases: a DN by its
+ * normalised form, anything else ignoring case.
+ */
+export function valueKey(value: string): string {
+  const dn = value.includes("=") ? normalizedDN(value) : null;
+  return dn === null ? `text:${value.toLowerCase()}` : `dn:${dn}`;
+}
+
+/**
+ * `(|(uid=a)(uid=b)…)` over the RDNs of DNs that share a parent; a multi-valued RDN is an AND
+ * of its parts. Undefined when an RDN holds a `#hex` value, which a filter cannot state.
+ */
+function rdnFilter(dns: readonly string[]): FilterNode | undefined {
+  const parts: FilterNode[] = [];
+  for (const dn of dns) {
+    const rdn = parseDN(dn)[0];
+    if (rdn === undefined || rdn.some((ava) => ava.ber !== undefined)) return undefined;
+    const avas = rdn.map((ava) => eq(ava.type, ava.value));
+    parts.push(avas.length === 1 ? avas[0]! : and(...avas));
+  }
+  return or(...parts);
+}
+
+async function getEach(
+  directory: DirectoryClient,
+  dns: readonly string[],
+  read: { attributes: readonly string[]; binaryAttributes: readonly string[] },
+): Promise<EntryObject[]> {
+  const entries = await Promise.all(dns.map((dn) => directory.get(dn, read)));
+  return entries.flatMap((entry) => (entry === undefined ? [] : [EntryObject.from(entry)]));
+}
+
+/** A search below a base that does not exist finds nothing (rather than failing). */
+async function searchOrNothing(
+  directory: DirectoryClient,
+  base: string,
+  options: SearchOptions,
+): Promise<EntryObject[]> {
+  try {
+    return await searchAll(directory, base, options);
+  } catch (error) {
+    if (error instanceof DirectoryError && error.code === "ANNAL_LDAP_NO_SUCH_OBJECT") return [];
+    throw error;
+  }
+}

@@ -1,0 +1,235 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ExecutionResult, GraphQLError } from "graphql";
+import {
+  getGraphQLParameters,
+  processRequest,
+  renderGraphiQL,
+  shouldRenderGraphiQL,
+  type ExecutionPatchResult,
+} from "graphql-helix";
+import { authenticateBearer, UnauthenticatedError } from "../auth/index.ts";
+import type { AnnalConfig } from "../config/index.ts";
+import type { Pool } from "../db/index.ts";
+import type { DirectoryClient } from "../directory/index.ts";
+import type { Logger } from "../logger.ts";
+import type { DirectoryWrite, GatewayContext } from "./context.ts";
+import { codedError, formatGraphqlError, GRAPHQL_CODES, type GraphqlCode } from "./errors.ts";
+import { buildGateway, type Gateway } from "./gateway.ts";
+import { acceptedLanguages } from "./i18n.ts";
+import { parseLimited, validateCoded, validationRules } from "./limits.ts";
+import { createEntryLoaders } from "./loaders.ts";
+import { viewerOf } from "./viewer.ts";
+
+export interface GraphqlPluginOptions {
+  readonly pool: Pool;
+  /** The directory; without one, fields that read or write it fail with SERVICE_UNAVAILABLE. */
+  readonly directory: DirectoryClient | undefined;
+  readonly config: AnnalConfig;
+  readonly log: Logger;
+  /**
+   * Called after each directory write a mutation makes, before its answer is sent: the place
+   * to capture the change and wait until the projections show it.
+   */
+  readonly afterWrite?: (write: DirectoryWrite) => Promise<void>;
+  /**
+   * Called just before each directory write (e.g. to note the write's cause so that capture
+   * links the change to it). If it throws, the write is not made and the mutation fails.
+   */
+  readonly beforeWrite?: (write: DirectoryWrite) => Promise<void>;
+  /** A gateway built beforehand (`buildGateway`); built from `config` when left out. */
+  readonly gateway?: Gateway;
+  /** The route. Default `/graphql`. */
+  readonly path?: string;
+}
+
+/** Codes of errors that refuse a document before execution: still a 200 answer. */
+const DOCUMENT_CODES = new Set<unknown>([
+  GRAPHQL_CODES.parseFailed,
+  GRAPHQL_CODES.validationFailed,
+  GRAPHQL_CODES.depthLimit,
+  GRAPHQL_CODES.aliasLimit,
+  GRAPHQL_CODES.directiveLimit,
+]);
+
+interface Payload {
+  readonly data?: unknown;
+  readonly errors?: readonly GraphQLError[];
+}
+
+/**
+ * The GraphQL gateway as a Fastify plugin: `POST /graphql` (and `GET` for queries) through
+ * graphql-helix. The schema is built when the plugin registers, so a schema error stops
+ * start-up. Every request that reaches GraphQL answers 200 with `errors[]`, each with
+ * `extensions.code`; a body that is not JSON answers 400.
+ *
+ * @example
+ * await server.register(graphqlPlugin({ pool, directory, config, log, afterWrite }));
+ */
+export function graphqlPlugin(options: GraphqlPluginOptions) {
+  return async (server: FastifyInstance): Promise<void> => {
+    const gateway = options.gateway ?? (await buildGateway(options.config));
+    const { config } = options;
+    const rules = validationRules(config.graphql.limits, config.graphql.introspection);
+    const parse = parseLimited(config.graphql.limits.maxTokens);
+    const path = options.path ?? "/graphql";
+
+    server.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+      const status =
+        typeof error.statusCode === "number" && error.statusCode < 500 ? error.statusCode : 500;
+      if (status === 500) request.log.error({ err: error }, "GraphQL request failed");
+      const message =
+        (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY"
+          ? "the request body is not valid JSON"
+          : status === 500
+            ? `Unexpected error; the server log has the details under request ${request.id}`
+            : error.message;
+      const code = status === 500 ? GRAPHQL_CODES.internal : GRAPHQL_CODES.badRequest;
+      return sendErrors(reply, status, [codedError(message, code)]);
+    });
+
+    server.route({
+      method: ["GET", "POST"],
+      url: path,
+      handler: async (request, reply) => {
+        const helixRequest = {
+          body: request.body,
+          headers: request.headers,
+          method: request.method,
+          query: request.query,
+        };
+        if (config.graphql.introspection && shouldRenderGraphiQL(helixRequest)) {
+          return reply
+            .type("text/html; charset=utf-8")
+            .send(
+              renderGraphiQL({ endpoint: path, headers: '{"Authorization": "Bearer annal_..."}' }),
+            );
+        }
+        if (
+          request.method === "POST" &&
+          (request.body === null || typeof request.body !== "object" || Array.isArray(request.body))
+        ) {
+          return sendErrors(reply, 400, [
+            codedError(
+              "the request body must be a JSON object with a query",
+              GRAPHQL_CODES.badRequest,
+            ),
+          ]);
+        }
+        let context: GatewayContext;
+        try {
+          context = await contextFor(request, options, gateway);
+        } catch (error) {
+          if (!(error instanceof UnauthenticatedError)) throw error;
+          reply.header("www-authenticate", error.challenge);
+          return sendErrors(reply, 200, [
+            codedError(error.message, GRAPHQL_CODES.unauthenticated, {
+              annalCode: error.code,
+              hint: error.hint,
+            }),
+          ]);
+        }
+        const { operationName, query, variables } = getGraphQLParameters(helixRequest);
+        const result = await processRequest<GatewayContext, object>({
+          operationName,
+          query,
+          variables,
+          request: helixRequest,
+          schema: gateway.schema,
+          parse,
+          validate: validateCoded,
+          validationRules: rules,
+          contextFactory: () => context,
+        });
+        let status: number;
+        let payload: Payload;
+        if (result.type === "RESPONSE") {
+          status = result.status;
+          payload = result.payload as Payload;
+        } else {
+          // Only reached for errors when the client accepts an event stream: answer them as JSON.
+          status = 200;
+          payload = await firstPayload(result.subscribe as Parameters<typeof firstPayload>[0]);
+        }
+        return answer(reply, request, status, payload);
+      },
+    });
+  };
+}
+
+async function contextFor(
+  request: FastifyRequest,
+  options: GraphqlPluginOptions,
+  gateway: Gateway,
+): Promise<GatewayContext> {
+  const account = await authenticateBearer(options.pool, request.headers.authorization);
+  const { config, directory } = options;
+  return {
+    requestId: request.id,
+    viewer: viewerOf(account, config.graphql.actorDN, config.directory?.base),
+    gateway,
+    directory,
+    loaders:
+      directory === undefined
+        ? undefined
+        : createEntryLoaders({
+            directory,
+            attributes: gateway.attributes,
+            binaryAttributes: gateway.binaryAttributes,
+          }),
+    languages: acceptedLanguages(request.headers["accept-language"]),
+    log: request.log as unknown as Logger,
+    beforeWrite: options.beforeWrite,
+    afterWrite: options.afterWrite,
+  };
+}
+
+function firstPayload(
+  subscribe: (onResult: (payload: ExecutionPatchResult | ExecutionResult) => void) => Promise<void>,
+) {
+  let first: Payload = {};
+  let seen = false;
+  return subscribe((payload) => {
+    if (!seen) first = payload as Payload;
+    seen = true;
+  }).then(() => first);
+}
+
+/**
+ * Sends a helix result: every error coded; a document refused by parsing, validation or a
+ * limit answers 200; helix's other refusals (no query, a mutation over GET) keep their status.
+ */
+function answer(reply: FastifyReply, request: FastifyRequest, status: number, payload: Payload) {
+  const fallback: GraphqlCode =
+    status === 405
+      ? GRAPHQL_CODES.methodNotAllowed
+      : status >= 400 && status < 500
+        ? GRAPHQL_CODES.badRequest
+        : GRAPHQL_CODES.internal;
+  const errors = (payload.errors ?? []).map((error) => {
+    if (status === 200 || typeof error.extensions?.code === "string") {
+      const { error: formatted, internal } = formatGraphqlError(error, request.id);
+      if (internal)
+        request.log.error(
+          { err: error.originalError ?? error, path: error.path },
+          "GraphQL field failed",
+        );
+      return formatted;
+    }
+    return codedError(error.message, fallback);
+  });
+  const refusedDocument =
+    errors.length > 0 && errors.every((error) => DOCUMENT_CODES.has(error.extensions.code));
+  const finalStatus = refusedDocument ? 200 : status;
+  const body = {
+    ...(payload.data === undefined ? {} : { data: payload.data }),
+    ...(errors.length === 0 ? {} : { errors }),
+  };
+  return reply.code(finalStatus).type("application/json; charset=utf-8").send(JSON.stringify(body));
+}
+
+function sendErrors(reply: FastifyReply, status: number, errors: readonly GraphQLError[]) {
+  return reply
+    .code(status)
+    .type("application/json; charset=utf-8")
+    .send(JSON.stringify({ errors }));
+}

@@ -1,0 +1,106 @@
+import {
+  getDirectiveValues,
+  isAbstractType,
+  isObjectType,
+  type GraphQLField,
+  type GraphQLFieldResolver,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+} from "graphql";
+import { ForbiddenError, type AccessFunction } from "../auth/index.ts";
+import { AnnalError } from "../errors.ts";
+import type { GatewayContext } from "./context.ts";
+import { FIELD_DIRECTIVES, NOTHING, type BuildState, type Step } from "./directives/index.ts";
+import { isEntry } from "./entry.ts";
+import { GatewaySchemaError } from "./errors.ts";
+import { viewerField } from "./viewer.ts";
+
+/**
+ * Gives every field that carries directives its resolver: the directives' steps, run left to
+ * right, each on the value the one before resolved. Root fields check the caller's access
+ * first (`read` for queries, `write` for mutations). Unions and interfaces tell an entry's
+ * type from the field that produced it or from the entry itself.
+ */
+export function attachResolvers(state: BuildState): void {
+  const { schema } = state;
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith("__")) continue;
+    if (isObjectType(type)) {
+      for (const field of Object.values(type.getFields())) attachField(state, type, field);
+    } else if (isAbstractType(type)) {
+      type.resolveType = (value, context: GatewayContext) => {
+        const candidates = schema.getPossibleTypes(type).map((member) => member.name);
+        if (isEntry(value)) {
+          if (value.typeName !== undefined && candidates.includes(value.typeName))
+            return value.typeName;
+          const inferred = context.gateway.entryTypes.infer(value, candidates);
+          if (inferred !== undefined) return inferred;
+          throw new AnnalError(
+            "ANNAL_GRAPHQL_TYPE_UNKNOWN",
+            `cannot tell which of ${candidates.join(", ")} the entry ${value.dn} is`,
+            {
+              status: 500,
+              hint: `configure [graphql.types.<Type>] objectClass or filter for the types of ${type.name}`,
+            },
+          );
+        }
+        const typename = (value as { __typename?: unknown } | null)?.__typename;
+        return typeof typename === "string" ? typename : undefined;
+      };
+    }
+  }
+  const query = schema.getQueryType();
+  const viewer = query?.getFields().viewer;
+  if (viewer !== undefined) {
+    viewer.resolve = (_parent, _args, context: GatewayContext) => viewerField(context.viewer);
+  }
+}
+
+function rootAccess(schema: GraphQLSchema, type: GraphQLObjectType): AccessFunction | undefined {
+  if (type === schema.getQueryType()) return "read";
+  if (type === schema.getMutationType()) return "write";
+  return undefined;
+}
+
+function attachField(
+  state: BuildState,
+  owner: GraphQLObjectType,
+  field: GraphQLField<unknown, unknown>,
+): void {
+  const nodes = (field.astNode?.directives ?? []).filter(
+    (node) => node.name.value in FIELD_DIRECTIVES,
+  );
+  if (nodes.length === 0) return;
+  const steps: Step[] = nodes.map((node, position) => {
+    const definition = state.schema.getDirective(node.name.value);
+    if (!definition) throw new GatewaySchemaError(`directive @${node.name.value} is not defined`);
+    let args: Record<string, unknown>;
+    try {
+      args = getDirectiveValues(definition, { directives: [node] }) ?? {};
+    } catch (error) {
+      const location = node.loc;
+      throw new GatewaySchemaError(
+        `@${node.name.value} on ${owner.name}.${field.name}: ${(error as Error).message}`,
+        {
+          file: location?.source.name,
+          cause: error,
+        },
+      );
+    }
+    return FIELD_DIRECTIVES[node.name.value]!({ state, owner, field, node, args, position });
+  });
+  const access = rootAccess(state.schema, owner);
+  const resolve: GraphQLFieldResolver<unknown, GatewayContext> = async (
+    parent,
+    args,
+    context,
+    info,
+  ) => {
+    if (access !== undefined && !context.viewer.access.includes(access))
+      throw new ForbiddenError(access);
+    let value: unknown = NOTHING;
+    for (const step of steps) value = await step({ value, parent, args, context, info });
+    return value === NOTHING ? null : value;
+  };
+  field.resolve = resolve as GraphQLFieldResolver<unknown, unknown>;
+}
