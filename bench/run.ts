@@ -5,6 +5,7 @@
 import { captureBenchmark } from "./capture.ts";
 import { hooksBenchmark } from "./hooks.ts";
 import { graphqlBenchmark } from "./graphql.ts";
+import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
 
 const suites: Record<string, () => Promise<void>> = {
@@ -12,6 +13,7 @@ const suites: Record<string, () => Promise<void>> = {
   graphql: graphqlBenchmark,
   capture: captureBenchmark,
   hooks: hooksBenchmark,
+  rest: restBenchmark,
 };
 
 const chosen = process.argv.slice(2);

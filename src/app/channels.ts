@@ -6,6 +6,7 @@ import { captureOnce } from "../directory/capture/index.ts";
 import { graphqlPlugin } from "../graphql/index.ts";
 import { hooksPlugin, type HooksRegistry } from "../hooks/index.ts";
 import { waitForProjection } from "../projector/index.ts";
+import { restPlugin } from "../rest/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
@@ -43,6 +44,9 @@ export async function mountChannels(
       },
     }),
   );
+  await server.register(
+    restPlugin({ pool, epoch: store.epoch, schema: directory.schema, config, log }),
+  );
   const capture = directory.capture;
   const source = config.directory?.capture.source;
   await server.register(
@@ -56,10 +60,12 @@ export async function mountChannels(
       ...(capture && source
         ? {
             afterWrite: async () => {
+              // Nothing recorded means another pass (or the first-start import) already
+              // holds the change: then wait for everything stored so far.
               const { position } = await captureOnce(capture, source);
-              if (!position) return;
+              const target = position ?? (await store.head());
               for (const projection of CHANGE_READERS) {
-                await waitForProjection(pool, projection, position);
+                await waitForProjection(pool, projection, target);
               }
             },
           }

@@ -16,6 +16,7 @@ import { ANNAL_PARTS, type AnnalPart } from "./parts.ts";
 import { allProjections, Projector, projectionStatus } from "./projections.ts";
 import { startWorkers } from "./workers.ts";
 import { mountChannels } from "./channels.ts";
+import { checkTypeNames } from "../rest/index.ts";
 import { loadHooks } from "../hooks/index.ts";
 import { startJobs } from "../jobs/index.ts";
 
@@ -58,6 +59,8 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
   const runs = (part: AnnalPart) => parts.includes(part);
   const started = new StartedParts(log);
   try {
+    // Entry type names that collide as REST paths or OpenAPI names stop start-up first.
+    checkTypeNames(config.directory?.types ?? []);
     const database = await openDatabase(config, log);
     started.add("database", () => database.close());
     const store = await prepareEventStore(database.pool, log);

@@ -1,9 +1,11 @@
 import { processOutput, failureLines, type Output } from "./output.ts";
 import { failedWorkList, failedWorkRetry, hooksSend } from "../hooks/cli.ts";
+import { runTokenCommand } from "../rest/cli.ts";
 import { runImport } from "./import.ts";
 import { runReplay } from "./replay.ts";
 import { runStart } from "./start.ts";
-import { parseCommandLine, USAGE, UsageError } from "./usage.ts";
+import { USAGE } from "./help.ts";
+import { parseCommandLine, UsageError } from "./usage.ts";
 import { runVerify } from "./verify.ts";
 import { versionLines } from "./version.ts";
 
@@ -124,6 +126,8 @@ async function run(argv: readonly string[], output: Output): Promise<number> {
         output,
       );
     }
+    case "token":
+      return runTokenCommand(rest, output);
     case "verify": {
       const { values } = parseCommandLine(rest, CONFIG_OPTION, { min: 0, max: 0, what: "" });
       return runVerify(values, output);

@@ -1,0 +1,181 @@
+import type { Operation } from "rfc6902";
+import type { Queryable } from "../db/index.ts";
+import type { ChangeType } from "../directory/capture/events.ts";
+import type { LogPosition } from "../store/index.ts";
+import { CHANGES } from "./tables.ts";
+
+/** One recorded change of an entry, from the `changes` projection. */
+export interface ChangeRecord extends LogPosition {
+  readonly eventId: string;
+  readonly entryUUID: string;
+  /** The entry's configured type (after the change; before it for a delete); null for none. */
+  readonly entryType: string | null;
+  readonly dn: string;
+  /** For a rename: the DN before it. */
+  readonly oldDn: string | null;
+  readonly changeType: ChangeType;
+  /** When the directory says it happened. */
+  readonly occurredAt: Date;
+  /** When annal recorded it. */
+  readonly recordedAt: Date;
+  readonly actor: string | null;
+  /** The user attributes it touched (redacted ones by name only). */
+  readonly attributes: readonly string[];
+  /** RFC 6902 patch of the user attributes; present when asked for. */
+  readonly patch?: readonly Operation[];
+}
+
+/** Which changes: every condition given must hold. */
+export interface ChangeFilter {
+  /** Changes of this entry only. */
+  readonly entryUUID?: string;
+  /** Of these kinds only. */
+  readonly types?: readonly ChangeType[];
+  /** Touching at least one of these attributes (canonical names). */
+  readonly affects?: readonly string[];
+  /** `occurred_at` at or after this. */
+  readonly from?: Date;
+  /** `occurred_at` before this. */
+  readonly to?: Date;
+}
+
+/**
+ * A page request in log order: `forward` reads the oldest `limit` changes after `after`,
+ * `backward` the newest `limit` before `before`. Pages come back oldest first either way.
+ */
+export interface ChangePage {
+  readonly direction: "forward" | "backward";
+  readonly limit: number;
+  readonly after?: LogPosition;
+  readonly before?: LogPosition;
+  /** Read the patch column too. */
+  readonly withPatch?: boolean;
+}
+
+export interface ChangePageResult {
+  readonly changes: readonly ChangeRecord[];
+  /** More changes lie beyond the page in its direction. */
+  readonly more: boolean;
+  /** Changes matching the filter lie on the other side of the cursor the page started from. */
+  readonly behind: boolean;
+}
+
+interface ChangeRow {
+  transaction_id: string;
+  position: number;
+  event_id: string;
+  entry_uuid: string;
+  type: string | null;
+  dn: string;
+  old_dn: string | null;
+  change_type: ChangeType;
+  occurred_at: Date;
+  recorded_at: Date;
+  actor: string | null;
+  attributes: string[];
+  patch?: Operation[];
+}
+
+function where(filter: ChangeFilter, params: unknown[]): string[] {
+  const bind = (value: unknown) => `$${params.push(value)}`;
+  const conditions: string[] = [];
+  if (filter.entryUUID !== undefined) conditions.push(`entry_uuid = ${bind(filter.entryUUID)}`);
+  if (filter.types !== undefined) {
+    conditions.push(`change_type = ANY(${bind(filter.types)}::text[])`);
+  }
+  if (filter.affects !== undefined) {
+    conditions.push(`attributes && ${bind(filter.affects)}::text[]`);
+  }
+  if (filter.from !== undefined) conditions.push(`occurred_at >= ${bind(filter.from)}`);
+  if (filter.to !== undefined) conditions.push(`occurred_at < ${bind(filter.to)}`);
+  return conditions;
+}
+
+/** `(transaction_id, position) <op> (cursor)`: the log's order, as the projection keeps it. */
+function beyond(op: ">" | "<" | "<=" | ">=", at: LogPosition, params: unknown[]): string {
+  params.push(at.transactionId, at.position);
+  return `(transaction_id, position) ${op} ($${params.length - 1}::xid8, $${params.length}::bigint)`;
+}
+
+/**
+ * A page of the change feed (`changeFeed`) or of one entry's changes (`filter.entryUUID`,
+ * see `changesOf`), in log order: the order the changes were recorded in, which the projection
+ * applies them in (so no change can later appear before one already read).
+ */
+export async function changeFeed(
+  db: Queryable,
+  filter: ChangeFilter,
+  page: ChangePage,
+): Promise<ChangePageResult> {
+  const params: unknown[] = [];
+  const conditions = where(filter, params);
+  const forward = page.direction === "forward";
+  const cursor = forward ? page.after : page.before;
+  const rowConditions = [...conditions];
+  if (cursor) rowConditions.push(beyond(forward ? ">" : "<", cursor, params));
+  const order = forward ? "ASC" : "DESC";
+  params.push(page.limit + 1);
+  const result = await db.query<ChangeRow>(
+    `SELECT transaction_id::text AS transaction_id, position, event_id, entry_uuid, type, dn, old_dn,
+            change_type, occurred_at, recorded_at, actor, attributes${page.withPatch ? ", patch" : ""}
+       FROM ${CHANGES}
+      ${rowConditions.length > 0 ? `WHERE ${rowConditions.join(" AND ")}` : ""}
+      ORDER BY transaction_id ${order}, position ${order}
+      LIMIT $${params.length}`,
+    params,
+  );
+  const rows = result.rows.slice(0, page.limit);
+  if (!forward) rows.reverse();
+  let behind = false;
+  if (cursor) {
+    const behindParams: unknown[] = [];
+    const behindConditions = where(filter, behindParams);
+    behindConditions.push(beyond(forward ? "<=" : ">=", cursor, behindParams));
+    const exists = await db.query<{ found: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${CHANGES} WHERE ${behindConditions.join(" AND ")}) AS found`,
+      behindParams,
+    );
+    behind = exists.rows[0]?.found ?? false;
+  }
+  return { changes: rows.map(toChange), more: result.rows.length > page.limit, behind };
+}
+
+/** One entry's changes: `changeFeed` restricted to `entryUUID`. */
+export function changesOf(
+  db: Queryable,
+  entryUUID: string,
+  filter: Omit<ChangeFilter, "entryUUID">,
+  page: ChangePage,
+): Promise<ChangePageResult> {
+  return changeFeed(db, { ...filter, entryUUID }, page);
+}
+
+/** How many changes match, without reading them. */
+export async function countChanges(db: Queryable, filter: ChangeFilter): Promise<number> {
+  const params: unknown[] = [];
+  const conditions = where(filter, params);
+  const result = await db.query<{ count: number }>(
+    `SELECT count(*)::bigint AS count FROM ${CHANGES}
+      ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}`,
+    params,
+  );
+  return result.rows[0]?.count ?? 0;
+}
+
+function toChange(row: ChangeRow): ChangeRecord {
+  return {
+    transactionId: row.transaction_id,
+    position: row.position,
+    eventId: row.event_id,
+    entryUUID: row.entry_uuid,
+    entryType: row.type,
+    dn: row.dn,
+    oldDn: row.old_dn,
+    changeType: row.change_type,
+    occurredAt: row.occurred_at,
+    recordedAt: row.recorded_at,
+    actor: row.actor,
+    attributes: row.attributes,
+    ...(row.patch === undefined ? {} : { patch: row.patch }),
+  };
+}

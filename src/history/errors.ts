@@ -1,0 +1,38 @@
+import { AnnalError } from "../errors.ts";
+
+/** Why an entry could not be shown: never known, not yet there, deleted, or of another type. */
+export type EntryAbsence = "unknown" | "not-yet" | "deleted" | "other-type";
+
+/**
+ * No entry answers the ID (at the moment asked for). `reason` says why, and `since` when it
+ * helps: the moment of the deletion, or when the entry first appeared.
+ */
+export class EntryNotFoundError extends AnnalError {
+  readonly reason: EntryAbsence;
+  readonly since: Date | undefined;
+
+  constructor(
+    id: string,
+    reason: EntryAbsence,
+    details: { at?: Date; since?: Date; type?: string; actualType?: string | null } = {},
+  ) {
+    const at = details.at ? ` at ${details.at.toISOString()}` : "";
+    const message = {
+      unknown: `no entry ${id} is known${details.type ? ` among the ${details.type} entries` : ""}`,
+      "not-yet": `entry ${id} did not exist yet${at}; it first appears at ${details.since?.toISOString()}`,
+      deleted: `entry ${id} had been deleted${at}; it was deleted at ${details.since?.toISOString()}`,
+      "other-type": `entry ${id} is ${details.actualType ? `of type "${details.actualType}"` : "of no configured type"}${at}, not "${details.type}"`,
+    }[reason];
+    const hint = {
+      unknown: "check the ID: an entryUUID, a URL-encoded DN, or a global ID from a search",
+      "not-yet": "ask for a later moment, or leave out `at` for the entry as it is now",
+      deleted: "ask for an earlier moment with `at`; its changes stay readable under /changes",
+      "other-type": details.actualType
+        ? `read it under its own type's path`
+        : "entries of no configured type are not served",
+    }[reason];
+    super("ANNAL_ENTRY_NOT_FOUND", message, { status: 404, hint });
+    this.reason = reason;
+    this.since = details.since;
+  }
+}

@@ -1,0 +1,82 @@
+import { AnnalError } from "../errors.ts";
+
+/**
+ * An error of the REST channel with members for the problem body besides `code`, `detail` and
+ * `hint` (RFC 9457 extension members): the parameter at fault, what was expected, the unknown
+ * names. They carry nothing the client did not send or could not know.
+ */
+export class RestError extends AnnalError {
+  readonly extras: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: string,
+    message: string,
+    options: {
+      status?: number;
+      hint?: string;
+      extras?: Record<string, unknown>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(code, message, {
+      status: options.status ?? 400,
+      hint: options.hint,
+      cause: options.cause,
+    });
+    this.extras = options.extras ?? {};
+  }
+}
+
+/** A query parameter whose value cannot be read: `ANNAL_PARAMETER_INVALID`. */
+export function invalidParameter(
+  parameter: string,
+  message: string,
+  options: { hint?: string; expected?: string; extras?: Record<string, unknown> } = {},
+): RestError {
+  return new RestError("ANNAL_PARAMETER_INVALID", `${parameter}: ${message}`, {
+    hint: options.hint,
+    extras: {
+      parameter,
+      ...(options.expected === undefined ? {} : { expected: options.expected }),
+      ...options.extras,
+    },
+  });
+}
+
+/**
+ * Attribute names the channel does not know, refused because the client asked for
+ * `Prefer: handling=strict`. `unknown` lists them all; `parameters` says where each was.
+ */
+export class UnknownAttributesError extends RestError {
+  readonly unknown: readonly string[];
+
+  constructor(byParameter: Readonly<Record<string, readonly string[]>>) {
+    const unknown = [...new Set(Object.values(byParameter).flat())];
+    const where = Object.entries(byParameter)
+      .filter(([, names]) => names.length > 0)
+      .map(
+        ([parameter, names]) => `${names.map((n) => JSON.stringify(n)).join(", ")} in ${parameter}`,
+      )
+      .join("; ");
+    super(
+      "ANNAL_ATTRIBUTES_UNKNOWN",
+      `unknown attribute${unknown.length === 1 ? "" : "s"}: ${where}`,
+      {
+        hint: "check the spelling against the attributes in /api.json, or send Prefer: handling=lenient to ignore unknown names",
+        extras: { unknown, parameters: byParameter },
+      },
+    );
+    this.unknown = unknown;
+  }
+}
+
+/** In strict handling, refuses unknown attribute names; in lenient handling, does nothing. */
+export function refuseUnknown(
+  handling: "strict" | "lenient",
+  byParameter: Readonly<Record<string, readonly string[]>>,
+): void {
+  const given = Object.fromEntries(Object.entries(byParameter).filter(([, n]) => n.length > 0));
+  if (handling === "strict" && Object.keys(given).length > 0) {
+    throw new UnknownAttributesError(given);
+  }
+}

@@ -1,0 +1,60 @@
+import type { z } from "zod";
+import type { AttributeCatalog } from "../catalog.ts";
+import type { FieldSelection } from "../fields.ts";
+import type { SearchRow } from "../search/page.ts";
+
+/** What every export writer knows of the rows it writes. */
+export interface ExportShape {
+  /** The configured type name (`user`). */
+  readonly type: string;
+  /** The attributes asked for: an explicit list, never `*` or `+`. */
+  readonly selection: FieldSelection;
+  readonly catalog: AttributeCatalog;
+  /** A row as the search's node: `{ id, entryUUID, dn, type, ...attributes }`. */
+  readonly node: (row: SearchRow) => Record<string, unknown>;
+}
+
+/** Turns rows into the text of the file: a head, the rows batch by batch, a tail. */
+export interface RowWriter {
+  readonly head: string;
+  rows(rows: readonly SearchRow[]): string;
+  readonly tail: string;
+}
+
+/** One export format, picked by the extension of `filename`. */
+export interface ExportFormat<Options = unknown> {
+  readonly name: string;
+  /** Lower-case, with the dot: `.csv`. */
+  readonly extensions: readonly string[];
+  /** The `export` parameter's options: a strict object with defaults, each described. */
+  readonly options: z.ZodType<Options>;
+  contentType(options: Options): string;
+  writer(shape: ExportShape, options: Options): RowWriter;
+}
+
+/** Declares a format with its options' type inferred from its schema. */
+export function defineFormat<Schema extends z.ZodType>(
+  format: Omit<ExportFormat<z.output<Schema>>, "options"> & { options: Schema },
+): ExportFormat<z.output<Schema>> {
+  return format as ExportFormat<z.output<Schema>>;
+}
+
+/** One served value as the text of a cell. */
+export function cellText(value: unknown, separator: string, nulls: string): string {
+  if (value === null || value === undefined) return nulls;
+  if (Array.isArray(value)) return value.length === 0 ? nulls : value.map(String).join(separator);
+  return String(value);
+}
+
+/**
+ * Spreadsheets run a cell that starts with `=`, `+`, `-`, `@`, tab or CR as a formula (CSV
+ * injection). Such a cell gets a leading `'`, which they show as text.
+ */
+export function defuseFormula(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+/** The CSV and TSV columns: identifiers, then the attributes in the order asked. */
+export function tableColumns(shape: ExportShape): string[] {
+  return ["entryUUID", "dn", ...shape.selection.names.map((info) => info.name)];
+}

@@ -1,0 +1,109 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { authenticateBearer } from "../auth/index.ts";
+import { BUILT_IN_REDACTED_ATTRIBUTES } from "../config/index.ts";
+import { catalogSource } from "./catalog.ts";
+import { requireAccess, type RestContext, type RestDeps, type ServedType } from "./context.ts";
+import { CursorCodec, loadCursorKey } from "./cursor.ts";
+import { RestError } from "./errors.ts";
+import { ExportGate } from "./export/gate.ts";
+import { sendRestError } from "./problem.ts";
+import { answerChanges } from "./routes/changes.ts";
+import { docsRoutes } from "./routes/docs.ts";
+import { entryChanges, lookupEntry } from "./routes/entry.ts";
+import { searchEntries } from "./routes/search.ts";
+import { checkTypeNames } from "./type-names.ts";
+
+/**
+ * The path after `/api/entries/<type>/`, split into its segments, each percent-decoded on
+ * its own, so that a DN's encoded `/` (`%2F`) stays inside its segment.
+ */
+function entrySegments(url: string): string[] {
+  const segments = (url.split("?")[0] ?? "").split("/");
+  const at = segments.findIndex((segment, i) => segment === "entries" && segments[i - 1] === "api");
+  return segments.slice(at + 2).map((segment) => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      throw new RestError("ANNAL_ID_INVALID", "the ID is not valid percent-encoding", {
+        hint: "URL-encode the DN: encodeURIComponent in JavaScript, urllib.parse.quote(dn, safe='') in Python",
+        extras: { parameter: "id" },
+      });
+    }
+  });
+}
+
+function notFound(url: string): RestError {
+  return new RestError("ANNAL_NOT_FOUND", `no route for GET ${url.split("?")[0]}`, {
+    status: 404,
+    hint: "entries are at /api/entries/{type}/{id} and /api/entries/{type}/{id}/changes; URL-encode a DN used as {id}, its / as %2F",
+  });
+}
+
+/**
+ * The directory REST channel as a Fastify plugin: `/api` (documentation, or the OpenAPI
+ * description by content negotiation), `/api.json`, `/api.yaml`, and under `/api/entries` and
+ * `/api/changes` the entries and their history, read from the projections.
+ *
+ * Register it on the root instance with no prefix (its paths are absolute). Registration
+ * checks the type names (`checkTypeNames`) and fails on a collision, so `server.ready()` or
+ * `listen()` rejects before any traffic; with `[rest] enabled = false` it then adds nothing. The data routes need a bearer token with the `read`
+ * access function (`export` too for exports); the description and the documentation are public.
+ *
+ * @example
+ * await server.register(restPlugin({ pool, epoch: store.epoch, schema, config, log }));
+ */
+export function restPlugin(deps: RestDeps) {
+  return async function rest(server: FastifyInstance): Promise<void> {
+    const { config, pool } = deps;
+    const directoryTypes = config.directory?.types ?? [];
+    const names = checkTypeNames(directoryTypes);
+    if (!config.rest.enabled) return;
+    const types = new Map<string, ServedType>(
+      directoryTypes.map((type, index) => [
+        names[index]!.path,
+        { names: names[index]!, base: type.base, filter: type.filter },
+      ]),
+    );
+    const redacted = config.directory?.capture.redact ?? [...BUILT_IN_REDACTED_ATTRIBUTES];
+    const now = deps.now ?? (() => new Date());
+    const context: RestContext = {
+      pool,
+      config: config.rest,
+      schema: deps.schema,
+      log: deps.log,
+      codec: new CursorCodec(deps.epoch, await loadCursorKey(pool)),
+      catalog: catalogSource(pool, deps.schema, redacted),
+      types,
+      redacted,
+      exports: new ExportGate(config.rest.export.maxConcurrent),
+      clock: () => ({ now: now(), timeZone: config.rest.timeZone }),
+    };
+
+    server.setErrorHandler((error, request, reply) => sendRestError(error, request, reply));
+    await server.register(docsRoutes(context));
+    await server.register(async (data) => {
+      data.addHook("onRequest", async (request: FastifyRequest) => {
+        request.annalAccount = await authenticateBearer(pool, request.headers.authorization);
+        requireAccess(request, "read");
+      });
+      data.get("/api/changes", (request, reply) => answerChanges(context, request, reply));
+      data.get<{ Params: { type: string } }>("/api/entries/:type", (request, reply) =>
+        searchEntries(context, request, reply),
+      );
+      data.get<{ Params: { type: string } }>(
+        "/api/entries/:type/*",
+        (request, reply: FastifyReply) => {
+          const segments = entrySegments(request.url);
+          const [id, part] = segments;
+          if (segments.length === 1 && id) {
+            return lookupEntry(context, request, reply, request.params.type, id);
+          }
+          if (segments.length === 2 && id && part === "changes") {
+            return entryChanges(context, request, reply, request.params.type, id);
+          }
+          throw notFound(request.url);
+        },
+      );
+    });
+  };
+}

@@ -1,0 +1,161 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import {
+  applyPreferences,
+  readFilter,
+  readInclude,
+  servedType,
+  type RestContext,
+} from "../context.ts";
+import { queryDigest } from "../cursor.ts";
+import { RestError, refuseUnknown } from "../errors.ts";
+import { checkFilename } from "../export/filename.ts";
+import { exportOptions, formatOf } from "../export/formats.ts";
+import { sendExport } from "../export/stream.ts";
+import { parseFields } from "../fields.ts";
+import { entryNode } from "../nodes.ts";
+import { PAGE_PARAMETERS, pageInfo, readPage } from "../pagination.ts";
+import { QueryParameters } from "../params.ts";
+import { readPreferences } from "../prefer.ts";
+import { countSearch, searchPage, type SearchRow } from "../search/page.ts";
+import { SearchSql, type KeysetPosition } from "../search/sql.ts";
+import { parseSort } from "../sort.ts";
+
+export const SEARCH_PARAMETERS = [
+  "filter",
+  "fields",
+  "sort",
+  ...PAGE_PARAMETERS,
+  "include",
+  "filename",
+  "export",
+] as const;
+
+const SEARCH_PARTS = ["nodes", "pageInfo", "count"] as const;
+
+/**
+ * `GET /api/entries/{type}`: a page of the type's entries matching `filter`, in `sort` order,
+ * read from the `entries` projection; with `filename`, the whole result as a file.
+ */
+export async function searchEntries(
+  context: RestContext,
+  request: FastifyRequest<{ Params: { type: string } }>,
+  reply: FastifyReply,
+): Promise<unknown> {
+  const type = servedType(context, request.params.type);
+  const preferences = readPreferences(request.headers.prefer);
+  applyPreferences(reply, preferences);
+  const params = new QueryParameters(request.query, SEARCH_PARAMETERS, preferences.handling);
+  const catalog = await context.catalog();
+  const filter = readFilter(params.get("filter"), catalog);
+  const fields = parseFields(params.get("fields"), catalog);
+  const sort = parseSort(params.get("sort"), catalog);
+  if (sort.malformed.length > 0) {
+    throw new RestError(
+      "ANNAL_PARAMETER_INVALID",
+      `sort: ${sort.malformed.map((key) => JSON.stringify(key)).join(", ")} is not a sort key`,
+      {
+        hint: "sort takes comma-separated attribute names, each with - before it for descending: sort=sn,-cn",
+        extras: { parameter: "sort", expected: "attribute names, each optionally prefixed with -" },
+      },
+    );
+  }
+  refuseUnknown(preferences.handling, {
+    filter: filter.unknown,
+    fields: fields.unknown,
+    sort: sort.unknown,
+  });
+  const spec = {
+    type: type.names.name,
+    filter: filter.ast,
+    sort: sort.keys,
+    selection: fields.selection,
+  };
+  const sql = new SearchSql(spec, catalog);
+  const node = (row: SearchRow) =>
+    entryNode(
+      {
+        entryUUID: row.entry_uuid,
+        dn: row.dn,
+        attributes: row.attributes,
+        operational: row.operational,
+      },
+      type.names.name,
+      fields.selection,
+      catalog,
+    );
+
+  const filename = params.get("filename");
+  if (filename !== undefined) {
+    checkFilename(filename);
+    if (!fields.selection.explicit || fields.selection.wildcard) {
+      throw new RestError(
+        "ANNAL_EXPORT_FIELDS_REQUIRED",
+        "fields: an export needs an explicit list of attributes; * and + are refused",
+        {
+          hint: "name the columns: fields=cn,sn,mail (or fields=1.1 for identifiers only)",
+          extras: { parameter: "fields" },
+        },
+      );
+    }
+    const format = formatOf(filename);
+    const options = exportOptions(format, params.get("export"));
+    return sendExport(context, request, reply, {
+      sql,
+      shape: { type: type.names.name, selection: fields.selection, catalog, node },
+      format,
+      options,
+      filename,
+    });
+  }
+  // An empty options object asks for nothing (the documentation sends one by default).
+  if (params.has("export") && params.get("export")?.trim() !== "{}") {
+    throw new RestError("ANNAL_PARAMETER_INVALID", "export: export options need filename", {
+      hint: "add filename=<name>.<csv|tsv|json|ndjson|json-seq|jsonld|ldif> to export",
+      extras: { parameter: "export" },
+    });
+  }
+
+  const include = readInclude(params.get("include"), SEARCH_PARTS, ["nodes", "pageInfo"]);
+  reply.header("cache-control", "no-store");
+  const body: Record<string, unknown> = {};
+  if (include.has("nodes") || include.has("pageInfo")) {
+    const page = readPage(params, context.config);
+    const digest = queryDigest(["search", spec.type, spec.filter, spec.sort]);
+    let position: KeysetPosition | undefined;
+    if (page.cursor) {
+      const decoded = context.codec.decode(
+        page.cursor.parameter,
+        page.cursor.value,
+        "search",
+        digest,
+      );
+      if (!sql.isPosition(decoded)) {
+        throw new RestError(
+          "ANNAL_CURSOR_INVALID",
+          `${page.cursor.parameter}: the cursor is not valid`,
+          {
+            hint: "pass a cursor exactly as annal returned it",
+            extras: { parameter: page.cursor.parameter },
+          },
+        );
+      }
+      position = decoded;
+    }
+    const result = await searchPage(context.pool, sql, {
+      direction: page.direction,
+      limit: page.limit,
+      ...(position ? { position } : {}),
+    });
+    const cursorOf = (row: SearchRow | undefined) =>
+      row ? context.codec.encode("search", digest, sql.positionOf(row)) : null;
+    if (include.has("nodes")) body.nodes = result.rows.map(node);
+    if (include.has("pageInfo")) {
+      body.pageInfo = pageInfo(page, result, {
+        start: cursorOf(result.rows[0]),
+        end: cursorOf(result.rows.at(-1)),
+      });
+    }
+  }
+  if (include.has("count")) body.count = await countSearch(context.pool, sql);
+  return body;
+}

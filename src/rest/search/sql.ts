@@ -1,0 +1,184 @@
+import type { FilterNode } from "../../directory/index.ts";
+import { filterAttributes } from "../../directory/index.ts";
+import { compileFilterToSql } from "../../filters/index.ts";
+import { ENTRIES, UUID } from "../../history/index.ts";
+import type { AttributeCatalog } from "../catalog.ts";
+import type { FieldSelection } from "../fields.ts";
+import type { SortKey } from "../sort.ts";
+
+/** A search of one type's entries, checked and resolved. */
+export interface SearchSpec {
+  readonly type: string;
+  /** The filter with canonical names and no unknown attributes (`checkAttributes`). */
+  readonly filter: FilterNode;
+  readonly sort: readonly SortKey[];
+  readonly selection: FieldSelection;
+}
+
+/** One column of the order: a sort key, or the entryUUID that breaks ties. */
+interface OrderColumn {
+  /** Its name in the query `q`. */
+  readonly alias: string;
+  /** Entries without the attribute: NULL, sorted last either way. */
+  readonly nullable: boolean;
+  readonly descending: boolean;
+  readonly cast: "text" | "uuid";
+}
+
+/** Values of the order columns of one row: where a page starts or ends. */
+export type KeysetPosition = readonly (string | null)[];
+
+/**
+ * The SQL of a search, in parts the queries share. `inner` selects the matching entries with
+ * their order columns (`s0`, `s1`, ..., `entry_uuid`); the page, the count and the export wrap
+ * it as `q`, so the order and the keyset refer to the very values the database computed (the
+ * cursor carries them; PostgreSQL's `lower` and JavaScript's need not agree).
+ *
+ * Sort values are the first value of the attribute, lower-cased, cut at 200 characters (so a
+ * cursor stays short), compared byte-wise (`COLLATE "C"`), the same on every server.
+ */
+export class SearchSql {
+  readonly params: unknown[] = [];
+  readonly inner: string;
+  readonly where: string;
+  /** How many of `params` the WHERE clause uses (they come first). */
+  readonly whereParams: number;
+  readonly source: string;
+  readonly columns: readonly OrderColumn[];
+
+  constructor(spec: SearchSpec, catalog: AttributeCatalog) {
+    const bind = (value: unknown) => `$${this.params.push(value)}`;
+    // An operational attribute in the filter: filter over both columns merged. Only then, so
+    // that the usual search reads the stored column as it is.
+    const operational = filterAttributes(spec.filter).some(
+      (name) => catalog.resolve(name)?.operational ?? false,
+    );
+    this.source = operational
+      ? `(SELECT *, attributes || operational AS merged FROM ${ENTRIES}) AS e`
+      : `${ENTRIES} AS e`;
+    const conditions = [`e.type = ${bind(spec.type)}`];
+    const filter = compileFilterToSql(spec.filter, {
+      attributesColumn: operational ? "e.merged" : "e.attributes",
+      params: this.params,
+    });
+    if (filter !== "TRUE") conditions.push(filter);
+    this.where = conditions.join(" AND ");
+    this.whereParams = this.params.length;
+
+    const columns: OrderColumn[] = [];
+    const sortSql = spec.sort.map((key, index) => {
+      const alias = key.kind === "entryUUID" ? "entry_uuid" : `s${index}`;
+      columns.push({
+        alias,
+        nullable: key.kind === "attribute",
+        descending: key.descending,
+        cast: key.kind === "entryUUID" ? "uuid" : "text",
+      });
+      if (key.kind === "entryUUID") return undefined;
+      if (key.kind === "dn") return `(e.dn_norm COLLATE "C") AS ${alias}`;
+      const column = key.operational ? "e.operational" : "e.attributes";
+      return `(left(lower(${column} -> ${bind(key.name)}::text ->> 0), 200) COLLATE "C") AS ${alias}`;
+    });
+    if (!columns.some((column) => column.alias === "entry_uuid")) {
+      columns.push({ alias: "entry_uuid", nullable: false, descending: false, cast: "uuid" });
+    }
+    this.columns = columns;
+    const select = [
+      "e.entry_uuid",
+      "e.dn",
+      "e.modified_at",
+      `${this.#attributesSql(spec.selection, false, bind)} AS attributes`,
+      `${this.#attributesSql(spec.selection, true, bind)} AS operational`,
+      ...sortSql.filter((sql) => sql !== undefined),
+    ];
+    this.inner = `SELECT ${select.join(", ")} FROM ${this.source} WHERE ${this.where}`;
+  }
+
+  /** Only what the response shows: all of a column, some of its attributes, or nothing. */
+  #attributesSql(
+    selection: FieldSelection,
+    operational: boolean,
+    bind: (value: unknown) => string,
+  ): string {
+    const column = operational ? "e.operational" : "e.attributes";
+    if (operational ? selection.allOperational : selection.allUser) return column;
+    const named = selection.names.filter((info) => info.operational === operational);
+    if (named.length === 0) return "NULL::jsonb";
+    return `jsonb_build_object(${named
+      .map((info) => {
+        const name = bind(info.name);
+        return `${name}::text, ${column} -> ${name}::text`;
+      })
+      .join(", ")})`;
+  }
+
+  /** `ORDER BY` over `q` for reading forward, or backward (every direction flipped). */
+  orderBy(direction: "forward" | "backward"): string {
+    const flip = direction === "backward";
+    return this.columns
+      .flatMap((column) => {
+        const descending = column.descending !== flip;
+        const order = `q.${column.alias} ${descending ? "DESC" : "ASC"}`;
+        return column.nullable
+          ? [`(q.${column.alias} IS NULL) ${flip ? "DESC" : "ASC"}`, order]
+          : [order];
+      })
+      .join(", ");
+  }
+
+  /**
+   * Rows strictly after (`after`) or strictly before (`before`) `position` in the forward
+   * order: the first differing column decides, `(a > x) OR (a = x AND b > y) OR ...`, with
+   * NULLs (missing attributes) after every value.
+   */
+  keyset(position: KeysetPosition, side: "after" | "before", params: unknown[]): string {
+    const bind = (value: unknown, cast: string) => `$${params.push(value)}::${cast}`;
+    const equal: string[] = [];
+    const alternatives: string[] = [];
+    this.columns.forEach((column, index) => {
+      const value = position[index] ?? null;
+      const q = `q.${column.alias}`;
+      const beyond = (side === "after") !== column.descending ? ">" : "<";
+      let strictly: string;
+      let same: string;
+      if (value === null) {
+        strictly = side === "after" ? "FALSE" : `${q} IS NOT NULL`;
+        same = `${q} IS NULL`;
+      } else {
+        const param = bind(value, column.cast);
+        const compare = `${q} ${beyond} ${param}`;
+        strictly = column.nullable && side === "after" ? `(${q} IS NULL OR ${compare})` : compare;
+        same = `${q} = ${param}`;
+      }
+      alternatives.push([...equal, strictly].join(" AND "));
+      equal.push(same);
+    });
+    const predicate = alternatives.map((alternative) => `(${alternative})`).join(" OR ");
+    // A missing attribute's comparisons are NULL, which here always means "no".
+    return this.columns.some((column) => column.nullable)
+      ? `COALESCE(${predicate}, FALSE)`
+      : `(${predicate})`;
+  }
+
+  /** The position of a row read by `inner`. */
+  positionOf(row: Record<string, unknown>): KeysetPosition {
+    return this.columns.map((column) => {
+      const value = row[column.alias];
+      return value === null || value === undefined ? null : String(value);
+    });
+  }
+
+  /** Checks a decoded cursor position has this query's shape. */
+  isPosition(value: unknown): value is KeysetPosition {
+    return (
+      Array.isArray(value) &&
+      value.length === this.columns.length &&
+      value.every((item, index) => {
+        const column = this.columns[index]!;
+        if (item === null) return column.nullable;
+        if (typeof item !== "string") return false;
+        return column.cast === "uuid" ? UUID.test(item) : item.length <= 1000;
+      })
+    );
+  }
+}

@@ -1,0 +1,120 @@
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import pino from "pino";
+import t from "tap";
+import { startAnnal } from "../../src/app/index.ts";
+import { createToken } from "../../src/auth/index.ts";
+import { loadConfig } from "../../src/config/index.ts";
+import { freePort } from "../../src/db/index.ts";
+import { EventStore } from "../../src/store/index.ts";
+import { sampleLdif } from "../../ops/demo/sample-data.ts";
+import { testDatabase } from "../support/postgres.ts";
+import { startSlapd } from "../support/slapd.ts";
+
+const REPO = path.resolve(import.meta.dirname, "../..");
+const PROSSI = "uid=prossi,ou=engineering,ou=people,dc=example,dc=org";
+
+/**
+ * A mutation's answer can be followed by a read that already shows the change: annal as
+ * `annal start` runs it, with the background capture pass an hour apart, so only the
+ * mutation's own capture-and-wait can make the change visible in time.
+ */
+t.test("after a GraphQL mutation answers, the projections already show its change", async (t) => {
+  const slapd = await startSlapd({ seedLdif: sampleLdif() });
+  t.teardown(() => slapd.stop());
+  const db = await testDatabase(t);
+  const dir = t.testdir({});
+  const file = path.join(dir, "annal.toml");
+  const gateway = path.join(REPO, "ops/demo/gateway");
+  await writeFile(
+    file,
+    `[server]
+port = ${await freePort()}
+
+[database]
+url = "${db.url}"
+
+[directory]
+url = "${slapd.url}"
+bindDN = "${slapd.bindDN}"
+password = "\${LDAP_PASSWORD}"
+base = "dc=example,dc=org"
+
+[[directory.types]]
+name = "user"
+base = "ou=people,dc=example,dc=org"
+filter = "(objectClass=inetOrgPerson)"
+
+[directory.capture]
+interval = "1h"
+
+[graphql]
+schema = ["${gateway}/*.graphql"]
+
+[graphql.types.Person]
+base = "ou=people,dc=example,dc=org"
+objectClass = ["inetOrgPerson"]
+
+[graphql.types.Group]
+base = "ou=groups,dc=example,dc=org"
+objectClass = ["groupOfNames"]
+
+[graphql.types.Department]
+base = "ou=people,dc=example,dc=org"
+objectClass = ["organizationalUnit"]
+
+[[graphql.rest]]
+name = "annal"
+base = "http://127.0.0.1:1"
+
+[i18n]
+fallbackLanguage = "en"
+translations = "${gateway}/i18n"
+`,
+  );
+  const config = await loadConfig({
+    configPath: file,
+    cwd: dir,
+    env: { LDAP_PASSWORD: slapd.password },
+  });
+  const annal = await startAnnal({ config, log: pino({ level: "silent" }) });
+  t.teardown(() => annal.stop());
+  const { token } = await createToken(db.pool, await EventStore.open(db.pool), {
+    name: "editor",
+    access: ["read", "write"],
+  });
+
+  // Ready as a client would find it: the first start's import of the directory done.
+  for (let waited = 0; waited < 20_000; waited += 50) {
+    const imported = await db.pool.query(
+      "SELECT 1 FROM capture_checkpoints WHERE source = 'accesslog'",
+    );
+    if (imported.rowCount) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  const answer = await fetch(`${annal.url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({
+      query: `mutation($dn: DN) { updatePerson(dn: $dn, input: [{ operation: replace, changes: { title: "Read Your Writes" } }]) { title } }`,
+      variables: { dn: PROSSI },
+    }),
+  });
+  const body = (await answer.json()) as { data?: unknown; errors?: unknown };
+  t.same(body, { data: { updatePerson: { title: "Read Your Writes" } } });
+
+  // No waiting: the answer came after the change reached the projections.
+  const entry = await db.pool.query(
+    "SELECT attributes->'title' AS title FROM projection_entries.entries WHERE dn = $1",
+    [PROSSI],
+  );
+  t.same(entry.rows[0]?.title, ["Read Your Writes"]);
+  const change = await db.pool.query(
+    "SELECT actor, attributes FROM projection_changes.changes WHERE dn = $1",
+    [PROSSI],
+  );
+  t.same(change.rows, [
+    { actor: "cn=editor,ou=service-accounts,dc=example,dc=org", attributes: ["title"] },
+  ]);
+});
