@@ -1,3 +1,4 @@
+import { databaseIdentity } from "../store/index.ts";
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Queryable } from "../db/index.ts";
 import { ForeignCursorError, InvalidCursorError } from "../store/index.ts";
@@ -100,24 +101,8 @@ export class CursorCodec {
  * key, so a cursor from one is good on all; a restored copy or another database has another.
  */
 export async function loadCursorKey(db: Queryable): Promise<Buffer> {
-  const base = await db.query<{ epoch: string; oid: number }>(
-    `SELECT epoch::text AS epoch,
-            (SELECT oid FROM pg_database WHERE datname = current_database())::int AS oid
-       FROM annal_database`,
-  );
-  const row = base.rows[0];
-  if (!row) throw new Error("annal_database has no row: the event store migration did not run");
-  let system = "";
-  try {
-    const control = await db.query<{ id: string }>(
-      "SELECT system_identifier::text AS id FROM pg_control_system()",
-    );
-    system = control.rows[0]?.id ?? "";
-  } catch {
-    // not permitted: the uuid and oid alone
-  }
   return createHash("sha256")
-    .update(`annal-rest-cursor/${row.epoch}/${row.oid}/${system}`)
+    .update(`annal-rest-cursor/${await databaseIdentity(db)}`)
     .digest();
 }
 

@@ -9,6 +9,17 @@ import type { Queryable } from "../db/index.ts";
  * oid still tell databases apart then.
  */
 export async function loadEpoch(db: Queryable): Promise<string> {
+  return createHash("sha256")
+    .update(await databaseIdentity(db))
+    .digest("hex")
+    .slice(0, 16);
+}
+
+/**
+ * The secret material the epoch is a digest of: `<epoch uuid>/<database oid>/<system id>`.
+ * Never shown; other keys tied to this database (the REST channel's cursor MAC) derive from it.
+ */
+export async function databaseIdentity(db: Queryable): Promise<string> {
   const base = await db.query<{ epoch: string; oid: number }>(
     `SELECT epoch::text AS epoch, (SELECT oid FROM pg_database WHERE datname = current_database())::int AS oid
        FROM annal_database`,
@@ -24,8 +35,5 @@ export async function loadEpoch(db: Queryable): Promise<string> {
   } catch {
     // not permitted: fall back to the uuid and oid alone
   }
-  return createHash("sha256")
-    .update(`${row.epoch}/${row.oid}/${system}`)
-    .digest("hex")
-    .slice(0, 16);
+  return `${row.epoch}/${row.oid}/${system}`;
 }

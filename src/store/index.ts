@@ -15,6 +15,7 @@ export type { StreamAppend } from "./append-many.ts";
 export { encodeCursor, decodeCursor } from "./cursor.ts";
 export { WrongExpectedVersionError, InvalidCursorError, ForeignCursorError } from "./errors.ts";
 export { START } from "./types.ts";
+export { databaseIdentity } from "./epoch.ts";
 export type {
   EventMetadata,
   ExpectedVersion,
