@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../db/index.ts";
 import { eventsAppended } from "../metrics.ts";
-import { EVENTS_CHANNEL } from "./append.ts";
-import { WrongExpectedVersionError } from "./errors.ts";
+import { EVENTS_CHANNEL, checkExpectedVersion } from "./append.ts";
 import type { ExpectedVersion, NewEvent } from "./types.ts";
 
 export interface StreamAppend {
@@ -63,13 +62,7 @@ export async function appendToStreams(
     const fresh = append.events.filter((e) => !e.idempotencyKey || !stored.has(e.idempotencyKey));
     if (fresh.length === 0) continue;
     const current = versions.get(append.streamId) ?? 0;
-    const expected = append.expectedVersion ?? "any";
-    const ok =
-      expected === "any" ||
-      (expected === "no_stream" && current === 0) ||
-      (expected === "exists" && current > 0) ||
-      expected === current;
-    if (!ok) throw new WrongExpectedVersionError(append.streamId, expected, current);
+    checkExpectedVersion(append.streamId, append.expectedVersion ?? "any", current);
     fresh.forEach((event, i) => {
       columns.id.push(event.id ?? randomUUID());
       columns.stream.push(append.streamId);

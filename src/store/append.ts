@@ -90,7 +90,12 @@ export async function appendInTransaction(
   };
 }
 
-function checkExpectedVersion(streamId: string, expected: ExpectedVersion, actual: number): void {
+/** Throws WrongExpectedVersionError unless `actual` is what the appender expected. */
+export function checkExpectedVersion(
+  streamId: string,
+  expected: ExpectedVersion,
+  actual: number,
+): void {
   const ok =
     expected === "any" ||
     (expected === "no_stream" && actual === 0) ||

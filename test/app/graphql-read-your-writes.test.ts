@@ -1,13 +1,11 @@
-import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import pino from "pino";
 import t from "tap";
 import { startAnnal } from "../../src/app/index.ts";
 import { createToken } from "../../src/auth/index.ts";
-import { loadConfig } from "../../src/config/index.ts";
-import { freePort } from "../../src/db/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { sampleLdif } from "../../ops/demo/sample-data.ts";
+import { appConfig } from "../support/app-config.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { startSlapd } from "../support/slapd.ts";
 
@@ -23,32 +21,12 @@ t.test("after a GraphQL mutation answers, the projections already show its chang
   const slapd = await startSlapd({ seedLdif: sampleLdif() });
   t.teardown(() => slapd.stop());
   const db = await testDatabase(t);
-  const dir = t.testdir({});
-  const file = path.join(dir, "annal.toml");
   const gateway = path.join(REPO, "ops/demo/gateway");
-  await writeFile(
-    file,
-    `[server]
-port = ${await freePort()}
-
-[database]
-url = "${db.url}"
-
-[directory]
-url = "${slapd.url}"
-bindDN = "${slapd.bindDN}"
-password = "\${LDAP_PASSWORD}"
-base = "dc=example,dc=org"
-
-[[directory.types]]
-name = "user"
-base = "ou=people,dc=example,dc=org"
-filter = "(objectClass=inetOrgPerson)"
-
-[directory.capture]
-interval = "1h"
-
-[graphql]
+  const config = await appConfig(t, {
+    db,
+    slapd,
+    captureInterval: "1h",
+    extraToml: `[graphql]
 schema = ["${gateway}/*.graphql"]
 
 [graphql.types.Person]
@@ -71,11 +49,6 @@ base = "http://127.0.0.1:1"
 fallbackLanguage = "en"
 translations = "${gateway}/i18n"
 `,
-  );
-  const config = await loadConfig({
-    configPath: file,
-    cwd: dir,
-    env: { LDAP_PASSWORD: slapd.password },
   });
   const annal = await startAnnal({ config, log: pino({ level: "silent" }) });
   t.teardown(() => annal.stop());

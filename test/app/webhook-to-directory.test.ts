@@ -1,12 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import pino from "pino";
 import t from "tap";
 import { startAnnal } from "../../src/app/index.ts";
-import { loadConfig } from "../../src/config/index.ts";
-import { freePort } from "../../src/db/index.ts";
 import { signDelivery } from "../../src/hooks/index.ts";
+import { appConfig } from "../support/app-config.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { startSlapd } from "../support/slapd.ts";
 
@@ -27,38 +25,13 @@ t.test(
     });
     t.teardown(() => slapd.stop());
     const db = await testDatabase(t);
-    const dir = t.testdir({});
-    const file = path.join(dir, "annal.toml");
-    await writeFile(
-      file,
-      `[server]
-port = ${await freePort()}
-
-[database]
-url = "${db.url}"
-
-[directory]
-url = "${slapd.url}"
-bindDN = "${slapd.bindDN}"
-password = "\${LDAP_PASSWORD}"
-base = "dc=example,dc=org"
-
-[[directory.types]]
-name = "user"
-base = "ou=people,dc=example,dc=org"
-filter = "(objectClass=inetOrgPerson)"
-
-[directory.capture]
-interval = "200ms"
-
-[hooks]
+    const config = await appConfig(t, {
+      db,
+      slapd,
+      captureInterval: "200ms",
+      extraToml: `[hooks]
 dir = "${DEMO_HOOKS}"
 `,
-    );
-    const config = await loadConfig({
-      configPath: file,
-      cwd: dir,
-      env: { LDAP_PASSWORD: slapd.password },
     });
     const annal = await startAnnal({ config, log: pino({ level: "silent" }) });
     t.teardown(() => annal.stop());
