@@ -6,12 +6,12 @@ import {
   change,
   countEvents,
   deliver,
-  eventually,
   hooksFixture,
   SECRET,
   signed,
   testHooks,
 } from "./fixtures/hooks.ts";
+import { eventually } from "../support/eventually.ts";
 
 function capture() {
   const out: string[] = [];

@@ -8,7 +8,8 @@ import {
   type DirectoryAccess,
 } from "../../src/hooks/index.ts";
 import type { RecordedEvent } from "../../src/store/index.ts";
-import { deliver, eventually, hooksFixture, signed } from "./fixtures/hooks.ts";
+import { deliver, hooksFixture, signed } from "./fixtures/hooks.ts";
+import { eventually } from "../support/eventually.ts";
 
 const DEMO_HOOKS = path.resolve(import.meta.dirname, "../../ops/demo/hooks");
 const DEMO_SECRET = "demo-hr-secret"; // the demo file's fallback when HR_WEBHOOK_SECRET is unset

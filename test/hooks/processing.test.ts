@@ -7,7 +7,8 @@ import {
   type ProviderContext,
 } from "../../src/hooks/index.ts";
 import type { RecordedEvent } from "../../src/store/index.ts";
-import { change, deliver, eventually, hooksFixture, signed, testHooks } from "./fixtures/hooks.ts";
+import { change, deliver, hooksFixture, signed, testHooks } from "./fixtures/hooks.ts";
+import { eventually } from "../support/eventually.ts";
 
 const outcomes = (events: readonly RecordedEvent[]) =>
   events
