@@ -3,7 +3,7 @@ import { authenticateBearer, ForbiddenError, type AccessFunction } from "../auth
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
 import { captureOnce } from "../directory/capture/index.ts";
-import { graphqlPlugin } from "../graphql/index.ts";
+import { graphqlPlugin, recordMutationWrite } from "../graphql/index.ts";
 import { hooksPlugin, type HooksRegistry } from "../hooks/index.ts";
 import { waitForProjection } from "../projector/index.ts";
 import { restPlugin } from "../rest/index.ts";
@@ -55,6 +55,8 @@ export async function mountChannels(
       directory: directory.client,
       config,
       log,
+      // Each write a mutation makes is recorded first, so its captured change names it.
+      beforeWrite: (write) => recordMutationWrite({ pool, store }, write),
       // Read-your-writes: before a mutation answers, its change is captured and the
       // projections the REST channel reads show it.
       ...(capture && source

@@ -29,10 +29,13 @@ export interface DirectoryWrite {
   readonly actor: string;
   /** The service account that asked for it. */
   readonly account: { readonly id: string; readonly name: string };
+  /** The GraphQL request that asked for it (unique: a uuid). */
+  readonly requestId: string;
 }
 
 /** The context of one GraphQL request. */
 export interface GatewayContext {
+  /** A uuid of the request's own (also sent as `x-request-id`). */
   readonly requestId: string;
   readonly viewer: Viewer;
   readonly gateway: Gateway;

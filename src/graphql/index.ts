@@ -13,3 +13,8 @@ export {
   RestBackendError,
   type GraphqlCode,
 } from "./errors.ts";
+export {
+  DIRECTORY_WRITE_REQUESTED,
+  recordMutationWrite,
+  type DirectoryWriteRequested,
+} from "./write-cause.ts";

@@ -1,7 +1,15 @@
 import type { Operation } from "rfc6902";
 import type { Queryable } from "../db/index.ts";
 import type { ChangeType } from "../directory/capture/events.ts";
-import type { LogPosition } from "../store/index.ts";
+import {
+  logOrder,
+  logPositionColumns,
+  logPositionCompare,
+  logPositionOf,
+  type LogPosition,
+  type LogPositionRow,
+} from "../store/index.ts";
+import { CAUSE_COLUMNS, CAUSE_JOIN, causeOf, type CauseRow, type ChangeCause } from "./cause.ts";
 import { CHANGES } from "./tables.ts";
 
 /** One recorded change of an entry, from the `changes` projection. */
@@ -21,6 +29,8 @@ export interface ChangeRecord extends LogPosition {
   readonly actor: string | null;
   /** The user attributes it touched (redacted ones by name only). */
   readonly attributes: readonly string[];
+  /** Why it was made, when annal made it: the change event or mutation behind it. */
+  readonly cause: ChangeCause | null;
   /** RFC 6902 patch of the user attributes; present when asked for. */
   readonly patch?: readonly Operation[];
 }
@@ -60,9 +70,7 @@ export interface ChangePageResult {
   readonly behind: boolean;
 }
 
-interface ChangeRow {
-  transaction_id: string;
-  position: number;
+interface ChangeRow extends LogPositionRow, CauseRow {
   event_id: string;
   entry_uuid: string;
   type: string | null;
@@ -79,22 +87,16 @@ interface ChangeRow {
 function where(filter: ChangeFilter, params: unknown[]): string[] {
   const bind = (value: unknown) => `$${params.push(value)}`;
   const conditions: string[] = [];
-  if (filter.entryUUID !== undefined) conditions.push(`entry_uuid = ${bind(filter.entryUUID)}`);
+  if (filter.entryUUID !== undefined) conditions.push(`c.entry_uuid = ${bind(filter.entryUUID)}`);
   if (filter.types !== undefined) {
-    conditions.push(`change_type = ANY(${bind(filter.types)}::text[])`);
+    conditions.push(`c.change_type = ANY(${bind(filter.types)}::text[])`);
   }
   if (filter.affects !== undefined) {
-    conditions.push(`attributes && ${bind(filter.affects)}::text[]`);
+    conditions.push(`c.attributes && ${bind(filter.affects)}::text[]`);
   }
-  if (filter.from !== undefined) conditions.push(`occurred_at >= ${bind(filter.from)}`);
-  if (filter.to !== undefined) conditions.push(`occurred_at < ${bind(filter.to)}`);
+  if (filter.from !== undefined) conditions.push(`c.occurred_at >= ${bind(filter.from)}`);
+  if (filter.to !== undefined) conditions.push(`c.occurred_at < ${bind(filter.to)}`);
   return conditions;
-}
-
-/** `(transaction_id, position) <op> (cursor)`: the log's order, as the projection keeps it. */
-function beyond(op: ">" | "<" | "<=" | ">=", at: LogPosition, params: unknown[]): string {
-  params.push(at.transactionId, at.position);
-  return `(transaction_id, position) ${op} ($${params.length - 1}::xid8, $${params.length}::bigint)`;
 }
 
 /**
@@ -112,15 +114,15 @@ export async function changeFeed(
   const forward = page.direction === "forward";
   const cursor = forward ? page.after : page.before;
   const rowConditions = [...conditions];
-  if (cursor) rowConditions.push(beyond(forward ? ">" : "<", cursor, params));
-  const order = forward ? "ASC" : "DESC";
+  if (cursor) rowConditions.push(logPositionCompare("c", forward ? ">" : "<", cursor, params));
   params.push(page.limit + 1);
   const result = await db.query<ChangeRow>(
-    `SELECT transaction_id::text AS transaction_id, position, event_id, entry_uuid, type, dn, old_dn,
-            change_type, occurred_at, recorded_at, actor, attributes${page.withPatch ? ", patch" : ""}
-       FROM ${CHANGES}
+    `SELECT ${logPositionColumns("c")}, c.event_id, c.entry_uuid, c.type, c.dn, c.old_dn,
+            c.change_type, c.occurred_at, c.recorded_at, c.actor, c.attributes, ${CAUSE_COLUMNS}
+            ${page.withPatch ? ", c.patch" : ""}
+       FROM ${CHANGES} AS c ${CAUSE_JOIN}
       ${rowConditions.length > 0 ? `WHERE ${rowConditions.join(" AND ")}` : ""}
-      ORDER BY transaction_id ${order}, position ${order}
+      ORDER BY ${logOrder("c", page.direction)}
       LIMIT $${params.length}`,
     params,
   );
@@ -130,9 +132,9 @@ export async function changeFeed(
   if (cursor) {
     const behindParams: unknown[] = [];
     const behindConditions = where(filter, behindParams);
-    behindConditions.push(beyond(forward ? "<=" : ">=", cursor, behindParams));
+    behindConditions.push(logPositionCompare("c", forward ? "<=" : ">=", cursor, behindParams));
     const exists = await db.query<{ found: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM ${CHANGES} WHERE ${behindConditions.join(" AND ")}) AS found`,
+      `SELECT EXISTS (SELECT 1 FROM ${CHANGES} AS c WHERE ${behindConditions.join(" AND ")}) AS found`,
       behindParams,
     );
     behind = exists.rows[0]?.found ?? false;
@@ -155,7 +157,7 @@ export async function countChanges(db: Queryable, filter: ChangeFilter): Promise
   const params: unknown[] = [];
   const conditions = where(filter, params);
   const result = await db.query<{ count: number }>(
-    `SELECT count(*)::bigint AS count FROM ${CHANGES}
+    `SELECT count(*)::bigint AS count FROM ${CHANGES} AS c
       ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}`,
     params,
   );
@@ -164,8 +166,7 @@ export async function countChanges(db: Queryable, filter: ChangeFilter): Promise
 
 function toChange(row: ChangeRow): ChangeRecord {
   return {
-    transactionId: row.transaction_id,
-    position: row.position,
+    ...logPositionOf(row),
     eventId: row.event_id,
     entryUUID: row.entry_uuid,
     entryType: row.type,
@@ -176,6 +177,7 @@ function toChange(row: ChangeRow): ChangeRecord {
     recordedAt: row.recorded_at,
     actor: row.actor,
     attributes: row.attributes,
+    cause: causeOf(row),
     ...(row.patch === undefined ? {} : { patch: row.patch }),
   };
 }

@@ -20,6 +20,7 @@ export {
   type ChangePageResult,
   type ChangeRecord,
 } from "./changes.ts";
+export type { ChangeCause } from "./cause.ts";
 export { EntryNotFoundError, type EntryAbsence } from "./errors.ts";
 export { globalId, parseGlobalId, UUID } from "./global-id.ts";
 export { CHANGES, ENTRIES, ENTRY_VERSIONS } from "./tables.ts";

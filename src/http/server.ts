@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
@@ -36,6 +37,9 @@ export function createServer(options: ServerOptions) {
     loggerInstance,
     // Errors raised before routing (a malformed URL) take the same problem-details path.
     frameworkErrors: frameworkErrorHandler,
+    // Request ids are uuids, unique across processes and restarts: the log records them
+    // (a mutation's DirectoryWriteRequested event does), so a counter would repeat.
+    genReqId: () => randomUUID(),
   });
   installErrorHandling(server);
   recordHttpDuration(server);

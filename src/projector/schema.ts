@@ -1,5 +1,11 @@
 import type { Queryable } from "../db/index.ts";
-import { START, type LogPosition } from "../store/index.ts";
+import {
+  logPositionColumns,
+  logPositionOf,
+  START,
+  type LogPosition,
+  type LogPositionRow,
+} from "../store/index.ts";
 import type { Projection } from "./types.ts";
 
 const NAME = /^[a-z][a-z0-9_]{0,40}$/;
@@ -69,10 +75,9 @@ export async function readCheckpoint(
   schema: string,
 ): Promise<Checkpoint | undefined> {
   if (!(await schemaExists(db, schema))) return undefined;
-  const result = await db.query<{ version: number; transaction_id: string; position: number }>(
-    `SELECT version, transaction_id::text AS transaction_id, position
-       FROM ${tableIn(schema)("_checkpoint")}`,
+  const result = await db.query<{ version: number } & LogPositionRow>(
+    `SELECT c.version, ${logPositionColumns("c")} FROM ${tableIn(schema)("_checkpoint")} AS c`,
   );
   const row = result.rows[0];
-  return row && { version: row.version, transactionId: row.transaction_id, position: row.position };
+  return row && { version: row.version, ...logPositionOf(row) };
 }

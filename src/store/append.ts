@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../db/index.ts";
 import { WrongExpectedVersionError } from "./errors.ts";
-import { EVENT_COLUMNS, toRecordedEvent, type EventRow } from "./rows.ts";
+import { logOrder } from "./log-order.ts";
+import { eventColumns, toRecordedEvent, type EventRow } from "./rows.ts";
 import type { ExpectedVersion, NewEvent, RecordedEvent } from "./types.ts";
 
 /** The channel an append notifies on commit; tailing readers LISTEN to it. */
@@ -64,7 +65,7 @@ export async function appendInTransaction(
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '')
      )
-     SELECT ${EVENT_COLUMNS} FROM inserted, notified ORDER BY position`,
+     SELECT ${eventColumns("inserted")} FROM inserted, notified ORDER BY ${logOrder("inserted")}`,
     [
       streamId,
       current,
@@ -111,7 +112,7 @@ async function storedByKey(
   const keys = events.flatMap((e) => (e.idempotencyKey === undefined ? [] : [e.idempotencyKey]));
   if (keys.length === 0) return new Map();
   const found = await tx.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events WHERE idempotency_key = ANY($1::text[])`,
+    `SELECT ${eventColumns("e")} FROM events AS e WHERE e.idempotency_key = ANY($1::text[])`,
     [keys],
   );
   return new Map(found.rows.map((row) => [row.idempotency_key!, toRecordedEvent(row)]));

@@ -10,6 +10,14 @@ export {
   countAfter,
   comparePositions,
 } from "./read.ts";
+export {
+  belowSafeBound,
+  logOrder,
+  logPositionColumns,
+  logPositionCompare,
+  logPositionOf,
+} from "./log-order.ts";
+export type { LogDirection, LogPositionRow } from "./log-order.ts";
 export { appendToStreams } from "./append-many.ts";
 export type { StreamAppend } from "./append-many.ts";
 export { encodeCursor, decodeCursor } from "./cursor.ts";

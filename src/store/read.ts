@@ -1,5 +1,13 @@
 import type { Queryable } from "../db/index.ts";
-import { EVENT_COLUMNS, toRecordedEvent, type EventRow } from "./rows.ts";
+import {
+  belowSafeBound,
+  logOrder,
+  logPositionColumns,
+  logPositionCompare,
+  logPositionOf,
+  type LogPositionRow,
+} from "./log-order.ts";
+import { eventColumns, toRecordedEvent, type EventRow } from "./rows.ts";
 import { START, type LogPosition, type RecordedEvent } from "./types.ts";
 
 /** The events of one stream in version order, from `fromVersion` (1 = the first). */
@@ -9,9 +17,9 @@ export async function readStream(
   options: { fromVersion?: number; toVersion?: number; limit?: number } = {},
 ): Promise<RecordedEvent[]> {
   const result = await db.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events
-      WHERE stream_id = $1 AND stream_version >= $2 AND stream_version <= $3
-      ORDER BY stream_version LIMIT $4`,
+    `SELECT ${eventColumns("e")} FROM events AS e
+      WHERE e.stream_id = $1 AND e.stream_version >= $2 AND e.stream_version <= $3
+      ORDER BY e.stream_version LIMIT $4`,
     [
       streamId,
       options.fromVersion ?? 1,
@@ -23,63 +31,46 @@ export async function readStream(
 }
 
 /**
- * The safe bound of the global order: the oldest transaction that is in flight in this
- * statement's snapshot and may be writing to this database, or the snapshot's xmax when there
- * is none. Everything below it is final. `pg_snapshot_xmin` alone would be correct too, but
- * it counts every transaction on the whole server, so one long transaction in another
- * database would stall every reader here; an in-flight xid is skipped only when
- * `pg_stat_activity` shows it belongs to a session of another database (an xid it does not
- * show, because that transaction has just ended or is prepared, is kept: that only lowers
- * the bound).
- */
-export const SAFE_BOUND = `(SELECT coalesce(
-    (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
-      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a
-                         WHERE a.backend_xid = x::xid AND a.datname <> current_database())),
-    pg_snapshot_xmax(pg_current_snapshot())))`;
-
-/**
- * Up to `limit` events after `after`, in global order: by (transaction id, position), and
- * never at or past the oldest transaction still in flight (`SAFE_BOUND`). Positions are drawn when a row is
- * inserted but become visible when its transaction commits, so a later reader could find an
- * event with a lower position than one it already passed; no transaction below the oldest one
- * in flight can still commit, so everything below that bound is final and can be read in
- * order exactly once.
+ * Up to `limit` events after `after`, in global order, never at or past the oldest
+ * transaction still in flight (see `belowSafeBound`): everything it returns is final, so a
+ * reader that goes on from the last event it got reads every event exactly once.
  */
 export async function readAll(
   db: Queryable,
   after: LogPosition = START,
   limit = 1000,
 ): Promise<RecordedEvent[]> {
+  const params: unknown[] = [];
+  const beyond = logPositionCompare("e", ">", after, params);
+  params.push(limit);
   const result = await db.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events
-      WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-        AND transaction_id < ${SAFE_BOUND}
-      ORDER BY events.transaction_id, events.position
-      LIMIT $3`,
-    [after.transactionId, after.position, limit],
+    `SELECT ${eventColumns("e")} FROM events AS e
+      WHERE ${beyond} AND ${belowSafeBound("e")}
+      ORDER BY ${logOrder("e")}
+      LIMIT $${params.length}`,
+    params,
   );
   return result.rows.map((row) => toRecordedEvent(row));
 }
 
 /** The position of the last event a reader could read now (or `START` for an empty log). */
 export async function readHead(db: Queryable): Promise<LogPosition> {
-  const result = await db.query<{ transaction_id: string; position: number }>(
-    `SELECT transaction_id::text AS transaction_id, position FROM events
-      WHERE transaction_id < ${SAFE_BOUND}
-      ORDER BY events.transaction_id DESC, events.position DESC LIMIT 1`,
+  const result = await db.query<LogPositionRow>(
+    `SELECT ${logPositionColumns("e")} FROM events AS e
+      WHERE ${belowSafeBound("e")}
+      ORDER BY ${logOrder("e", "backward")} LIMIT 1`,
   );
   const row = result.rows[0];
-  return row ? { transactionId: row.transaction_id, position: row.position } : START;
+  return row ? logPositionOf(row) : START;
 }
 
 /** How many readable events lie after `after` (for progress bars). */
 export async function countAfter(db: Queryable, after: LogPosition): Promise<number> {
+  const params: unknown[] = [];
   const result = await db.query<{ count: number }>(
-    `SELECT count(*)::bigint AS count FROM events
-      WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-        AND transaction_id < ${SAFE_BOUND}`,
-    [after.transactionId, after.position],
+    `SELECT count(*)::bigint AS count FROM events AS e
+      WHERE ${logPositionCompare("e", ">", after, params)} AND ${belowSafeBound("e")}`,
+    params,
   );
   return result.rows[0]?.count ?? 0;
 }
@@ -97,7 +88,8 @@ export async function readLastEvent(
   streamId: string,
 ): Promise<RecordedEvent | undefined> {
   const result = await db.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1`,
+    `SELECT ${eventColumns("e")} FROM events AS e
+      WHERE e.stream_id = $1 ORDER BY e.stream_version DESC LIMIT 1`,
     [streamId],
   );
   const row = result.rows[0];

@@ -1,9 +1,8 @@
+import { logPositionColumns, logPositionOf, type LogPositionRow } from "./log-order.ts";
 import type { EventMetadata, RecordedEvent } from "./types.ts";
 
 /** An `events` row as pg returns it (int8 parsed to number, xid8 as text). */
-export interface EventRow {
-  position: number;
-  transaction_id: string;
+export interface EventRow extends LogPositionRow {
   id: string;
   stream_id: string;
   stream_version: number;
@@ -15,13 +14,12 @@ export interface EventRow {
   recorded_at: Date;
 }
 
-/**
- * Note the alias: `transaction_id` comes back as text, so a query must order by the column
- * itself (`events.transaction_id`), never by the output name, which would sort "1000"
- * before "999".
- */
-export const EVENT_COLUMNS =
-  "position, transaction_id::text AS transaction_id, id, stream_id, stream_version, type, data, metadata, idempotency_key, occurred_at, recorded_at";
+/** The select list of an event row of `table` (an alias of `events`, or a CTE of its rows). */
+export function eventColumns(table: string): string {
+  return `${logPositionColumns(table)}, ${table}.id, ${table}.stream_id, ${table}.stream_version,
+          ${table}.type, ${table}.data, ${table}.metadata, ${table}.idempotency_key,
+          ${table}.occurred_at, ${table}.recorded_at`;
+}
 
 export function toRecordedEvent<Data>(row: EventRow): RecordedEvent<Data> {
   return {
@@ -34,7 +32,6 @@ export function toRecordedEvent<Data>(row: EventRow): RecordedEvent<Data> {
     occurredAt: row.occurred_at,
     recordedAt: row.recorded_at,
     idempotencyKey: row.idempotency_key,
-    transactionId: row.transaction_id,
-    position: row.position,
+    ...logPositionOf(row),
   };
 }

@@ -6,6 +6,7 @@ import { createToken } from "../../src/auth/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { sampleLdif } from "../../ops/demo/sample-data.ts";
 import { appConfig } from "../support/app-config.ts";
+import { eventually } from "../support/eventually.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { startSlapd } from "../support/slapd.ts";
 
@@ -58,13 +59,12 @@ translations = "${gateway}/i18n"
   });
 
   // Ready as a client would find it: the first start's import of the directory done.
-  for (let waited = 0; waited < 20_000; waited += 50) {
-    const imported = await db.pool.query(
-      "SELECT 1 FROM capture_checkpoints WHERE source = 'accesslog'",
-    );
-    if (imported.rowCount) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await eventually(
+    async () =>
+      (await db.pool.query("SELECT 1 FROM capture_checkpoints WHERE source = 'accesslog'"))
+        .rowCount,
+    { what: "the first start's import" },
+  );
 
   const answer = await fetch(`${annal.url}/graphql`, {
     method: "POST",
@@ -89,5 +89,22 @@ translations = "${gateway}/i18n"
   );
   t.same(change.rows, [
     { actor: "cn=editor,ou=service-accounts,dc=example,dc=org", attributes: ["title"] },
+  ]);
+
+  // The feed says why: this mutation, made for the account `editor`.
+  const feed = await fetch(`${annal.url}/api/changes?type=modify`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const nodes = ((await feed.json()) as { nodes: { dn: string; cause: unknown }[] }).nodes;
+  const cause = nodes.find((node) => node.dn === PROSSI)?.cause;
+  t.match(cause, { kind: "mutation", account: "editor", id: String, requestId: String });
+  const requested = await db.pool.query(
+    "SELECT id, data FROM events WHERE type = 'DirectoryWriteRequested'",
+  );
+  t.match(requested.rows, [
+    {
+      id: (cause as { id: string }).id,
+      data: { operation: "modify", dn: PROSSI, attributes: ["title"] },
+    },
   ]);
 });

@@ -70,6 +70,7 @@ t.test("the change feed lists every change in recorded order, with who and when"
   const mail = body.nodes[1];
   t.same(Object.keys(mail), [
     "cursor",
+    "changeId",
     "entryUUID",
     "id",
     "dn",
@@ -80,6 +81,7 @@ t.test("the change feed lists every change in recorded order, with who and when"
     "recordedAt",
     "actor",
     "attributes",
+    "cause",
   ]);
   t.match(mail, {
     entryUUID: alice,

@@ -9,8 +9,8 @@ import { testDatabase } from "../support/postgres.ts";
  * and never a rolled-back one.
  *
  * Long transactions are what make this hard: a writer takes its positions, then others
- * commit higher positions before it does. Remove the in-flight guard from `readAll` (the
- * `transaction_id < SAFE_BOUND` condition) and this test fails: the reader passes the
+ * commit higher positions before it does. Remove the in-flight guard from `readAll` (its
+ * `belowSafeBound` condition) and this test fails: the reader passes the
  * long transaction's events and misses them (the deterministic version of that is
  * "readers never pass a transaction that is still in flight" in read-all.test.ts).
  */

@@ -1,12 +1,14 @@
 import type { Pool } from "../../src/db/index.ts";
+import { logOrder } from "../../src/store/index.ts";
 
 /** The change feed, in order, optionally for one entry (a plain read of the projection). */
 export async function feed(pool: Pool, entryUUID?: string) {
   const result = await pool.query(
-    `SELECT entry_uuid, change_type, dn, old_dn, type, actor, attributes, patch, occurred_at
-       FROM projection_changes.changes
-      WHERE $1::uuid IS NULL OR entry_uuid = $1
-      ORDER BY transaction_id, position`,
+    `SELECT c.entry_uuid, c.change_type, c.dn, c.old_dn, c.type, c.actor, c.attributes, c.patch,
+            c.occurred_at
+       FROM projection_changes.changes AS c
+      WHERE $1::uuid IS NULL OR c.entry_uuid = $1
+      ORDER BY ${logOrder("c")}`,
     [entryUUID ?? null],
   );
   return result.rows;

@@ -17,18 +17,49 @@ let server: Promise<string> | undefined;
 function adminUrl(): Promise<string> {
   server ??= (async () => {
     const given = process.env.ANNAL_TEST_POSTGRES_URL ?? process.env.DATABASE_URL;
-    if (given) return given;
-    const dataDir = mkdtempSync(path.join(tmpdir(), "annal-test-pg-"));
-    const embedded = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "data") });
-    // The server's child process keeps the event loop alive, so stop it when the file's
-    // tests are done rather than on beforeExit (which would never come).
-    tap.teardown(async () => {
-      await embedded.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
-    return embedded.url;
+    return given ?? (await privatePostgres());
   })();
   return server;
+}
+
+/**
+ * A PostgreSQL server of the test file's own (a new embedded cluster), stopped when the
+ * file's tests are done; its admin URL. For tests that need the whole cluster to themselves,
+ * e.g. to drive its transaction ids (`burnTransactionIds`); pass it as `server` to
+ * `testDatabase`.
+ */
+export async function privatePostgres(): Promise<string> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "annal-test-pg-"));
+  const embedded = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "data") });
+  // The server's child process keeps the event loop alive, so stop it when the file's
+  // tests are done rather than on beforeExit (which would never come).
+  tap.teardown(async () => {
+    await embedded.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return embedded.url;
+}
+
+/**
+ * Ends transactions until the cluster's next transaction id is at least `next`, so that a
+ * test can put its writes on both sides of a power of ten (999 → 1000, 9999 → 10000), where
+ * ordering by the text of a transaction id goes wrong. Transaction ids are the cluster's,
+ * so this needs a server the test has to itself (`privatePostgres`) to be exact.
+ */
+export async function burnTransactionIds(pool: Pool, next: bigint): Promise<void> {
+  const client = await pool.connect();
+  try {
+    // A procedure may COMMIT: each pass takes a transaction id and ends its transaction,
+    // thousands a second, without a round trip each.
+    await client.query(`CREATE OR REPLACE PROCEDURE pg_temp.burn_xids(target bigint)
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        WHILE pg_current_xact_id()::text::bigint < target - 1 LOOP COMMIT; END LOOP;
+      END $$`);
+    await client.query("CALL pg_temp.burn_xids($1)", [next.toString()]);
+  } finally {
+    client.release();
+  }
 }
 
 export interface TestDatabase {
@@ -47,9 +78,9 @@ interface Teardown {
  */
 export async function testDatabase(
   t: Teardown,
-  options: { migrated?: boolean } = {},
+  options: { migrated?: boolean; server?: string } = {},
 ): Promise<TestDatabase> {
-  const admin = await adminUrl();
+  const admin = options.server ?? (await adminUrl());
   const name = `annal_test_${randomBytes(6).toString("hex")}`;
   const migrated = options.migrated ?? true;
   const template = migrated ? await ensureTemplate(admin) : undefined;

@@ -123,7 +123,7 @@ function notFound(what: string): AnnalError {
   return new AnnalError("ANNAL_ENTRY_NOT_FOUND", `there is no entry ${what}`, { status: 404 });
 }
 
-type WriteDescription = Omit<DirectoryWrite, "actor" | "account">;
+type WriteDescription = Omit<DirectoryWrite, "actor" | "account" | "requestId">;
 
 function describe(context: GatewayContext, write: WriteDescription): DirectoryWrite {
   const { viewer } = context;
@@ -131,6 +131,7 @@ function describe(context: GatewayContext, write: WriteDescription): DirectoryWr
     ...write,
     actor: viewer.dn,
     account: { id: viewer.account.id, name: viewer.account.name },
+    requestId: context.requestId,
   };
 }
 

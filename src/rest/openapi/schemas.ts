@@ -119,6 +119,7 @@ export function commonSchemas(): Record<string, Schema> {
       type: "object",
       required: [
         "cursor",
+        "changeId",
         "entryUUID",
         "id",
         "dn",
@@ -129,11 +130,17 @@ export function commonSchemas(): Record<string, Schema> {
         "recordedAt",
         "actor",
         "attributes",
+        "cause",
       ],
       properties: {
         cursor: {
           type: "string",
           description: "This change's place in the feed: `after=` it to read on.",
+        },
+        changeId: {
+          type: "string",
+          format: "uuid",
+          description: "The change's own id (the id of the event that records it).",
         },
         entryUUID: { type: "string", format: "uuid" },
         id: {
@@ -162,6 +169,44 @@ export function commonSchemas(): Record<string, Schema> {
           items: { type: "string" },
           description:
             "The user attributes it touched, redacted ones (values never recorded) included by name.",
+        },
+        cause: {
+          description:
+            "Why the change was made, when annal made it: the change event (webhook) or GraphQL mutation behind it, and for whom; null for changes made in the directory by others.",
+          oneOf: [
+            { type: "null" },
+            {
+              type: "object",
+              required: ["kind", "id", "webhook", "source", "eventId", "subject"],
+              properties: {
+                kind: { const: "changeEvent" },
+                id: { type: "string", description: "The id of its ChangeEventReceived event." },
+                webhook: { type: "string", description: "`<hook>/<webhook>` that took it in." },
+                source: { type: "string", description: "The system that sent it." },
+                eventId: { type: "string", description: "The sender's id of the change event." },
+                subject: { type: "string", description: "Whom the change event was about." },
+              },
+            },
+            {
+              type: "object",
+              required: ["kind", "id", "requestId", "account"],
+              properties: {
+                kind: { const: "mutation" },
+                id: { type: "string", description: "The id of its DirectoryWriteRequested event." },
+                requestId: { type: "string", description: "The GraphQL request that made it." },
+                account: { type: "string", description: "The account it was made for." },
+              },
+            },
+            {
+              type: "object",
+              required: ["kind", "id", "type"],
+              properties: {
+                kind: { const: "event" },
+                id: { type: "string" },
+                type: { type: "string", description: "The type of the recorded event." },
+              },
+            },
+          ],
         },
         patch: {
           type: "array",

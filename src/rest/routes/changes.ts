@@ -44,6 +44,7 @@ export function changeNode(
 ): Record<string, unknown> {
   return {
     cursor: context.codec.encode("changes", "", [change.transactionId, change.position]),
+    changeId: change.eventId,
     entryUUID: change.entryUUID,
     id: change.entryType === null ? null : globalId(change.entryType, change.entryUUID),
     dn: change.dn,
@@ -54,6 +55,7 @@ export function changeNode(
     recordedAt: change.recordedAt.toISOString(),
     actor: change.actor,
     attributes: change.attributes,
+    cause: change.cause,
     ...(withPatch ? { patch: withoutRedacted(context, change.patch ?? []) } : {}),
   };
 }

@@ -1,0 +1,68 @@
+import type { Pool } from "../db/index.ts";
+import { recordWriteIntent, writeFingerprint } from "../directory/capture/index.ts";
+import type { EventStore } from "../store/index.ts";
+import type { DirectoryWrite } from "./context.ts";
+
+/** The event a mutation's directory write is recorded by, before it is made. */
+export const DIRECTORY_WRITE_REQUESTED = "DirectoryWriteRequested";
+
+/** What `DirectoryWriteRequested` records: who asked for which write (never values). */
+export interface DirectoryWriteRequested {
+  readonly requestId: string;
+  readonly operation: DirectoryWrite["operation"];
+  readonly dn: string;
+  readonly newDN: string | null;
+  /** The attributes a modify touches. */
+  readonly attributes: readonly string[];
+  /** The identity the directory records the write as. */
+  readonly actor: string;
+  /** The account the mutation was made for. */
+  readonly account: { readonly id: string; readonly name: string };
+}
+
+/**
+ * Records a mutation's directory write in the log (`DirectoryWriteRequested` on the account's
+ * stream `graphql-writes-<account id>`) and notes the write with that event as its cause, so
+ * the change capture records names the mutation and the account it was made for. Called
+ * just before the write; if it fails, the write is not made.
+ */
+export async function recordMutationWrite(
+  deps: { readonly pool: Pool; readonly store: EventStore },
+  write: DirectoryWrite,
+): Promise<void> {
+  const data: DirectoryWriteRequested = {
+    requestId: write.requestId,
+    operation: write.operation,
+    dn: write.dn,
+    newDN: write.newDN ?? null,
+    attributes: [...new Set((write.changes ?? []).map((change) => change.attribute))],
+    actor: write.actor,
+    account: write.account,
+  };
+  const { events } = await deps.store.appendToStream(`graphql-writes-${write.account.id}`, [
+    {
+      type: DIRECTORY_WRITE_REQUESTED,
+      data,
+      metadata: { actor: write.account.name, source: "graphql", correlationId: write.requestId },
+    },
+  ]);
+  await recordWriteIntent(deps.pool, {
+    dn: write.dn,
+    actor: write.actor,
+    fingerprint: writeFingerprint(fingerprintOf(write)),
+    causationId: events[0]!.id,
+    correlationId: write.requestId,
+  });
+}
+
+function fingerprintOf(write: DirectoryWrite): Parameters<typeof writeFingerprint>[0] {
+  switch (write.operation) {
+    case "add":
+    case "delete":
+      return { kind: write.operation };
+    case "modifyDN":
+      return { kind: "modrdn", newRDN: write.newRDN ?? "" };
+    case "modify":
+      return { kind: "modify", changes: write.changes ?? [] };
+  }
+}
