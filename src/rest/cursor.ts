@@ -68,6 +68,11 @@ export class CursorCodec {
     if (!match || cursor.length > MAX_CURSOR_LENGTH) throw invalid();
     const body = Buffer.from(match[1]!, "base64url");
     const mac = Buffer.from(match[2]!, "base64url");
+    // Only the encoding `encode` writes: base64url's last character has bits no byte uses,
+    // so other strings decode to the same bytes and would pass the MAC as a different cursor.
+    if (body.toString("base64url") !== match[1] || mac.toString("base64url") !== match[2]) {
+      throw invalid();
+    }
     let payload: Payload | undefined;
     try {
       payload = JSON.parse(body.toString("utf8")) as Payload;

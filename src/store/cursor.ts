@@ -23,7 +23,11 @@ export function decodeCursor(epoch: string, cursor: string): LogPosition {
     string,
   ];
   if (cursorEpoch !== epoch) throw new ForeignCursorError();
-  const asNumber = Number(position);
-  if (!Number.isSafeInteger(asNumber)) throw new InvalidCursorError();
-  return { transactionId: BigInt(transactionId).toString(), position: asNumber };
+  const at = { transactionId: BigInt(transactionId).toString(), position: Number(position) };
+  // One position, one cursor: only the string encodeCursor writes (no leading zeros, no
+  // other last character of the same bytes) is taken.
+  if (!Number.isSafeInteger(at.position) || encodeCursor(epoch, at) !== cursor) {
+    throw new InvalidCursorError();
+  }
+  return at;
 }

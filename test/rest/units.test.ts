@@ -5,6 +5,7 @@ import { parameterComponents } from "../../src/rest/openapi/parameters.ts";
 import { globalId, parseGlobalId } from "../../src/history/index.ts";
 import { AttributeCatalog, requiredObjectClasses } from "../../src/rest/catalog.ts";
 import { CursorCodec } from "../../src/rest/cursor.ts";
+import { decodeCursor, encodeCursor } from "../../src/store/index.ts";
 import { contentDisposition } from "../../src/rest/export/filename.ts";
 import { ldifFormat } from "../../src/rest/export/ldif.ts";
 import { parseFields } from "../../src/rest/fields.ts";
@@ -49,6 +50,45 @@ t.test("global IDs: base64 of <type>:<entryUUID>, read in either base64 alphabet
     t.equal(parseGlobalId(bad), undefined, bad);
   }
 });
+
+/**
+ * Every string that decodes to the same bytes as `text` but is not `text`: base64url's last
+ * character carries bits no byte uses, so several characters there decode alike.
+ */
+function base64urlAliases(text: string): string[] {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const bytes = Buffer.from(text, "base64url");
+  return [...alphabet]
+    .map((char) => text.slice(0, -1) + char)
+    .filter((alias) => alias !== text && Buffer.from(alias, "base64url").equals(bytes));
+}
+
+t.test(
+  "a cursor is taken only in its canonical encoding (the fuzz seed -1750975250)",
+  async (t) => {
+    const codec = new CursorCodec("0123456789abcdef", Buffer.alloc(32, 7));
+    const cursor = codec.encode("changes", "", ["1000", 7]);
+    const [body, mac] = cursor.split(".") as [string, string];
+    const aliases = [
+      ...base64urlAliases(mac).map((alias) => `${body}.${alias}`),
+      ...base64urlAliases(body).map((alias) => `${alias}.${mac}`),
+    ];
+    t.ok(aliases.length > 0, "the MAC's last character has unused bits");
+    for (const alias of aliases) {
+      t.throws(() => codec.decode("after", alias, "changes", ""), { code: "ANNAL_CURSOR_INVALID" });
+    }
+
+    const position = { transactionId: "1000", position: 7 };
+    const stored = encodeCursor("0123456789abcdef", position);
+    t.same(decodeCursor("0123456789abcdef", stored), position);
+    for (const alias of [
+      ...base64urlAliases(stored),
+      encodeCursor("0123456789abcdef", { transactionId: "01000", position: 7 }),
+    ]) {
+      t.throws(() => decodeCursor("0123456789abcdef", alias), { code: "ANNAL_CURSOR_INVALID" });
+    }
+  },
+);
 
 t.test("cursors: opaque, signed, bound to their database and query", async (t) => {
   const key = Buffer.alloc(32, 7);
