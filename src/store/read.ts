@@ -53,11 +53,15 @@ export async function readAll(
   return result.rows.map((row) => toRecordedEvent(row));
 }
 
-/** The position of the last event a reader could read now (or `START` for an empty log). */
+/**
+ * The position of the last event committed so far (or `START` for an empty log): a reader
+ * (a projection) that has passed it has read everything stored until now. Not held back by
+ * transactions in flight: a caller waiting for its own writes to be read would otherwise
+ * wait for a position before them (and a projector's own transaction is often in flight).
+ */
 export async function readHead(db: Queryable): Promise<LogPosition> {
   const result = await db.query<LogPositionRow>(
     `SELECT ${logPositionColumns("e")} FROM events AS e
-      WHERE ${belowSafeBound("e")}
       ORDER BY ${logOrder("e", "backward")} LIMIT 1`,
   );
   const row = result.rows[0];

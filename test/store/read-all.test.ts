@@ -109,3 +109,25 @@ t.test("readers never pass a transaction that is still in flight", async (t) => 
     "the guarded reader reads A then B",
   );
 });
+
+/**
+ * `head` is what a caller waits for to see everything stored so far (read-your-writes, tests
+ * waiting for a projection). A transaction in flight with a lower id (a projector's batch,
+ * another writer) must not hold it back before events already committed: the waiter would
+ * return before the projection has read its own write (the flake in "two projectors on one
+ * database never apply an event twice").
+ */
+t.test("head is the last committed event, even behind a transaction in flight", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  const inFlight = await pool.connect();
+  t.teardown(() => inFlight.release());
+  await inFlight.query("BEGIN");
+  await inFlight.query("SELECT pg_current_xact_id()");
+  const { events } = await store.appendToStream("s", [{ type: "A", data: {} }]);
+  t.same(await store.head(), {
+    transactionId: events[0]!.transactionId,
+    position: events[0]!.position,
+  });
+  await inFlight.query("ROLLBACK");
+});
