@@ -119,11 +119,14 @@ export function parseMoment(parameter: string, text: string, clock: Clock): Date
   const fail = (why: string) =>
     invalidParameter(parameter, why, { expected: MOMENT_FORMS, hint: `write ${MOMENT_FORMS}` });
   if (moment === undefined) throw fail(`${JSON.stringify(text)} is not a moment`);
-  const year = moment.getUTCFullYear();
-  if (Number.isNaN(moment.getTime()) || year < 1 || year > 9999) {
-    throw fail(`${JSON.stringify(text)} lies outside the years 1 to 9999`);
-  }
+  if (!withinYears(moment)) throw fail(`${JSON.stringify(text)} lies outside the years 1 to 9999`);
   return moment;
+}
+
+/** A real moment in the years 1 to 9999 (what PostgreSQL and the parameters can hold). */
+function withinYears(moment: Date): boolean {
+  const year = moment.getUTCFullYear();
+  return !Number.isNaN(moment.getTime()) && year >= 1 && year <= 9999;
 }
 
 function readMoment(text: string, clock: Clock): Date | undefined {
@@ -255,8 +258,20 @@ export function changeWindow(
   range: Span | undefined,
   clock: Clock,
 ): { from?: Date; to?: Date } {
-  if (since && range) return { from: since, to: shift(since, range, 1, clock.timeZone) };
-  if (since) return { from: since };
-  if (range) return { from: shift(clock.now, range, -1, clock.timeZone) };
-  return {};
+  if (!range) return since ? { from: since } : {};
+  const window = since
+    ? { from: since, to: shift(since, range, 1, clock.timeZone) }
+    : { from: shift(clock.now, range, -1, clock.timeZone) };
+  const end = window.to ?? window.from;
+  if (!withinYears(end)) {
+    throw invalidParameter(
+      "range",
+      `the range reaches ${since ? "past the year 9999 from since" : "before the year 1"}`,
+      {
+        expected: DURATION_FORMS,
+        hint: "give a shorter range, or a since from which it stays within the years 1 to 9999",
+      },
+    );
+  }
+  return window;
 }

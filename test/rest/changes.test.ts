@@ -216,6 +216,17 @@ t.test("range and since bound the feed by when changes happened", async (t) => {
       value,
     );
   }
+  // Durations that overflow the calendar: a 400 naming range, never a 500.
+  for (const query of [
+    "range=999999999w",
+    "range=P99999Y",
+    `since=${q("9999-12-31T23:59:59Z")}&range=P1Y`,
+    `since=${q("0001-01-01T00:00:00Z")}&range=999999999d`,
+  ]) {
+    const response = await get(`/api/changes?${query}`);
+    t.equal(response.statusCode, 400, query);
+    t.match(response.json(), { code: "ANNAL_PARAMETER_INVALID", parameter: "range" }, query);
+  }
 });
 
 t.test("phrases are read in the configured time zone", async (t) => {
