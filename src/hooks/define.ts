@@ -21,6 +21,7 @@ export const WEBHOOK_DEFAULTS = {
   bodyBytes: 256 * 1024,
   envelopes: 100,
   envelopeBytes: 64 * 1024,
+  depth: 64,
   rateLimit: { requests: 100, perMs: 1000 },
 } as const;
 
@@ -116,8 +117,9 @@ const webhookSettings = z
             bodyBytes: count(1, 64 * 1024 * 1024).default(WEBHOOK_DEFAULTS.bodyBytes),
             envelopes: count(1, 10_000).default(WEBHOOK_DEFAULTS.envelopes),
             envelopeBytes: count(1, 64 * 1024 * 1024).default(WEBHOOK_DEFAULTS.envelopeBytes),
+            depth: count(2, 1_000).default(WEBHOOK_DEFAULTS.depth),
           },
-          { error: "expected { bodyBytes?, envelopes?, envelopeBytes? }" },
+          { error: "expected { bodyBytes?, envelopes?, envelopeBytes?, depth? }" },
         )
         .prefault({}),
       rateLimit: z

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import { jsonDepth } from "./json-depth.ts";
 import { normalizeEnvelopes } from "./envelope.ts";
 import { WebhookRefusal } from "./errors.ts";
 import type { ResolvedWebhook } from "./registry.ts";
@@ -76,9 +77,16 @@ export async function admitDelivery(
     );
   }
 
+  const text = rawBody.toString("utf8");
+  if (jsonDepth(text) > webhook.limits.depth) {
+    throw new WebhookRefusal(
+      "invalid_request_body",
+      `the body nests deeper than the webhook's limit of ${webhook.limits.depth}`,
+    );
+  }
   let json: unknown;
   try {
-    json = JSON.parse(rawBody.toString("utf8"));
+    json = JSON.parse(text);
   } catch {
     throw new WebhookRefusal("invalid_request_body", "the body is not JSON");
   }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { jsonDepth } from "./json-depth.ts";
 import { z } from "zod";
 import { WebhookRefusal } from "./errors.ts";
 import type { ChangeEventEnvelope, MapResult } from "./types.ts";
@@ -45,7 +46,7 @@ const envelopeSchema = z.strictObject({
  */
 export function normalizeEnvelopes(
   mapped: MapResult,
-  limits: { envelopes: number; envelopeBytes: number },
+  limits: { envelopes: number; envelopeBytes: number; depth: number },
 ): { envelope: ChangeEventEnvelope; contentHash: string }[] {
   const list = (Array.isArray(mapped) ? mapped : [mapped]) as readonly unknown[];
   if (list.length === 0) {
@@ -71,6 +72,12 @@ export function normalizeEnvelopes(
     const { data, ...rest } = parsed.data;
     const envelope: ChangeEventEnvelope = { ...rest, data: toJson(data ?? {}, index) };
     const canonical = canonicalJson(envelope);
+    if (jsonDepth(canonical) > limits.depth) {
+      throw new WebhookRefusal(
+        "invalid_request_body",
+        `change event ${index} nests deeper than the webhook's limit of ${limits.depth}`,
+      );
+    }
     if (Buffer.byteLength(canonical) > limits.envelopeBytes) {
       throw new WebhookRefusal(
         "request_too_large",

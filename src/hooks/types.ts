@@ -102,6 +102,11 @@ export interface WebhookLimits {
   readonly envelopes?: number;
   /** Largest change event (its JSON), in bytes. Default 64 KiB (65536). */
   readonly envelopeBytes?: number;
+  /**
+   * Deepest nesting of arrays and objects in the body and in each change event. Default 64.
+   * Deeper is 400 `invalid_request_body`: PostgreSQL cannot store JSON nested thousands deep.
+   */
+  readonly depth?: number;
 }
 
 export interface RateLimitOptions {

@@ -18,6 +18,13 @@ import {
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/** `{"a":{"a":…}}`, `depth` objects deep. */
+function nested(depth: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+}
+
 t.test("a signed delivery is stored with its content hash and queued: 202", async (t) => {
   const f = await hooksFixture(t);
   const response = await deliver(f.app, signed(change("e-1", { value: { b: 1, a: [1, 2] } })));
@@ -89,6 +96,10 @@ t.test("400 invalid_request_body", async (t) => {
     ["a change event without a valid time", change("e-1", { at: "yesterday" })],
     ["map throwing", change("e-1"), "/-hooks/odd/throws"],
     ["map returning nothing", change("e-1"), "/-hooks/odd/empty"],
+    // Never 503 (the sender would resend it forever): PostgreSQL's jsonb refuses such depth.
+    ["a value nested 5,000 deep", change("e-1", { value: nested(5_000) })],
+    ["a body nested 5,000 deep", `${"[".repeat(5_000)}${"]".repeat(5_000)}`],
+    ["a value nested past the limit of 64", change("e-1", { value: nested(64) })],
   ];
   for (const [what, body, url] of cases) {
     const response = await deliver(f.app, signed(body), url);
