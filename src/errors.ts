@@ -11,18 +11,34 @@ export class AnnalError extends Error {
   readonly hint: string | undefined;
   /** HTTP status when this error answers a request; 4xx for bad input, 5xx for our faults. */
   readonly status: number;
+  /**
+   * Response headers that belong to this error wherever it is answered (`WWW-Authenticate`
+   * on a 401, `Retry-After` on a 429 or 503), so that every surface sends them.
+   */
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     code: string,
     message: string,
-    options: { hint?: string; status?: number; cause?: unknown } = {},
+    options: {
+      hint?: string;
+      status?: number;
+      cause?: unknown;
+      headers?: Readonly<Record<string, string>>;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.hint = options.hint;
     this.status = options.status ?? 500;
+    this.headers = options.headers ?? {};
   }
+}
+
+/** The response headers an error carries (none for an error that is not annal's). */
+export function errorHeaders(error: unknown): Readonly<Record<string, string>> {
+  return error instanceof AnnalError ? error.headers : {};
 }
 
 export function isAnnalError(error: unknown): error is AnnalError {

@@ -6,15 +6,20 @@ export class UnauthenticatedError extends AnnalError {
   readonly challenge: string;
 
   constructor(reason: "missing" | "invalid") {
+    const challenge =
+      reason === "missing" ? 'Bearer realm="annal"' : 'Bearer realm="annal", error="invalid_token"';
     super(
       "ANNAL_UNAUTHENTICATED",
       reason === "missing"
         ? "this resource needs a bearer token"
         : "the bearer token is not valid (unknown, revoked, or malformed)",
-      { status: 401, hint: "create one with `annal token create --name <n> --access read`" },
+      {
+        status: 401,
+        hint: "create one with `annal token create --name <n> --access read`",
+        headers: { "www-authenticate": challenge },
+      },
     );
-    this.challenge =
-      reason === "missing" ? 'Bearer realm="annal"' : 'Bearer realm="annal", error="invalid_token"';
+    this.challenge = challenge;
   }
 }
 

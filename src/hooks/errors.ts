@@ -32,6 +32,13 @@ export class WebhookRefusal extends AnnalError {
     super(`ANNAL_WEBHOOK_${answer.toUpperCase()}`, message, {
       status: WEBHOOK_ANSWERS[answer],
       cause: options.cause,
+      headers: {
+        // A 401 names how to authenticate (RFC 9110): a signature over the delivery.
+        ...(answer === "authentication_required"
+          ? { "www-authenticate": 'Signature realm="annal-webhooks"' }
+          : {}),
+        ...(options.retryAfter === undefined ? {} : { "retry-after": String(options.retryAfter) }),
+      },
     });
     this.answer = answer;
     this.retryAfter = options.retryAfter;

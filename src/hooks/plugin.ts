@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { isAnnalError } from "../errors.ts";
+import { errorHeaders, isAnnalError } from "../errors.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { EventStore } from "../store/index.ts";
 import { ChangeEventAcceptor } from "./accept.ts";
@@ -173,6 +173,7 @@ function answerError(error: unknown, request: FastifyRequest, reply: FastifyRepl
       request.log.info({ status, answer }, "webhook refused the delivery");
     }
   }
+  void reply.headers(errorHeaders(error));
   if (retryAfter !== undefined) void reply.header("retry-after", String(retryAfter));
   return reply
     .code(WEBHOOK_ANSWERS[answer])

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { errorHeaders } from "../errors.ts";
 import { mapError, notFound, PROBLEM_CONTENT_TYPE, type Problem } from "./problem.ts";
 
 /**
@@ -11,6 +12,7 @@ export function installErrorHandling(server: FastifyInstance): void {
     const { problem, internal } = mapError(error, request.id);
     if (internal) request.log.error({ err: error }, "request failed");
     else request.log.info({ code: problem.code, status: problem.status }, problem.detail);
+    void reply.headers(errorHeaders(error));
     return sendProblem(reply, problem);
   });
 

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { UnauthenticatedError } from "../auth/index.ts";
+import { errorHeaders } from "../errors.ts";
 import { InvalidDNError } from "../directory/index.ts";
 import {
   FilterSyntaxError,
@@ -60,7 +60,7 @@ export function sendRestError(error: unknown, request: FastifyRequest, reply: Fa
   const { problem, internal } = restProblem(error, request.id);
   if (internal) request.log.error({ err: error }, "request failed");
   else request.log.info({ code: problem.code, status: problem.status }, problem.detail);
-  if (error instanceof UnauthenticatedError) reply.header("www-authenticate", error.challenge);
+  void reply.headers(errorHeaders(error));
   if (problem.status === 429) reply.header("retry-after", "5");
   // An error met after a response started streaming cannot change it; the stream is cut.
   if (reply.sent) return reply;

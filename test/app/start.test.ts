@@ -29,6 +29,31 @@ t.test("startAnnal serves on the configured port and stops", async (t) => {
   await t.rejects(fetch(`${annal.url}/healthz`), "no longer listening");
 });
 
+t.test("every 401 of annal's routes carries WWW-Authenticate, failed work's too", async (t) => {
+  const { url } = await testDatabase(t);
+  const annal = await startAnnal({ config: await configFor(url), log: capturedLogger().log });
+  t.teardown(() => annal.stop());
+  for (const [method, path] of [
+    ["GET", "/api/failed-work"],
+    ["POST", "/api/failed-work/00000000-0000-4000-8000-000000000000/retry"],
+    ["GET", "/api/changes"],
+  ] as const) {
+    for (const authorization of [undefined, "Bearer annal_nope"]) {
+      const response = await fetch(`${annal.url}${path}`, {
+        method,
+        headers: authorization ? { authorization } : {},
+      });
+      t.equal(response.status, 401, `${method} ${path}`);
+      t.match(
+        response.headers.get("www-authenticate"),
+        /^Bearer realm="annal"/,
+        `${method} ${path}`,
+      );
+      t.match(await response.json(), { code: "ANNAL_UNAUTHENTICATED" });
+    }
+  }
+});
+
 t.test("--only api runs the HTTP server alone; --only projector runs no server", async (t) => {
   const { url } = await testDatabase(t);
   const { log } = capturedLogger();

@@ -137,6 +137,7 @@ t.test("401 authentication_required without a signature or timestamp header", as
     delete request.headers[header];
     const response = await deliver(f.app, request);
     t.equal(response.statusCode, 401, `without ${header}`);
+    t.equal(response.headers["www-authenticate"], 'Signature realm="annal-webhooks"');
     t.same(response.json(), { error: "authentication_required" });
   }
   t.equal(await countEvents(f.store), 0);
