@@ -2,4 +2,10 @@
  * Background jobs on pg-boss, in annal's own database (schema `pgboss`). Used by the webhook's
  * change-event processing and by scheduled capture work.
  */
-export { JOBS_SCHEMA, startJobs, type Jobs, type StartJobsOptions } from "./start.ts";
+export {
+  inTransaction,
+  JOBS_SCHEMA,
+  startJobs,
+  type Jobs,
+  type StartJobsOptions,
+} from "./start.ts";

@@ -88,11 +88,22 @@ export async function startJobs(options: StartJobsOptions): Promise<Jobs> {
   };
 }
 
-function inTransaction(db: Queryable): Db {
+/**
+ * pg-boss's `Db` over our pool or a transaction's client. pg answers a query of several
+ * statements (pg-boss's supervision sends such) with an array of results, one a statement;
+ * pg-boss reads that shape as its own pg adapter returns it, so it is passed on as such
+ * (taking only `rows` of it gave `rows: undefined`, and the monitor failed every minute).
+ */
+export function inTransaction(db: Queryable): Db {
   return {
     executeSql: async (text, values) => {
-      const result = await db.query(text, values);
-      return { rows: result.rows };
+      const result: unknown = await db.query(text, values);
+      if (Array.isArray(result)) {
+        return result.map((each: { rows: unknown[] }) => ({ rows: each.rows })) as unknown as {
+          rows: unknown[];
+        };
+      }
+      return { rows: (result as { rows: unknown[] }).rows };
     },
   };
 }
