@@ -193,7 +193,7 @@ export async function hooksBenchmark(): Promise<void> {
       "SELECT count(*)::int AS n FROM events WHERE type = 'ChangeEventReceived'",
     );
     const jobs = await db.pool.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'annal-change-events'",
+      "SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'annal-change-events-by-subject'",
     );
     const expected = WARMUP + DELIVERIES;
     if (

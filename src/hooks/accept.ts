@@ -196,7 +196,11 @@ export class ChangeEventAcceptor {
         );
         for (const p of events) {
           const job: ChangeEventJob = { receivedEventId: p.id, priorAttempts: 0 };
-          jobs.push({ ...jobOptions(from.get(p.key)!.provider), id: p.id, data: job });
+          jobs.push({
+            ...jobOptions(from.get(p.key)!.provider, p.envelope),
+            id: p.id,
+            data: job,
+          });
         }
       }
       if (jobs.length > 0) await queueJobs(this.deps.jobs, tx, jobs);

@@ -61,7 +61,11 @@ export interface ChangeEventAbandoned extends ChangeEventRef {
   readonly type: string;
   /** Attempts made in all, across retries from failed work. */
   readonly attempts: number;
-  readonly reason: "permanent_failure" | "retries_exhausted";
+  /**
+   * `attempt_lost`: the last attempt ended without an outcome (its worker died, or could not
+   * record one), and pg-boss's dead-letter queue brought it back.
+   */
+  readonly reason: "permanent_failure" | "retries_exhausted" | "attempt_lost";
   readonly error: ProcessingError;
 }
 

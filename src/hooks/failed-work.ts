@@ -8,7 +8,11 @@ import {
   FailedWorkResolvedError,
   FailedWorkUnavailableError,
 } from "./errors.ts";
-import { CHANGE_EVENT, type ChangeEventRetryRequested } from "./events.ts";
+import {
+  CHANGE_EVENT,
+  type ChangeEventAbandoned,
+  type ChangeEventRetryRequested,
+} from "./events.ts";
 import { CHANGE_EVENTS_QUEUE, jobOptions, type ChangeEventJob } from "./queue.ts";
 import type { HooksRegistry } from "./registry.ts";
 
@@ -28,7 +32,7 @@ export interface FailedWork {
   /** `failed`; `retrying` after a retry was asked for; `resolved` once a retry succeeded. */
   readonly state: FailedWorkState;
   readonly attempts: number;
-  readonly reason: "permanent_failure" | "retries_exhausted";
+  readonly reason: ChangeEventAbandoned["reason"];
   readonly lastError: { readonly code: string | null; readonly message: string };
   readonly failedAt: Date;
   readonly retries: number;
@@ -146,7 +150,7 @@ export async function retryFailedWork(
     if (appended === 0) return false;
     const job: ChangeEventJob = { receivedEventId: work.id, priorAttempts: work.attempts };
     await deps.jobs.boss.send(CHANGE_EVENTS_QUEUE, job, {
-      ...jobOptions(provider),
+      ...jobOptions(provider, work),
       db: deps.jobs.inTransaction(tx),
     });
     return true;

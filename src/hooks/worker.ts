@@ -16,7 +16,14 @@ import {
   type ProcessingError,
 } from "./events.ts";
 import { sourceStream } from "./envelope.ts";
-import { CHANGE_EVENTS_QUEUE, ensureChangeEventsQueue, type ChangeEventJob } from "./queue.ts";
+import { settleDeadJob } from "./dead-letter.ts";
+import {
+  CHANGE_EVENTS_DEAD_LETTER_QUEUE,
+  CHANGE_EVENTS_QUEUE,
+  ensureChangeEventsQueue,
+  LEGACY_CHANGE_EVENTS_QUEUE,
+  type ChangeEventJob,
+} from "./queue.ts";
 import type { HooksRegistry } from "./registry.ts";
 
 export interface HookWorkerOptions {
@@ -64,14 +71,55 @@ export async function startHookWorkers(options: HookWorkerOptions): Promise<Hook
     burstWhenBatchFull: concurrency > 1,
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
   } as const;
-  const workerId = await jobs.boss.work<ChangeEventJob, unknown, typeof workOptions>(
-    CHANGE_EVENTS_QUEUE,
-    workOptions,
-    (batch) => Promise.all(batch.map((job) => processJob(options, job))),
-  );
+  const process = (batch: JobWithMetadata<ChangeEventJob>[]) =>
+    Promise.all(batch.map((job) => processJob(options, job)));
+  const workers = [
+    [
+      CHANGE_EVENTS_QUEUE,
+      await jobs.boss.work<ChangeEventJob, unknown, typeof workOptions>(
+        CHANGE_EVENTS_QUEUE,
+        workOptions,
+        process,
+      ),
+    ],
+    [
+      CHANGE_EVENTS_DEAD_LETTER_QUEUE,
+      await jobs.boss.work<ChangeEventJob, unknown, ReturnType<typeof deadLetterOptions>>(
+        CHANGE_EVENTS_DEAD_LETTER_QUEUE,
+        deadLetterOptions(options),
+        async (batch) => {
+          for (const job of batch) await settleDeadJob(options, job);
+        },
+      ),
+    ],
+  ] as const;
+  const legacy = (await jobs.boss.getQueue(LEGACY_CHANGE_EVENTS_QUEUE))
+    ? [
+        [
+          LEGACY_CHANGE_EVENTS_QUEUE,
+          await jobs.boss.work<ChangeEventJob, unknown, typeof workOptions>(
+            LEGACY_CHANGE_EVENTS_QUEUE,
+            workOptions,
+            process,
+          ),
+        ] as const,
+      ]
+    : [];
   return {
-    stop: () => jobs.boss.offWork(CHANGE_EVENTS_QUEUE, { id: workerId, wait: true }),
+    stop: async () => {
+      for (const [queue, id] of [...workers, ...legacy]) {
+        await jobs.boss.offWork(queue, { id, wait: true });
+      }
+    },
   };
+}
+
+function deadLetterOptions(options: HookWorkerOptions) {
+  return {
+    batchSize: 10,
+    includeMetadata: true,
+    pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
+  } as const;
 }
 
 /**
@@ -171,8 +219,10 @@ async function processJob(
       { code: error.code, permanent, willRetry },
       `processing the change event failed: ${error.message}`,
     );
-    // `deadletter` fails the job for good, skipping pg-boss's remaining retries.
-    return { id: job.id, status: willRetry ? "failed" : "deadletter", output: error };
+    // An abandoned change event is settled: its outcome is in the log and it shows under
+    // failed work. The job completes (rather than failing for good) so that it does not hold
+    // its subject's key and stop the subject's later change events.
+    return { id: job.id, status: willRetry ? "failed" : "completed", output: error };
   } catch (error) {
     // The outcome could not be recorded (the database went away): pg-boss retries the job.
     options.log.error(
