@@ -81,7 +81,7 @@ export function servedType(context: RestContext, segment: string): ServedType {
       : paths.length > 0
         ? `the entry types are at ${paths.join(", ")}`
         : "no entry types are configured: add [[directory.types]] to the configuration",
-    extras: { type: segment },
+    extras: { entryType: segment },
   });
 }
 
