@@ -84,6 +84,6 @@ export async function requireAccess(
   access: AccessFunction,
 ) {
   const account = await authenticateBearer(pool, authorization);
-  if (!account.access.includes(access)) throw new ForbiddenError(access);
+  if (!account.access.includes(access)) throw new ForbiddenError(access, account.name);
   return account;
 }

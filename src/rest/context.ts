@@ -63,7 +63,8 @@ declare module "fastify" {
 
 /** Refuses unless the request's account has `access`. */
 export function requireAccess(request: FastifyRequest, access: AccessFunction): void {
-  if (!request.annalAccount?.access.includes(access)) throw new ForbiddenError(access);
+  if (!request.annalAccount?.access.includes(access))
+    throw new ForbiddenError(access, request.annalAccount?.name);
 }
 
 /** The served type at a path segment; 404 `ANNAL_TYPE_UNKNOWN` naming the ones there are. */
