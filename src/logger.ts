@@ -81,10 +81,26 @@ function hasChanged(original: object, redacted: object): boolean {
   return Object.entries(redacted).some(([key, item]) => before[key] !== item);
 }
 
-// A query parameter whose value is a credential: `token`, `access_token`, `client_secret`, ...
-const SECRET_PARAMETER = /(token|secret|password|signature)$/i;
+// A query parameter whose value is a credential, by its name: `token`, `access_token`,
+// `api_key`, `apikey`, `auth`, `client_secret`, `bearer`, ...
+const SECRET_PARAMETER =
+  /(token|secret|password|passwd|signature|key|auth|authorization|bearer|credentials?)$/i;
 
-/** `url` with the values of credential-like query parameters replaced by `[Redacted]`. */
+// An annal token, under whatever parameter name it was sent (or with none).
+const ANNAL_TOKEN = /annal_[A-Za-z0-9_-]/;
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll("+", " "));
+  } catch {
+    return text; // keep it as written
+  }
+}
+
+/**
+ * `url` with the values of credential-like query parameters replaced by `[Redacted]`: those
+ * named like a credential, and any whose value (or bare name) holds an annal token.
+ */
 export function redactUrl(url: string): string {
   const query = url.indexOf("?");
   if (query === -1) return url;
@@ -93,14 +109,13 @@ export function redactUrl(url: string): string {
     .split("&")
     .map((parameter) => {
       const equals = parameter.indexOf("=");
-      if (equals === -1) return parameter;
-      let name = parameter.slice(0, equals);
-      try {
-        name = decodeURIComponent(name);
-      } catch {
-        // keep it as written
-      }
-      return SECRET_PARAMETER.test(name) ? `${parameter.slice(0, equals)}=${CENSOR}` : parameter;
+      if (equals === -1) return ANNAL_TOKEN.test(decoded(parameter)) ? CENSOR : parameter;
+      const name = decoded(parameter.slice(0, equals));
+      const secret =
+        SECRET_PARAMETER.test(name) ||
+        ANNAL_TOKEN.test(name) ||
+        ANNAL_TOKEN.test(decoded(parameter.slice(equals + 1)));
+      return secret ? `${parameter.slice(0, equals)}=${CENSOR}` : parameter;
     });
   return `${url.slice(0, query)}?${parameters.join("&")}`;
 }

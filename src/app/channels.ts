@@ -3,7 +3,7 @@ import { authenticateBearer, ForbiddenError, type AccessFunction } from "../auth
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
 import { captureOnce } from "../directory/capture/index.ts";
-import { graphqlPlugin, recordMutationWrite } from "../graphql/index.ts";
+import { graphqlPlugin, recordMutationWrite, type Gateway } from "../graphql/index.ts";
 import { hooksPlugin, type HooksRegistry } from "../hooks/index.ts";
 import { waitForProjection } from "../projector/index.ts";
 import { restPlugin } from "../rest/index.ts";
@@ -19,6 +19,8 @@ export interface ChannelOptions {
   readonly directory: RunningDirectory;
   readonly jobs: Jobs;
   readonly hooks: HooksRegistry;
+  /** The gateway built when the configuration was checked; built here when left out. */
+  readonly gateway?: Gateway;
   readonly log: Logger;
 }
 
@@ -55,6 +57,7 @@ export async function mountChannels(
       directory: directory.client,
       config,
       log,
+      ...(options.gateway ? { gateway: options.gateway } : {}),
       // Each write a mutation makes is recorded first, so its captured change names it.
       beforeWrite: (write) => recordMutationWrite({ pool, store }, write),
       // Read-your-writes: before a mutation answers, its change is captured and the
@@ -86,6 +89,6 @@ export async function requireAccess(
   access: AccessFunction,
 ) {
   const account = await authenticateBearer(pool, authorization);
-  if (!account.access.includes(access)) throw new ForbiddenError(access);
+  if (!account.access.includes(access)) throw new ForbiddenError(access, account.name);
   return account;
 }

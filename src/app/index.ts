@@ -10,3 +10,4 @@ export { EmbeddedDatabaseInUseError } from "./embedded-lock.ts";
 export { ANNAL_PARTS, isAnnalPart, type AnnalPart } from "./parts.ts";
 export { shutdownSignal, type ShutdownSignal } from "./signals.ts";
 export { allProjections, replayProjection, type Projection } from "./projections.ts";
+export { checkConfiguration, type CheckedConfiguration } from "./preflight.ts";

@@ -16,8 +16,7 @@ import { ANNAL_PARTS, type AnnalPart } from "./parts.ts";
 import { allProjections, Projector, projectionStatus } from "./projections.ts";
 import { startWorkers } from "./workers.ts";
 import { mountChannels } from "./channels.ts";
-import { checkTypeNames } from "../rest/index.ts";
-import { loadHooks } from "../hooks/index.ts";
+import { checkConfiguration } from "./preflight.ts";
 import { startJobs } from "../jobs/index.ts";
 
 export interface StartAnnalOptions {
@@ -59,14 +58,12 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
   const runs = (part: AnnalPart) => parts.includes(part);
   const started = new StartedParts(log);
   try {
-    // Entry type names that collide as REST paths or OpenAPI names stop start-up first.
-    checkTypeNames(config.directory?.types ?? []);
+    // The configuration's own checks (type names, hooks files, the gateway schema) stop
+    // start-up first; `annal verify` runs the same ones.
+    const { hooks, gateway } = await checkConfiguration(config);
     const database = await openDatabase(config, log);
     started.add("database", () => database.close());
     const store = await prepareEventStore(database.pool, log);
-
-    // Invalid hooks files stop start-up before anything is served.
-    const hooks = await loadHooks({ dir: config.hooks?.dir });
 
     const directory = await startDirectory({ config, pool: database.pool, store, parts, log });
     started.add("directory", () => directory.stop());
@@ -116,6 +113,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
         directory,
         jobs: jobs!,
         hooks,
+        gateway,
         log,
       });
       url = await listen(server, config);

@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { withTransaction, type Pool } from "../db/index.ts";
 import { AnnalError } from "../errors.ts";
 import type { EventStore } from "../store/index.ts";
-import { UnauthenticatedError } from "./errors.ts";
+import { accountNotFound, UnauthenticatedError } from "./errors.ts";
 
 /**
  * What an account may do. `read`: the REST channel and GraphQL queries; `export`: export
@@ -11,6 +11,14 @@ import { UnauthenticatedError } from "./errors.ts";
  */
 export const ACCESS_FUNCTIONS = ["read", "export", "write", "operator"] as const;
 export type AccessFunction = (typeof ACCESS_FUNCTIONS)[number];
+
+/** What each access function lets an account do, in words a user reads back. */
+export const ACCESS_MEANINGS: Readonly<Record<AccessFunction, string>> = {
+  read: "REST channel and GraphQL queries",
+  export: "REST exports",
+  write: "GraphQL mutations, directory writes",
+  operator: "operations such as failed work",
+};
 
 export interface ServiceAccount {
   readonly id: string;
@@ -43,15 +51,21 @@ export function parseAccess(text: string): AccessFunction[] {
 }
 
 /**
- * Creates a service account (or adds a token to an existing one of that name, with the
- * access given) and returns its new token. The token is shown only here; the database keeps
- * its digest and the log records that a token was issued, never the token.
+ * Creates a service account with `access` and returns its first token, or adds a token to the
+ * active account of that name, whose access stays as it is: changing access is
+ * `changeAccess`, never a side effect of a new token. A revoked account of that name comes
+ * back with `access` (it had none left). The token is shown only here; the database keeps its
+ * digest and the log records that a token was issued, never the token.
+ *
+ * @example
+ * const { account, token, accessKept } = await createToken(pool, store, { name: "ci", access: ["read"] });
+ * if (accessKept) console.error(`${account.name} keeps ${account.access.join(",")}`);
  */
 export async function createToken(
   pool: Pool,
   store: EventStore,
   options: { name: string; access: readonly AccessFunction[] },
-): Promise<{ account: ServiceAccount; token: string }> {
+): Promise<{ account: ServiceAccount; token: string; accessKept: boolean }> {
   if (!NAME.test(options.name)) {
     throw new AnnalError(
       "ANNAL_ACCOUNT_NAME_INVALID",
@@ -64,15 +78,21 @@ export async function createToken(
   }
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
   return withTransaction(pool, async (tx) => {
+    // An active account keeps its access; only a new or revoked one takes the access given.
+    // `xmax <> 0` tells an updated row from an inserted one.
     const account = await tx.query<{
       id: string;
       name: string;
       access: AccessFunction[];
       created_at: Date;
+      existed: boolean;
     }>(
       `INSERT INTO service_accounts (id, name, access) VALUES ($1, $2, $3)
-       ON CONFLICT (name) DO UPDATE SET access = EXCLUDED.access, revoked_at = NULL
-       RETURNING id, name, access, created_at`,
+       ON CONFLICT (name) DO UPDATE
+         SET access = CASE WHEN service_accounts.revoked_at IS NULL
+                           THEN service_accounts.access ELSE EXCLUDED.access END,
+             revoked_at = NULL
+       RETURNING id, name, access, created_at, (xmax <> 0) AS existed`,
       [randomUUID(), options.name, options.access],
     );
     const row = account.rows[0]!;
@@ -94,8 +114,13 @@ export async function createToken(
     return {
       account: { id: row.id, name: row.name, access: row.access, createdAt: row.created_at },
       token,
+      accessKept: row.existed && !sameAccess(row.access, options.access),
     };
   });
+}
+
+function sameAccess(a: readonly AccessFunction[], b: readonly AccessFunction[]): boolean {
+  return a.length === b.length && a.every((fn) => b.includes(fn));
 }
 
 export interface AccountListing extends ServiceAccount {
@@ -154,12 +179,7 @@ export async function revokeAccount(pool: Pool, store: EventStore, name: string)
       [name],
     );
     const id = result.rows[0]?.id;
-    if (!id) {
-      throw new AnnalError("ANNAL_ACCOUNT_NOT_FOUND", `no active service account named "${name}"`, {
-        status: 404,
-        hint: "`annal token list` shows the accounts",
-      });
-    }
+    if (!id) throw accountNotFound(name);
     await tx.query(
       "UPDATE service_account_tokens SET revoked_at = now() WHERE account_id = $1 AND revoked_at IS NULL",
       [id],

@@ -27,11 +27,21 @@ export class UnauthenticatedError extends AnnalError {
 export class ForbiddenError extends AnnalError {
   readonly needed: string;
 
-  constructor(needed: string) {
+  /** `account`: the account's name, for a hint the operator can run as it is. */
+  constructor(needed: string, account?: string) {
     super("ANNAL_FORBIDDEN", `this needs the access function "${needed}"`, {
       status: 403,
-      hint: `grant it: annal token create --name <n> --access ${needed}`,
+      // Adds the one function; the account keeps the access it has.
+      hint: `grant it: annal token access ${account ?? "<name>"} --add ${needed}`,
     });
     this.needed = needed;
   }
+}
+
+/** No active service account has this name: `ANNAL_ACCOUNT_NOT_FOUND` (404). */
+export function accountNotFound(name: string): AnnalError {
+  return new AnnalError("ANNAL_ACCOUNT_NOT_FOUND", `no active service account named "${name}"`, {
+    status: 404,
+    hint: "`annal token list` shows the accounts",
+  });
 }

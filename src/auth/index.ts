@@ -1,5 +1,7 @@
+export { accessOf, changeAccess, type AccessChange } from "./access.ts";
 export {
   ACCESS_FUNCTIONS,
+  ACCESS_MEANINGS,
   authenticateBearer,
   createToken,
   listAccounts,

@@ -1,5 +1,6 @@
-import { openDatabase } from "../app/index.ts";
+import { checkConfiguration, openDatabase } from "../app/index.ts";
 import { loadConfig } from "../config/index.ts";
+import type { HooksRegistry } from "../hooks/index.ts";
 import { checkMigrations } from "../db/index.ts";
 import { AnnalError } from "../errors.ts";
 import { pingDatabase } from "../http/index.ts";
@@ -28,17 +29,31 @@ export function checkNodeVersion(version: string): void {
 
 /**
  * `annal verify`: the checks `annal start` depends on, in order, stopping at the first that
- * fails: the Node.js version, the configuration, the database, its migrations. Pending
- * migrations pass (start applies them); unknown ones fail. One `ok` line per passed check.
+ * fails: the Node.js version, the configuration and the files that go with it (the same
+ * checks start makes before it serves: `checkConfiguration`), the database, its migrations.
+ * Pending migrations pass (start applies them); unknown ones fail. One `ok` line per passed
+ * check. `cwd` and `env` default to the process's.
  */
-export async function runVerify(options: { config?: string }, output: Output): Promise<number> {
+export async function runVerify(
+  options: { config?: string; cwd?: string; env?: NodeJS.ProcessEnv },
+  output: Output,
+): Promise<number> {
   checkNodeVersion(process.version);
   output.out(`ok node: ${process.version}`);
 
-  const config = await loadConfig({ configPath: options.config, argv: [] });
+  const config = await loadConfig({
+    configPath: options.config,
+    argv: [],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.env === undefined ? {} : { env: options.env }),
+  });
   output.out(
     `ok config: ${config.source.path}${config.source.demo ? " (the demo configuration)" : ""}`,
   );
+  const { hooks, gateway } = await checkConfiguration(config);
+  output.out(`ok entry types: ${config.directory?.types.length ?? 0}`);
+  output.out(`ok hooks: ${hooksSummary(hooks, config.hooks?.dir)}`);
+  output.out(`ok graphql: ${gateway.files.length} schema file(s)`);
 
   const database = await openDatabase(
     config,
@@ -57,4 +72,10 @@ export async function runVerify(options: { config?: string }, output: Output): P
     await database.close();
   }
   return 0;
+}
+
+function hooksSummary(hooks: HooksRegistry, dir: string | undefined): string {
+  if (dir === undefined) return "none configured";
+  const names = hooks.hooks.flatMap((h) => [...h.webhooks.keys()].map((w) => `${h.name}/${w}`));
+  return names.length === 0 ? `no webhooks in ${dir}` : `${names.join(", ")} from ${dir}`;
 }

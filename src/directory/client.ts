@@ -63,6 +63,12 @@ export interface SearchOptions extends ReadOptions {
   readonly pageSize?: number;
   /** Stop after this many entries in all (default: no limit of ours). */
   readonly sizeLimit?: number;
+  /**
+   * `false`: one plain search with no paged-results control (RFC 2696), for servers or
+   * entries where paging is unwanted; the answer comes as one page, so give a `sizeLimit`.
+   * Default `true`.
+   */
+  readonly paged?: boolean;
 }
 
 export interface ModifyDNOptions extends OperationOptions {
@@ -118,7 +124,7 @@ export class DirectoryClient {
       filter,
       attributes: options.attributes ? [...options.attributes] : [],
       explicitBufferAttributes: binaryNameList(options.binaryAttributes),
-      paged: { pageSize: options.pageSize ?? 500 },
+      ...(options.paged === false ? {} : { paged: { pageSize: options.pageSize ?? 500 } }),
       ...(options.sizeLimit === undefined ? {} : { sizeLimit: options.sizeLimit }),
     };
     let yielded = false;
@@ -127,7 +133,12 @@ export class DirectoryClient {
       let healthy = false;
       try {
         await this.timed("search", base, timeoutMs, () => this.pool.bind(client));
-        const pages = client.searchPaginated(base, request, controlsFor(options));
+        // ldapts's searchPaginated always sends the paged-results control: an unpaged search
+        // is its plain search, answered as one page.
+        const pages =
+          options.paged === false
+            ? onePage(() => client.search(base, request, controlsFor(options)))
+            : client.searchPaginated(base, request, controlsFor(options));
         for (;;) {
           const page = await this.timed("search", base, timeoutMs, () => pages.next());
           if (page.done) break;
@@ -306,4 +317,8 @@ function wireNewDN(newRDN: string, newSuperior: string | undefined): string {
   const safe = (text: string): string => text.replace(/\\\\/g, "\\5c");
   if (newSuperior === undefined) return safe(formatRDN(rdn));
   return `${safe(formatRDN(rdn))},${formatDN(parseDN(newSuperior))}`;
+}
+
+async function* onePage<T>(search: () => Promise<T>): AsyncGenerator<T, void, undefined> {
+  yield await search();
 }

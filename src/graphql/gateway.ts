@@ -97,7 +97,7 @@ async function schemaFiles(globs: readonly string[], mustMatch: boolean): Promis
     for await (const file of glob(pattern)) matched.push(resolve(file));
     if (matched.length === 0 && mustMatch) {
       throw new GatewaySchemaError(`no schema file matches ${pattern}`, {
-        hint: "check [graphql] schema in annal.toml; globs are relative to the directory annal starts in",
+        hint: "check [graphql] schema in annal.toml; globs are relative to the directory of the configuration file",
       });
     }
     files.push(...matched.sort());

@@ -3,7 +3,6 @@ import type { ExecutionResult, GraphQLError } from "graphql";
 import {
   getGraphQLParameters,
   processRequest,
-  renderGraphiQL,
   shouldRenderGraphiQL,
   type ExecutionPatchResult,
 } from "graphql-helix";
@@ -15,6 +14,7 @@ import type { Logger } from "../logger.ts";
 import type { DirectoryWrite, GatewayContext } from "./context.ts";
 import { codedError, formatGraphqlError, GRAPHQL_CODES, type GraphqlCode } from "./errors.ts";
 import { buildGateway, type Gateway } from "./gateway.ts";
+import { graphiqlRoutes } from "./graphiql.ts";
 import { acceptedLanguages } from "./i18n.ts";
 import { parseLimited, validateCoded, validationRules } from "./limits.ts";
 import { createEntryLoaders } from "./loaders.ts";
@@ -58,7 +58,7 @@ interface Payload {
 
 /**
  * The GraphQL gateway as a Fastify plugin: `POST /graphql` (and `GET` for queries) through
- * graphql-helix. The schema is built when the plugin registers, so a schema error stops
+ * graphql-helix, and GraphiQL for a browser's `GET` when introspection is on. The schema is built when the plugin registers, so a schema error stops
  * start-up. Every request that reaches GraphQL answers 200 with `errors[]`, each with
  * `extensions.code`; a body that is not JSON answers 400.
  *
@@ -72,6 +72,9 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
     const rules = validationRules(config.graphql.limits, config.graphql.introspection);
     const parse = parseLimited(config.graphql.limits.maxTokens);
     const path = options.path ?? "/graphql";
+    // GraphiQL in a browser, from annal's own files, when introspection is on.
+    const graphiql = config.graphql.introspection ? graphiqlRoutes(path) : undefined;
+    if (graphiql) await server.register(graphiql.routes);
 
     server.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
       const status =
@@ -97,13 +100,7 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
           method: request.method,
           query: request.query,
         };
-        if (config.graphql.introspection && shouldRenderGraphiQL(helixRequest)) {
-          return reply
-            .type("text/html; charset=utf-8")
-            .send(
-              renderGraphiQL({ endpoint: path, headers: '{"Authorization": "Bearer annal_..."}' }),
-            );
-        }
+        if (graphiql && shouldRenderGraphiQL(helixRequest)) return graphiql.send(reply);
         if (
           request.method === "POST" &&
           (request.body === null || typeof request.body !== "object" || Array.isArray(request.body))

@@ -97,7 +97,7 @@ function attachField(
     info,
   ) => {
     if (access !== undefined && !context.viewer.access.includes(access))
-      throw new ForbiddenError(access);
+      throw new ForbiddenError(access, context.viewer.account.name);
     let value: unknown = NOTHING;
     for (const step of steps) value = await step({ value, parent, args, context, info });
     return value === NOTHING ? null : value;

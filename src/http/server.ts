@@ -6,6 +6,7 @@ import type { Logger } from "../logger.ts";
 import type { ProjectionStatus } from "../projector/index.ts";
 import { frameworkErrorHandler, installErrorHandling } from "./error-handler.ts";
 import { healthRoutes } from "./health.ts";
+import { landingRoutes } from "./landing.ts";
 import { metricsRoutes, recordHttpDuration } from "./metrics.ts";
 
 export interface ServerOptions {
@@ -20,7 +21,8 @@ export interface ServerOptions {
 
 /**
  * annal's HTTP server, ready to `listen` (which the caller does): health, readiness and
- * metrics routes, the latency histogram, and the one error mapping to problem details.
+ * metrics routes, the landing page at `/`, the latency histogram, and the one error mapping
+ * to problem details.
  * Later channels (REST, GraphQL, webhooks, sign-in) register as plugins on the instance and
  * inherit all of it.
  *
@@ -52,6 +54,7 @@ export function createServer(options: ServerOptions) {
     }),
   );
   void server.register(metricsRoutes);
+  void server.register(landingRoutes);
   return server;
 }
 

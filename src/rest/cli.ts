@@ -1,5 +1,15 @@
 import { openDatabase, prepareEventStore } from "../app/index.ts";
-import { createToken, listAccounts, parseAccess, revokeAccount } from "../auth/index.ts";
+import {
+  ACCESS_MEANINGS,
+  accessOf,
+  changeAccess,
+  createToken,
+  listAccounts,
+  parseAccess,
+  revokeAccount,
+  type AccessChange,
+  type AccessFunction,
+} from "../auth/index.ts";
 import type { Output } from "../cli/output.ts";
 import { parseCommandLine, UsageError } from "../cli/usage.ts";
 import { loadConfig } from "../config/index.ts";
@@ -14,7 +24,10 @@ export interface TokenDeps {
 }
 
 export const TOKEN_USAGE = `  token create --name <name> --access <read,export,...> [--config <file>]
-      create a service account (or add a token to it) and print its bearer token, once
+      create a service account and print its bearer token, once; for an existing account,
+      add a token (its access stays as it is)
+  token access <name> [--set <functions> | --add <functions> | --remove <functions>] [--config <file>]
+      change what an account may do (every token of it) and print what it can now do
   token list [--json] [--config <file>]
       list the service accounts, their access and their tokens (by their first characters)
   token revoke <name> [--config <file>]
@@ -23,22 +36,65 @@ export const TOKEN_USAGE = `  token create --name <name> --access <read,export,.
 /**
  * `annal token create`: prints the token alone on standard output (so `$(annal token create
  * ...)` captures it) and a note on standard error. Only its digest is stored: it is never
- * shown again.
+ * shown again. An existing account keeps its access; the note says so when `--access` asked
+ * for other access, and how to change it.
  */
 export async function tokenCreate(
   deps: TokenDeps,
   options: { name: string; access: string },
   output: Output,
 ): Promise<number> {
-  const { account, token } = await createToken(deps.pool, deps.store, {
+  const requested = parseAccess(options.access);
+  const { account, token, accessKept } = await createToken(deps.pool, deps.store, {
     name: options.name,
-    access: parseAccess(options.access),
+    access: requested,
   });
   output.out(token);
   output.err(
     `annal: created a token for service account "${account.name}" (access: ${account.access.join(", ")}); it is shown only now: store it in a secret store`,
   );
+  if (accessKept) {
+    const missing = requested.filter((fn) => !account.access.includes(fn));
+    const change =
+      missing.length > 0 && account.access.every((fn) => requested.includes(fn))
+        ? `--add ${missing.join(",")}`
+        : `--set ${requested.join(",")}`;
+    output.err(
+      `annal: service account "${account.name}" keeps its access (${account.access.join(", ")}); --access ${requested.join(",")} was not applied. To change it: annal token access ${account.name} ${change}`,
+    );
+  }
   return 0;
+}
+
+/**
+ * `annal token access <name>`: with `--set`, `--add` or `--remove` (one of them), changes the
+ * account's access; without, shows it. Prints what the account can do, one function a line.
+ */
+export async function tokenAccess(
+  deps: TokenDeps,
+  name: string,
+  options: { set?: string; add?: string; remove?: string },
+  output: Output,
+): Promise<number> {
+  const given = (["set", "add", "remove"] as const).filter((key) => options[key] !== undefined);
+  if (given.length > 1) {
+    throw new UsageError("token access takes one of --set, --add or --remove, not several");
+  }
+  const key = given[0];
+  if (key === undefined) {
+    output.out(`service account "${name}" can: ${describe(await accessOf(deps.pool, name))}`);
+    return 0;
+  }
+  const functions = parseAccess(options[key]!);
+  const change = { [key]: functions } as unknown as AccessChange;
+  const { previous, access } = await changeAccess(deps.pool, deps.store, name, change);
+  const unchanged = previous.join() === access.join();
+  output.out(`service account "${name}" can ${unchanged ? "still" : "now"}: ${describe(access)}`);
+  return 0;
+}
+
+function describe(access: readonly AccessFunction[]): string {
+  return access.map((fn) => `${fn} (${ACCESS_MEANINGS[fn]})`).join(", ");
 }
 
 /** `annal token list`: one line per account, or JSON with `--json`. Never a token. */
@@ -79,7 +135,7 @@ export async function tokenRevoke(deps: TokenDeps, name: string, output: Output)
 }
 
 /**
- * `annal token create|list|revoke ...`: reads the arguments after `token`, opens the database
+ * `annal token create|access|list|revoke ...`: reads the arguments after `token`, opens the database
  * of the configuration (applying pending migrations, as `annal start` would) and runs the
  * subcommand.
  */
@@ -101,6 +157,20 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
       }
       const { name, access } = values;
       run = (deps) => tokenCreate(deps, { name, access }, output);
+      configPath = values.config;
+      break;
+    }
+    case "access": {
+      const { values, positionals } = parseCommandLine(
+        rest,
+        { ...config, set: { type: "string" }, add: { type: "string" }, remove: { type: "string" } },
+        { min: 1, max: 1, what: "the account: annal token access <name> --add <functions>" },
+      );
+      const { set, add, remove } = values;
+      if ([set, add, remove].filter((v) => v !== undefined).length > 1) {
+        throw new UsageError("token access takes one of --set, --add or --remove, not several");
+      }
+      run = (deps) => tokenAccess(deps, positionals[0]!, { set, add, remove }, output);
       configPath = values.config;
       break;
     }
@@ -127,8 +197,8 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
     default:
       throw new UsageError(
         subcommand === undefined
-          ? "token needs a subcommand: create, list or revoke"
-          : `unknown token subcommand "${subcommand}"; the subcommands are create, list and revoke`,
+          ? "token needs a subcommand: create, access, list or revoke"
+          : `unknown token subcommand "${subcommand}"; the subcommands are create, access, list and revoke`,
       );
   }
   const loaded = await loadConfig({ configPath, argv: [] });

@@ -63,7 +63,8 @@ declare module "fastify" {
 
 /** Refuses unless the request's account has `access`. */
 export function requireAccess(request: FastifyRequest, access: AccessFunction): void {
-  if (!request.annalAccount?.access.includes(access)) throw new ForbiddenError(access);
+  if (!request.annalAccount?.access.includes(access))
+    throw new ForbiddenError(access, request.annalAccount?.name);
 }
 
 /** The served type at a path segment; 404 `ANNAL_TYPE_UNKNOWN` naming the ones there are. */
@@ -81,7 +82,7 @@ export function servedType(context: RestContext, segment: string): ServedType {
       : paths.length > 0
         ? `the entry types are at ${paths.join(", ")}`
         : "no entry types are configured: add [[directory.types]] to the configuration",
-    extras: { type: segment },
+    extras: { entryType: segment },
   });
 }
 

@@ -48,7 +48,8 @@ export function restProblem(
   requestId: string,
 ): { problem: Problem; internal: boolean } {
   const { problem, internal } = mapError(error, requestId);
-  return { problem: { ...problem, ...extensionMembers(error) } as Problem, internal };
+  // Extension members come first so that none can replace a member RFC 9457 defines.
+  return { problem: { ...extensionMembers(error), ...problem } as Problem, internal };
 }
 
 /**

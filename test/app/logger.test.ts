@@ -84,3 +84,31 @@ t.test("credential-like query parameters are redacted from URLs", async (t) => {
     "/cb?code=1&client_secret=[Redacted]&id_token=[Redacted]&refresh%5Ftoken=[Redacted]&q=token",
   );
 });
+
+t.test("a token in any query parameter never reaches the log", async (t) => {
+  const pool = createPool("postgres://nobody@127.0.0.1:1/none", 1);
+  t.teardown(() => pool.end());
+  const { server, logged } = testServer(t, { pool });
+  server.get("/whoami", async () => ({}));
+  const urls = [
+    "/whoami?key=annal_sekrit1abc&page=2",
+    "/whoami?annal_sekrit2abc",
+    "/whoami?q=x%20annal%5Fsekrit3abc",
+    "/whoami?api_key=sekrit4&apikey=sekrit5&auth=sekrit6&Token=sekrit7&access-token=sekrit8",
+    "/whoami?bearer=sekrit9",
+    "/nowhere?access_token=annal_sekrit10&x=annal_sekrit11",
+  ];
+  for (const url of urls) await server.inject({ method: "GET", url });
+  const text = logged.text.join("\n");
+  t.notMatch(text, /sekrit/, "no token value in any line");
+  t.match(
+    logged.lines.find((line) => line.msg === "incoming request"),
+    { req: { url: "/whoami?key=[Redacted]&page=2" } },
+    "the rest of the URL is kept",
+  );
+  t.equal(
+    redactUrl("/api/changes?first=10&after=abc&filter=sn%20eq%20x"),
+    "/api/changes?first=10&after=abc&filter=sn%20eq%20x",
+    "ordinary parameters are untouched",
+  );
+});

@@ -109,6 +109,45 @@ t.test("search asks for the next page only when the consumer wants it", async (t
   t.ok(await directory.get(ALICE), "the pool recovers with a fresh connection");
 });
 
+t.test(
+  "an unpaged search sends no paged-results control and stops at its size limit",
+  async (t) => {
+    const PAGED_RESULTS = "1.2.840.113556.1.4.319"; // RFC 2696; the OID travels as its text
+    const proxy = await startTcpProxy(slapd.url);
+    t.teardown(() => proxy.close());
+    const directory = client({ url: proxy.url });
+    const pages: DirectoryEntry[][] = [];
+    for await (const page of directory.search(PEOPLE, {
+      filter: eq("uid", "alice"),
+      paged: false,
+      sizeLimit: 2,
+    })) {
+      pages.push(page);
+    }
+    t.same(
+      pages.map((page) => page.map((entry) => entry.dn)),
+      [[ALICE]],
+    );
+    t.notOk(proxy.sentByClients().includes(PAGED_RESULTS), "no paged-results control was sent");
+    const many: DirectoryEntry[] = [];
+    for await (const page of directory.search(PEOPLE, {
+      filter: eq("sn", "Paged"),
+      paged: false,
+      sizeLimit: 2,
+    })) {
+      many.push(...page);
+    }
+    t.equal(many.length, 2, "more matches than the size limit: the first ones, no error");
+    for await (const page of directory.search(PEOPLE, { filter: eq("uid", "alice") })) {
+      t.equal(page.length, 1);
+    }
+    t.ok(
+      proxy.sentByClients().includes(PAGED_RESULTS),
+      "a paged search sends it (the test sees it)",
+    );
+  },
+);
+
 t.test("leaving a search early frees its connection", async (t) => {
   const directory = client({ poolSize: 1 });
   for await (const page of directory.search(PEOPLE, { pageSize: 10 })) {

@@ -207,6 +207,7 @@ t.test(
 );
 
 t.test("@ldapFind answers only when exactly one entry matches; disablePaging too", async (t) => {
+  gateway.trips.reset();
   const r = await data(
     `{ one: person(q: "owojcik") { uid } none: person(q: "nobody") { uid } several: person(where: { department: { eq: "Sales" } }) { uid }
        unpaged: personUnpaged(q: "owojcik@example.org") { uid } group(q: "on-call") { cn }
@@ -214,6 +215,7 @@ t.test("@ldapFind answers only when exactly one entry matches; disablePaging too
   );
   t.same(r.one, { uid: "owojcik" });
   t.equal(r.none, null);
+  t.equal(gateway.trips.unpaged, 1, "personUnpaged searched without the paged-results control");
   t.equal(r.several, null, "several matches: null");
   t.same(r.unpaged, { uid: "owojcik" });
   t.same(r.group, { cn: "on-call" });

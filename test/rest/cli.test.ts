@@ -3,7 +3,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import t from "tap";
 import { authenticateBearer } from "../../src/auth/index.ts";
-import { runTokenCommand, tokenCreate, tokenList, tokenRevoke } from "../../src/rest/cli.ts";
+import { ForbiddenError } from "../../src/auth/index.ts";
+import {
+  runTokenCommand,
+  tokenAccess,
+  tokenCreate,
+  tokenList,
+  tokenRevoke,
+} from "../../src/rest/cli.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { testDatabase } from "../support/postgres.ts";
 
@@ -64,6 +71,97 @@ t.test("token create prints the token once; list never shows it; revoke ends it"
   );
 });
 
+t.test("a second token for an account keeps the account's access", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  const first = capture();
+  await tokenCreate({ pool, store }, { name: "me", access: "read" }, first.output);
+  // The README's order once turned this read token into a write token, silently.
+  const second = capture();
+  t.equal(
+    await tokenCreate({ pool, store }, { name: "me", access: "read,write" }, second.output),
+    0,
+  );
+  t.match(second.out[0], /^annal_/, "a new token all the same");
+  t.match(
+    second.err.join("\n"),
+    /"me" keeps its access \(read\).*annal token access me --add write/s,
+    "says the access was not changed and how to change it",
+  );
+  for (const token of [first.out[0]!, second.out[0]!]) {
+    t.match(await authenticateBearer(pool, `Bearer ${token}`), { name: "me", access: ["read"] });
+  }
+  const same = capture();
+  await tokenCreate({ pool, store }, { name: "me", access: "read" }, same.output);
+  t.notMatch(same.err.join("\n"), /annal token access/, "nothing to say when --access agrees");
+  const events = await pool.query<{ type: string; data: { access?: string[] } }>(
+    "SELECT type, data FROM events WHERE stream_id LIKE 'service-account-%' ORDER BY position",
+  );
+  t.same(
+    events.rows.map((row) => [row.type, row.data.access]),
+    [
+      ["ServiceAccountTokenIssued", ["read"]],
+      ["ServiceAccountTokenIssued", ["read"]],
+      ["ServiceAccountTokenIssued", ["read"]],
+    ],
+  );
+});
+
+t.test(
+  "annal token access changes access explicitly and says what the account can do",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    const created = capture();
+    await tokenCreate({ pool, store }, { name: "me", access: "read" }, created.output);
+    const token = created.out[0]!;
+    const added = capture();
+    t.equal(await tokenAccess({ pool, store }, "me", { add: "write,export" }, added.output), 0);
+    t.match(added.out.join("\n"), /"me" can now: read \(.+\), export \(.+\), write \(.+\)/);
+    t.match(await authenticateBearer(pool, `Bearer ${token}`), {
+      access: ["read", "export", "write"],
+    });
+    const removed = capture();
+    await tokenAccess({ pool, store }, "me", { remove: "export" }, removed.output);
+    t.match(removed.out.join("\n"), /"me" can now: read \(.+\), write \(.+\)$/);
+    const set = capture();
+    await tokenAccess({ pool, store }, "me", { set: "operator" }, set.output);
+    t.match(await authenticateBearer(pool, `Bearer ${token}`), { access: ["operator"] });
+    const shown = capture();
+    await tokenAccess({ pool, store }, "me", {}, shown.output);
+    t.match(shown.out.join("\n"), /"me" can: operator/, "no change asked: shows the access");
+    await t.rejects(tokenAccess({ pool, store }, "me", { remove: "operator" }, capture().output), {
+      code: "ANNAL_ACCESS_EMPTY",
+      hint: /annal token revoke me/,
+    });
+    await t.rejects(tokenAccess({ pool, store }, "nobody", { add: "read" }, capture().output), {
+      code: "ANNAL_ACCOUNT_NOT_FOUND",
+    });
+    await t.rejects(
+      tokenAccess({ pool, store }, "me", { add: "read", set: "read" }, capture().output),
+      { code: "ANNAL_USAGE" },
+    );
+    const events = await pool.query<{ type: string; data: Record<string, unknown> }>(
+      "SELECT type, data FROM events WHERE type = 'ServiceAccountAccessChanged' ORDER BY position",
+    );
+    t.match(
+      events.rows.map((row) => row.data),
+      [
+        { name: "me", previous: ["read"], access: ["read", "export", "write"] },
+        { name: "me", previous: ["read", "export", "write"], access: ["read", "write"] },
+        { name: "me", previous: ["read", "write"], access: ["operator"] },
+      ],
+      "each change is an audited event",
+    );
+  },
+);
+
+t.test("a 403 names the command that adds the access, never one that removes some", async (t) => {
+  const error = new ForbiddenError("write", "me");
+  t.match(error.hint, "annal token access me --add write");
+  t.notMatch(error.hint, /token create/);
+});
+
 t.test("annal token reads its arguments and the configuration's database", async (t) => {
   const { url } = await testDatabase(t);
   const dir = mkdtempSync(path.join(tmpdir(), "annal-token-"));
@@ -81,6 +179,12 @@ t.test("annal token reads its arguments and the configuration's database", async
   const listed = capture();
   await runTokenCommand(["list", "--config", config], listed.output);
   t.match(listed.out[0], /^ops {2}access=read/);
+  const changed = capture();
+  t.equal(
+    await runTokenCommand(["access", "ops", "--add", "export", "--config", config], changed.output),
+    0,
+  );
+  t.match(changed.out.join("\n"), /"ops" can now: read .*, export /);
   const revoked = capture();
   t.equal(await runTokenCommand(["revoke", "ops", "--config", config], revoked.output), 0);
   for (const [args, message] of [
@@ -89,6 +193,8 @@ t.test("annal token reads its arguments and the configuration's database", async
     [["create", "--access", "read"], /needs --name/],
     [["create", "--name", "x"], /needs --access/],
     [["revoke"], /missing the account/],
+    [["access"], /missing the account/],
+    [["access", "x", "--set", "read", "--add", "write"], /one of --set, --add or --remove/],
     [["list", "--colour"], /Unknown option/],
   ] as const) {
     await t.rejects(

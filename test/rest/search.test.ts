@@ -324,7 +324,9 @@ t.test("an unknown type is a 404 naming the types", async (t) => {
   const response = await get("/api/entries/user");
   t.equal(response.statusCode, 404);
   t.match(response.json(), {
+    type: "urn:annal:problem:ANNAL_TYPE_UNKNOWN",
     code: "ANNAL_TYPE_UNKNOWN",
+    entryType: "user",
     hint: 'the path of type "user" is /api/entries/users',
   });
   t.match(

@@ -11,6 +11,8 @@ import { ldifFormat } from "../../src/rest/export/ldif.ts";
 import { parseFields } from "../../src/rest/fields.ts";
 import { generalizedTimeToIso, serveAttribute } from "../../src/rest/nodes.ts";
 import { readPreferences } from "../../src/rest/prefer.ts";
+import { RestError } from "../../src/rest/errors.ts";
+import { restProblem } from "../../src/rest/problem.ts";
 import { parseSort } from "../../src/rest/sort.ts";
 import { TEST_SCHEMA } from "./fixtures/harness.ts";
 
@@ -271,3 +273,19 @@ t.test("the filter examples the description gives are filters", async (t) => {
   const formats = examples.map((example) => parseFilter(example).format);
   t.same(formats, ["json", "ldap", "expression", "scim"]);
 });
+
+t.test(
+  "a problem's own members (type, status, ...) are never overwritten by its extras",
+  async (t) => {
+    const { problem } = restProblem(
+      new RestError("ANNAL_TYPE_UNKNOWN", "there is no entry type at /api/entries/hats", {
+        status: 404,
+        extras: { type: "hats", status: 200, entryType: "hats" },
+      }),
+      "req-1",
+    );
+    t.equal(problem.type, "urn:annal:problem:ANNAL_TYPE_UNKNOWN");
+    t.equal(problem.status, 404);
+    t.equal((problem as unknown as { entryType: string }).entryType, "hats");
+  },
+);

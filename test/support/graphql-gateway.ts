@@ -27,6 +27,8 @@ interface Teardown {
 /** LDAP requests made through the counting client. */
 export interface RoundTrips {
   searches: number;
+  /** Searches made without the paged-results control (`paged: false`). */
+  unpaged: number;
   /** Pages read: one request and answer each. */
   pages: number;
   gets: number;
@@ -44,6 +46,7 @@ export function countingClient(directory: DirectoryClient): {
 } {
   const trips: RoundTrips = {
     searches: 0,
+    unpaged: 0,
     pages: 0,
     gets: 0,
     writes: 0,
@@ -52,7 +55,7 @@ export function countingClient(directory: DirectoryClient): {
       return this.pages + this.gets + this.writes;
     },
     reset() {
-      this.searches = this.pages = this.gets = this.writes = 0;
+      this.searches = this.unpaged = this.pages = this.gets = this.writes = 0;
       this.filters.length = 0;
     },
   };
@@ -64,6 +67,7 @@ export function countingClient(directory: DirectoryClient): {
       if (property === "search") {
         return async function* (...args: Parameters<DirectoryClient["search"]>) {
           trips.searches++;
+          if (args[1]?.paged === false) trips.unpaged++;
           if (args[1]?.filter !== undefined) trips.filters.push(args[1].filter);
           for await (const page of target.search(...args)) {
             trips.pages++;

@@ -12,6 +12,8 @@ export interface TcpProxy {
   freeze(): void;
   thaw(): void;
   readonly connectionCount: number;
+  /** Every byte clients sent through the proxy so far, to look for what went on the wire. */
+  sentByClients(): Buffer;
   close(): Promise<void>;
 }
 
@@ -20,6 +22,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const pairs = new Set<[Socket, Socket]>();
   let frozen = false;
   let connections = 0;
+  const sent: Buffer[] = [];
   const server: Server = createServer((client) => {
     connections++;
     const upstream = connect(Number(port), hostname);
@@ -30,6 +33,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
         if (!frozen) to.write(chunk);
       });
     };
+    client.on("data", (chunk: Buffer) => sent.push(chunk));
     forward(client, upstream);
     forward(upstream, client);
     const end = (): void => {
@@ -58,6 +62,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     get connectionCount() {
       return connections;
     },
+    sentByClients: () => Buffer.concat(sent),
     close: () =>
       new Promise<void>((resolve) => {
         for (const [client, upstream] of pairs) {

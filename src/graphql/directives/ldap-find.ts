@@ -21,17 +21,20 @@ import { getPossibleTypeNames } from "./types.ts";
 /**
  * `@ldapFind(base, scope, filter, qAttributes, disablePaging)`: the one entry that matches, or
  * null when none or several do. Reads at most two entries: one page of two, or with
- * `disablePaging` a size limit of two (the paged-results control annal's client always sends
- * is not critical, so a server without paging answers the same).
+ * `disablePaging` one plain search with a size limit of two and no paged-results control
+ * (for servers, or parts of a tree, where paging is refused or costly).
  */
 export const ldapFind: DirectiveCompiler = (site) => {
   const spec = searchSpec(site);
+  const paged = site.args.disablePaging !== true;
   const shape = shapeOf(site.field);
   if (shape.list) throw siteError(site, "finds one entry: the field's type must not be a list");
   return async (input) => {
     const base = baseDN(spec, input);
     if (base === undefined) return null;
-    const entries = await searchEntries(input, base, spec, searchFilter(spec, input), 2);
+    const entries = await searchEntries(input, base, spec, searchFilter(spec, input), 2, {
+      paged,
+    });
     return entries.length === 1 ? entries[0]!.as(shape.concrete) : null;
   };
 };

@@ -26,13 +26,17 @@ export function connectionNodeType(site: DirectiveSite): { name: string; concret
   return { name: node.name, concrete: isObjectType(node) };
 }
 
-/** Reads at most `limit` entries of a search, in the directory's order. */
+/**
+ * Reads at most `limit` entries of a search, in the directory's order; with `paged: false`,
+ * in one plain search without the paged-results control.
+ */
 export async function searchEntries(
   input: StepInput,
   base: string,
   spec: Pick<SearchSpec, "scope">,
   filter: FilterNode,
   limit: number,
+  options: { paged?: boolean } = {},
 ): Promise<EntryObject[]> {
   const { directory, loaders } = directoryOf(input.context);
   const { attributes, binaryAttributes } = input.context.gateway;
@@ -45,6 +49,7 @@ export async function searchEntries(
       binaryAttributes,
       sizeLimit: limit,
       pageSize: Math.min(limit, 500),
+      paged: options.paged ?? true,
     })) {
       for (const entry of page) entries.push(EntryObject.from(entry));
     }

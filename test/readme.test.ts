@@ -1,0 +1,28 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import t from "tap";
+
+// The README as a new user meets it: on a fresh machine, in a clone of this repository alone.
+const REPO = path.resolve(import.meta.dirname, "..");
+const README = readFileSync(path.join(REPO, "README.md"), "utf8");
+
+t.test("the README uses no tool a fresh machine lacks and no history it cannot have", async (t) => {
+  t.notMatch(README, /\buuidgen\b/, "uuidgen is not installed by default");
+  const atNowLines = README.split("\n").filter((line) => /curl .*[?&]at=now-/.test(line));
+  t.same(atNowLines, [], "no at=now-<duration> example: a fresh install has no such history");
+  t.match(README, /entries\/users\/\$ID\?at=\$before/, "an at example that works from the start");
+  t.match(README, /nodes\[0\]\.entryUUID/, "says where the entryUUID comes from");
+});
+
+t.test("the README links and names nothing outside the repository", async (t) => {
+  const links = [...README.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
+  const paths = [...README.matchAll(/`((?:\.\.?\/)?[\w.-]+\/[\w./*-]+)`/g)].map((m) => m[1]!);
+  for (const target of [...links, ...paths]) {
+    if (/^[a-z]+:/.test(target) || target.includes("*") || target.includes("<")) continue;
+    const resolved = path.resolve(REPO, target);
+    t.ok(resolved.startsWith(`${REPO}${path.sep}`), `${target} is inside the repository`);
+  }
+  for (const link of links.filter((l) => !/^[a-z]+:/.test(l))) {
+    t.ok(existsSync(path.resolve(REPO, link)), `${link} exists`);
+  }
+});
