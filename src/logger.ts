@@ -17,6 +17,11 @@ export const REDACTED_LOG_KEYS: readonly string[] = [
   "token",
   "userPassword",
   "webhook-signature",
+  // A PostgreSQL error's DETAIL and CONTEXT (and the query of an internal one) may quote the
+  // values of a row: a directory value, a secret.
+  "detail",
+  "where",
+  "internalQuery",
 ];
 
 export const CENSOR = "[Redacted]";

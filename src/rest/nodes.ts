@@ -1,4 +1,5 @@
 import type { AttributeMap } from "../directory/capture/events.ts";
+import { readStoredText } from "../directory/capture/index.ts";
 import { globalId } from "../history/index.ts";
 import type { AttributeCatalog, AttributeInfo } from "./catalog.ts";
 import { IDENTIFIER_KEYS, type FieldSelection } from "./fields.ts";
@@ -34,8 +35,10 @@ export function generalizedTimeToIso(value: string): string | undefined {
  * exactly, booleans as true/false, generalized time as ISO 8601; anything that does not read
  * as its syntax says stays the text it is.
  */
-export function serveValue(info: AttributeInfo | undefined, value: string): AttributeValue {
-  if (!info || info.binary) return value;
+export function serveValue(info: AttributeInfo | undefined, stored: string): AttributeValue {
+  if (info?.binary) return stored;
+  const value = readStoredText(stored);
+  if (!info) return value;
   if (info.jsonType === "integer" && /^-?\d{1,16}$/.test(value)) {
     const number = Number(value);
     if (Number.isSafeInteger(number)) return number;

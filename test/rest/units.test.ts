@@ -5,6 +5,7 @@ import { parameterComponents } from "../../src/rest/openapi/parameters.ts";
 import { globalId, parseGlobalId } from "../../src/history/index.ts";
 import { AttributeCatalog, requiredObjectClasses } from "../../src/rest/catalog.ts";
 import { CursorCodec } from "../../src/rest/cursor.ts";
+import { storableText } from "../../src/directory/capture/index.ts";
 import { decodeCursor, encodeCursor } from "../../src/store/index.ts";
 import { contentDisposition } from "../../src/rest/export/filename.ts";
 import { ldifFormat } from "../../src/rest/export/ldif.ts";
@@ -137,6 +138,12 @@ t.test("values are served by their syntax, anything unreadable as the text it is
   t.equal(serveAttribute(info("displayName"), ["x", "y"]), "x", "single-valued: one value");
   t.equal(serveAttribute(info("displayName"), undefined), null);
   t.same(serveAttribute(undefined, ["v"]), ["v"], "unknown to the schema: a list of strings");
+  t.same(
+    serveAttribute(info("cn"), [storableText("a\u0000b"), storableText("\uFFFFx")]),
+    ["a\u0000b", "\uFFFFx"],
+    "a value stored encoded (U+0000) is served as the directory holds it",
+  );
+  t.same(serveAttribute(undefined, [storableText("a\u0000b")]), ["a\u0000b"]);
   t.equal(generalizedTimeToIso("20261122043500.123+0200"), "2026-11-22T04:35:00.123+02:00");
   t.equal(generalizedTimeToIso("202611220435Z"), "2026-11-22T04:35:00Z");
   t.equal(generalizedTimeToIso("20261322043500Z"), undefined);

@@ -9,6 +9,7 @@ import {
   type AccesslogRecord,
 } from "./accesslog.ts";
 import { changeFromAccesslog } from "./changes.ts";
+import { recordIsolated } from "./failures.ts";
 import { claimWriteIntent, writeFingerprint } from "./intents.ts";
 import type { Normalizer } from "./normalize.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
@@ -88,38 +89,52 @@ async function recordPage(
           version: event?.streamVersion ?? 0,
         };
       }
-      const built = changeFromAccesslog(normalizer, record, known?.state ?? null);
-      if (!built) continue;
-      const streamId = entryStream(built.change.entryUUID);
-      const cause = await claimWriteIntent(tx, {
-        dns: [record.dn, built.change.dn],
-        actor: record.actor,
-        fingerprint: fingerprintOf(normalizer, record),
-      });
-      const appended = await store.appendToStream(
-        streamId,
-        [
-          {
-            type: built.eventType,
-            data: built.change,
-            // slapd's reqStart has whole seconds; its six "fraction" digits count the
-            // operations within that second. So occurredAt is exact to the second.
-            occurredAt:
-              parseGeneralizedTime(record.reqStart.replace(/[.,]\d+Z$/, "Z")) ?? new Date(),
-            metadata: {
-              actor: record.actor ?? null,
-              source: "accesslog",
-              ...(cause ?? {}),
-            },
-            idempotencyKey: `accesslog:${record.reqStart}`,
-          },
-        ],
-        { tx },
+      const appended = await recordIsolated(
+        tx,
+        context,
+        {
+          source: "accesslog",
+          changeId: record.reqStart,
+          dn: record.dn,
+          entryUUID: uuid ?? null,
+        },
+        async () => {
+          const built = changeFromAccesslog(normalizer, record, known?.state ?? null);
+          if (!built) return undefined;
+          const cause = await claimWriteIntent(tx, {
+            dns: [record.dn, built.change.dn],
+            actor: record.actor,
+            fingerprint: fingerprintOf(normalizer, record),
+          });
+          const result = await store.appendToStream(
+            entryStream(built.change.entryUUID),
+            [
+              {
+                type: built.eventType,
+                data: built.change,
+                // slapd's reqStart has whole seconds; its six "fraction" digits count the
+                // operations within that second. So occurredAt is exact to the second.
+                occurredAt:
+                  parseGeneralizedTime(record.reqStart.replace(/[.,]\d+Z$/, "Z")) ?? new Date(),
+                metadata: {
+                  actor: record.actor ?? null,
+                  source: "accesslog",
+                  ...(cause ?? {}),
+                },
+                idempotencyKey: `accesslog:${record.reqStart}`,
+              },
+            ],
+            { tx },
+          );
+          return { built, result };
+        },
       );
-      states.set(built.change.entryUUID, { state: built.change.after, version: appended.version });
-      recorded += appended.appended;
-      const event = appended.events[0];
-      if (event && appended.appended > 0) position = event;
+      if (!appended) continue;
+      const { built, result } = appended;
+      states.set(built.change.entryUUID, { state: built.change.after, version: result.version });
+      recorded += result.appended;
+      const event = result.events[0];
+      if (event && result.appended > 0) position = event;
     }
     if (last !== undefined) await writeCaptureCheckpoint(tx, "accesslog", last);
     return { recorded, ...(position ? { position } : {}) };

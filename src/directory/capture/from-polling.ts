@@ -7,6 +7,7 @@ import { changeBetween } from "./changes.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { entryStream, stateAfterEvent } from "./events.ts";
+import { recordIsolated } from "./failures.ts";
 import { entryState } from "./normalize.ts";
 
 /**
@@ -47,22 +48,35 @@ export async function captureByPolling(
         seen.add(uuid);
         const modified = after.operational.modifyTimestamp?.[0];
         if (modified && modified > newest) newest = modified;
-        const previous = await readLastEvent(tx, entryStream(uuid));
-        const built = changeBetween(uuid, previous ? stateAfterEvent(previous) : null, after);
-        if (!built) continue;
-        const appended = await context.store.appendToStream(
-          entryStream(uuid),
-          [
-            {
-              type: built.eventType,
-              data: built.change,
-              occurredAt: observedAt(entry) ?? new Date(),
-              metadata: { actor: null, source: "poll" },
-              idempotencyKey: `poll:${uuid}:${after.operational.entryCSN?.[0] ?? modified ?? ""}:${built.change.changeType}`,
-            },
-          ],
-          { tx },
+        const appended = await recordIsolated(
+          tx,
+          context,
+          {
+            source: "poll",
+            changeId: `${uuid}:${after.operational.entryCSN?.[0] ?? modified ?? ""}`,
+            dn: entry.dn,
+            entryUUID: uuid,
+          },
+          async () => {
+            const previous = await readLastEvent(tx, entryStream(uuid));
+            const built = changeBetween(uuid, previous ? stateAfterEvent(previous) : null, after);
+            if (!built) return undefined;
+            return context.store.appendToStream(
+              entryStream(uuid),
+              [
+                {
+                  type: built.eventType,
+                  data: built.change,
+                  occurredAt: observedAt(entry) ?? new Date(),
+                  metadata: { actor: null, source: "poll" },
+                  idempotencyKey: `poll:${uuid}:${after.operational.entryCSN?.[0] ?? modified ?? ""}:${built.change.changeType}`,
+                },
+              ],
+              { tx },
+            );
+          },
         );
+        if (!appended) continue;
         stored += appended.appended;
         if (appended.appended > 0) last = appended.events[0];
       }

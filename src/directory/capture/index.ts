@@ -26,3 +26,4 @@ export { CAPTURE_QUEUE, startCaptureWorker } from "./jobs.ts";
 export type { CaptureSchedule, CaptureWorker } from "./jobs.ts";
 export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } from "./intents.ts";
 export type { WriteCause } from "./intents.ts";
+export { readStoredText, storableText } from "./stored-value.ts";

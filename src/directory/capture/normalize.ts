@@ -2,6 +2,7 @@ import type { DirectoryEntry } from "../entry.ts";
 import type { DirectorySchema } from "../schema.ts";
 import type { AttributeMap, EntryState } from "./events.ts";
 import { NameSet, sortAttributes } from "./state.ts";
+import { storableText } from "./stored-value.ts";
 
 /** What turns a directory entry into the state the log records. */
 export interface Normalizer {
@@ -20,12 +21,15 @@ export function canonicalName(schema: DirectorySchema, name: string): string {
   return [canonical, ...kept].join(";");
 }
 
-/** One value as the log stores it: text as is, bytes of a binary attribute as base64. */
+/**
+ * One value as the log stores it: bytes of a binary attribute as base64, text as it is
+ * unless jsonb cannot hold it (see `storableText`).
+ */
 export function encodeValue(schema: DirectorySchema, name: string, value: string | Buffer): string {
   if (Buffer.isBuffer(value)) {
-    return schema.isBinary(name) ? value.toString("base64") : value.toString("utf8");
+    return schema.isBinary(name) ? value.toString("base64") : storableText(value.toString("utf8"));
   }
-  return value;
+  return storableText(value);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Operation } from "rfc6902";
+import { readStoredText } from "../../directory/capture/index.ts";
 import type { ChangeType } from "../../directory/capture/events.ts";
 import {
   changeFeed,
@@ -56,7 +57,9 @@ export function changeNode(
     actor: change.actor,
     attributes: change.attributes,
     cause: change.cause,
-    ...(withPatch ? { patch: withoutRedacted(context, change.patch ?? []) } : {}),
+    ...(withPatch
+      ? { patch: withoutRedacted(context, change.patch ?? []).map(withStoredTextRead) }
+      : {}),
   };
 }
 
@@ -70,6 +73,18 @@ function withoutRedacted(context: RestContext, patch: readonly Operation[]): Ope
       !redacted.has(attributeOf(operation.path).toLowerCase()) &&
       !("from" in operation && redacted.has(attributeOf(operation.from).toLowerCase())),
   );
+}
+
+/** A patch operation with its values as the directory holds them (see `readStoredText`). */
+function withStoredTextRead(operation: Operation): Operation {
+  if (!("value" in operation)) return operation;
+  const read = (value: unknown): unknown =>
+    typeof value === "string"
+      ? readStoredText(value)
+      : Array.isArray(value)
+        ? value.map(read)
+        : value;
+  return { ...operation, value: read(operation.value) } as Operation;
 }
 
 function positionOf(parameter: string, value: unknown): LogPosition {
