@@ -14,6 +14,11 @@ export function createPool(url: string, size = 10): Pool {
   // An idle client losing its connection (server restart) must not crash the process; the
   // pool discards it and the next query opens a new one.
   pool.on("error", () => {});
+  // Nor a client that is checked out when its connection ends (57P01 when the server stops
+  // or the database is dropped, a LISTEN client held for good): an EventEmitter's `error`
+  // with no listener would end the process. Its query in flight rejects all the same, so
+  // the caller still learns of it; the pool drops the client when it is released.
+  pool.on("connect", (client) => client.on("error", () => {}));
   return pool;
 }
 
