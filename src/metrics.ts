@@ -2,7 +2,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 
 /** One registry per process, served at `GET /metrics` in Prometheus text format. */
 export const metrics = new Registry();
-collectDefaultMetrics({ register: metrics, prefix: "annal_process_" });
+// Node's default metrics are named process_… and nodejs_… already: `annal_` makes them
+// annal_process_cpu_seconds_total (a prefix of annal_process_ doubled the word).
+collectDefaultMetrics({ register: metrics, prefix: "annal_" });
 
 export const eventsAppended = new Counter({
   name: "annal_events_appended_total",
@@ -29,5 +31,26 @@ export const httpDuration = new Histogram({
   help: "HTTP request latency by method, route and status.",
   labelNames: ["method", "route", "status"],
   buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [metrics],
+});
+
+export const captureLastSuccess = new Gauge({
+  name: "annal_capture_last_success_timestamp_seconds",
+  help: "When this process's last directory capture pass succeeded (Unix time).",
+  labelNames: ["source"],
+  registers: [metrics],
+});
+
+export const captureFailures = new Counter({
+  name: "annal_capture_pass_failures_total",
+  help: "Directory capture passes that failed as a whole in this process.",
+  labelNames: ["source"],
+  registers: [metrics],
+});
+
+export const captureNotRecorded = new Counter({
+  name: "annal_capture_changes_not_recorded_total",
+  help: "Directory changes this process could not record (noted as DirectoryChangeNotRecorded).",
+  labelNames: ["source"],
   registers: [metrics],
 });

@@ -1,6 +1,7 @@
 import { checkMigrations, MigrationMismatchError, type Queryable } from "../db/index.ts";
 import { AnnalError, isAnnalError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
+import { FAILING_AFTER_PASSES, type CaptureStatus } from "../directory/capture/index.ts";
 import type { ProjectionStatus } from "../projector/index.ts";
 
 /** The database did not answer `SELECT 1` (refused, failed, or too slow). */
@@ -51,14 +52,19 @@ export interface ReadinessReport {
     readonly database: CheckResult;
     readonly migrations: CheckResult & { readonly pending?: number };
     readonly projections: CheckResult;
+    readonly capture: CheckResult;
   };
   readonly projections: readonly ProjectionReport[];
+  /** Change capture's state; null where annal has no directory. */
+  readonly capture: CaptureStatus | null;
 }
 
 export interface ReadinessOptions {
   readonly pool: Queryable;
   /** The projections' status: the running projector's, or read from the database. */
   readonly projectorStatus: () => Promise<readonly ProjectionStatus[]>;
+  /** Change capture's state, where annal has a directory. */
+  readonly captureStatus?: () => Promise<CaptureStatus>;
   /** Longest each check may take. */
   readonly timeoutMs: number;
   readonly log: Pick<Logger, "warn">;
@@ -66,8 +72,10 @@ export interface ReadinessOptions {
 
 /**
  * Ready means: the database answers, it carries every migration this program knows and
- * none it does not, and each projection's status can be read. A projection's lag is reported
- * but does not make the process unready: its tables still serve, only staler.
+ * none it does not, each projection's status can be read, and change capture is not failing
+ * (its last `FAILING_AFTER_PASSES` passes did not all fail). A projection's lag and capture's
+ * lag are reported but do not make the process unready: its tables still serve, only
+ * staler; a capture that fails pass after pass records nothing new at all.
  *
  * Failures are reported by code with a fixed detail; the cause goes to the log, not to
  * whoever can reach the probe.
@@ -78,7 +86,11 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
 
   const database = await check("database", log, () => pingDatabase(pool, timeoutMs));
   if (database.status !== "ok") {
-    return report({ database, migrations: skipped, projections: skipped }, []);
+    return report(
+      { database, migrations: skipped, projections: skipped, capture: skipped },
+      [],
+      null,
+    );
   }
 
   let pending: number | undefined;
@@ -98,11 +110,25 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
     );
   });
 
+  let capture: CaptureStatus | null = null;
+  const captureCheck: CheckResult = options.captureStatus
+    ? await check("capture", log, async () => {
+        capture = await withTimeout(options.captureStatus!(), timeoutMs, timedOut("capture"));
+        if (capture.consecutiveFailures >= FAILING_AFTER_PASSES) {
+          throw new AnnalError(
+            "ANNAL_CAPTURE_FAILING",
+            `the last ${capture.consecutiveFailures} capture passes failed`,
+          );
+        }
+      })
+    : { status: "skipped", detail: "annal has no directory" };
+
   return report(
     {
       database,
       migrations: pending === undefined ? migrations : { ...migrations, pending },
       projections: projectionCheck,
+      capture: captureCheck,
     },
     projections.map((status) => ({
       name: status.name,
@@ -111,15 +137,20 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
       position: status.position.position,
       lag: status.lag,
     })),
+    capture,
   );
 }
 
 function report(
   checks: ReadinessReport["checks"],
   projections: readonly ProjectionReport[],
+  capture: CaptureStatus | null,
 ): ReadinessReport {
-  const ready = Object.values(checks).every((result) => result.status === "ok");
-  return { status: ready ? "ready" : "unready", checks, projections };
+  const ready = Object.values(checks).every(
+    (result) =>
+      result.status === "ok" || (result === checks.capture && result.status === "skipped"),
+  );
+  return { status: ready ? "ready" : "unready", checks, projections, capture };
 }
 
 const FAILURE_DETAILS: Readonly<Record<string, string>> = {
@@ -128,6 +159,8 @@ const FAILURE_DETAILS: Readonly<Record<string, string>> = {
     "the database lacks migrations this program needs; annal start applies them",
   WF_DATABASE_MIGRATION_MISMATCH: "the database records a migration this program does not know",
   ANNAL_READINESS_TIMEOUT: "the check did not finish in time",
+  ANNAL_CAPTURE_FAILING:
+    "directory change capture has failed pass after pass; capture.lastError says why",
 };
 
 async function check(

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
+import { readCaptureStatus } from "../directory/capture/index.ts";
 import type { Logger } from "../logger.ts";
 import type { ProjectionStatus } from "../projector/index.ts";
 import { frameworkErrorHandler, installErrorHandling } from "./error-handler.ts";
@@ -49,6 +50,11 @@ export function createServer(options: ServerOptions) {
     healthRoutes({
       pool,
       projectorStatus: options.projectorStatus,
+      ...(options.config.directory
+        ? {
+            captureStatus: () => readCaptureStatus(pool, options.config.directory!.capture.source),
+          }
+        : {}),
       timeoutMs: options.readinessTimeoutMs ?? 2000,
       log,
     }),

@@ -1,5 +1,7 @@
 import t from "tap";
+import { parseConfig } from "../../src/config/index.ts";
 import { createPool, freePort } from "../../src/db/index.ts";
+import { recordPassFailed, recordPassSucceeded } from "../../src/directory/capture/index.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { testServer } from "./support.ts";
 
@@ -33,10 +35,66 @@ t.test("/readyz is 200 with each projection's version, position and lag", async 
       database: { status: "ok" },
       migrations: { status: "ok", pending: 0 },
       projections: { status: "ok" },
+      capture: { status: "skipped", detail: "annal has no directory" },
     },
     projections: [{ name: "entries_current", version: 2, builtVersion: 2, position: 40, lag: 3 }],
+    capture: null,
   });
 });
+
+const WITH_DIRECTORY = parseConfig(
+  `[directory]
+url = "ldap://127.0.0.1:1"
+bindDN = "cn=admin,dc=example,dc=org"
+password = "\${LDAP_PASSWORD}"
+base = "dc=example,dc=org"`,
+  { path: "test.toml", env: { LDAP_PASSWORD: "x" } },
+);
+
+t.test(
+  "/readyz shows capture's checkpoint, lag and last error, and fails when it keeps failing",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const { server } = testServer(t, { pool, config: WITH_DIRECTORY });
+    await pool.query(
+      "INSERT INTO capture_checkpoints (source, position) VALUES ('accesslog', '20261122083000.000001Z')",
+    );
+    await recordPassSucceeded(pool, "accesslog");
+    let body = (await server.inject({ method: "GET", url: "/readyz" })).json();
+    t.equal(body.status, "ready");
+    t.same(body.checks.capture, { status: "ok" });
+    t.match(body.capture, {
+      source: "accesslog",
+      checkpoint: "20261122083000.000001Z",
+      checkpointAt: String,
+      lastSuccessAt: String,
+      lagSeconds: Number,
+      consecutiveFailures: 0,
+      lastError: null,
+      changesNotRecorded: 0,
+    });
+
+    // Passes that fail as a whole (the directory unreachable): shown, and past three, unready.
+    const unreachable = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), {
+      code: "ECONNREFUSED",
+    });
+    for (let i = 1; i <= 3; i++) {
+      await recordPassFailed(pool, "accesslog", unreachable);
+      const response = await server.inject({ method: "GET", url: "/readyz" });
+      body = response.json();
+      t.equal(response.statusCode, i < 3 ? 200 : 503, `after ${i} failed passes`);
+    }
+    t.match(body.checks.capture, { status: "failed", code: "ANNAL_CAPTURE_FAILING" });
+    t.match(body.capture, {
+      consecutiveFailures: 3,
+      lastError: { code: "ANNAL_CAPTURE_PASS_FAILED:ECONNREFUSED", at: String },
+    });
+    t.notMatch(JSON.stringify(body), /127\.0\.0\.1:1/, "our own words, not the error's");
+
+    await recordPassSucceeded(pool, "accesslog");
+    t.equal((await server.inject({ method: "GET", url: "/readyz" })).statusCode, 200);
+  },
+);
 
 t.test(
   "/readyz is 503 when the database is unreachable, and says so without the cause",

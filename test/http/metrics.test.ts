@@ -11,6 +11,11 @@ t.test("/metrics serves the registry in Prometheus text format", async (t) => {
   t.equal(response.statusCode, 200);
   t.equal(response.headers["content-type"], metrics.contentType);
   t.match(response.body, /^# TYPE annal_events_appended_total counter$/m);
+  t.match(response.body, /^annal_process_cpu_seconds_total \d/m, "Node's metrics, prefixed once");
+  t.match(response.body, /^annal_nodejs_heap_size_used_bytes \d/m);
+  t.notMatch(response.body, /annal_process_process_|annal_process_nodejs_/);
+  t.match(response.body, /^# TYPE annal_capture_pass_failures_total counter$/m);
+  t.match(response.body, /^# TYPE annal_capture_changes_not_recorded_total counter$/m);
   t.match(
     response.body,
     /^annal_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+$/m,

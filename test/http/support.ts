@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { parseConfig } from "../../src/config/index.ts";
+import { parseConfig, type AnnalConfig } from "../../src/config/index.ts";
 import type { Pool } from "../../src/db/index.ts";
 import { createServer, type AnnalServer } from "../../src/http/index.ts";
 import { createLogger } from "../../src/logger.ts";
@@ -27,11 +27,12 @@ export function testServer(
     pool: Pool;
     projectorStatus?: () => Promise<readonly ProjectionStatus[]>;
     readinessTimeoutMs?: number;
+    config?: AnnalConfig;
   },
 ): { server: AnnalServer; logged: ReturnType<typeof capturedLogger> } {
   const logged = capturedLogger();
   const server = createServer({
-    config: parseConfig("", { path: "test.toml", env: {} }),
+    config: options.config ?? parseConfig("", { path: "test.toml", env: {} }),
     pool: options.pool,
     projectorStatus: options.projectorStatus ?? (async () => []),
     log: logged.log,

@@ -1,5 +1,6 @@
 import type { PoolClient } from "../../db/index.ts";
 import { isAnnalError } from "../../errors.ts";
+import { captureNotRecorded } from "../../metrics.ts";
 import type { CaptureContext } from "./context.ts";
 
 /** The event of a change capture could not record, on the stream `CAPTURE_FAILURES_STREAM`. */
@@ -58,6 +59,7 @@ export async function recordIsolated<T>(
       ],
       { tx },
     );
+    captureNotRecorded.inc({ source: change.source });
     context.log.error(
       { source: change.source, changeId: change.changeId, dn: change.dn, ...failure.error },
       "a directory change could not be recorded; capture goes on (see DirectoryChangeNotRecorded)",

@@ -27,3 +27,15 @@ export type { CaptureSchedule, CaptureWorker } from "./jobs.ts";
 export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } from "./intents.ts";
 export type { WriteCause } from "./intents.ts";
 export { readStoredText, storableText } from "./stored-value.ts";
+export {
+  FAILING_AFTER_PASSES,
+  readCaptureStatus,
+  recordPassFailed,
+  recordPassSucceeded,
+  type CaptureStatus,
+} from "./status.ts";
+export {
+  CAPTURE_FAILURES_STREAM,
+  CHANGE_NOT_RECORDED,
+  type DirectoryChangeNotRecorded,
+} from "./failures.ts";

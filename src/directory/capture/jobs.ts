@@ -2,6 +2,7 @@ import type { Jobs } from "../../jobs/index.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { captureOnce, snapshotIfDue, type CaptureSource } from "./service.ts";
+import { recordPassFailed, recordPassSucceeded } from "./status.ts";
 
 export const CAPTURE_QUEUE = "annal-capture";
 
@@ -51,8 +52,10 @@ export async function startCaptureWorker(
   await boss.work(CAPTURE_QUEUE, { pollingIntervalSeconds: 0.5 }, async () => {
     try {
       await pass();
+      await recordPassSucceeded(context.pool, schedule.source);
     } catch (error) {
       context.log.error({ err: error }, "directory capture pass failed; the next pass retries");
+      await recordPassFailed(context.pool, schedule.source, error).catch(() => {});
     } finally {
       await next();
     }

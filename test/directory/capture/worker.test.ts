@@ -1,7 +1,8 @@
 import t from "tap";
-import { startCaptureWorker } from "../../../src/directory/capture/index.ts";
+import { readCaptureStatus, startCaptureWorker } from "../../../src/directory/capture/index.ts";
 import { startJobs } from "../../../src/jobs/index.ts";
 import { captureFixture, quietLog } from "../../support/capture.ts";
+import { eventually } from "../../support/eventually.ts";
 import { feed } from "../../support/history.ts";
 
 t.test("the scheduled capture job records changes without being asked", async (t) => {
@@ -23,16 +24,33 @@ t.test("the scheduled capture job records changes without being asked", async (t
     cn: "Auto",
     sn: "Matic",
   });
-  const deadline = Date.now() + 15_000;
-  let changes = await feed(f.db.pool);
-  while (changes.length === 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    changes = await feed(f.db.pool);
-  }
+  const changes = await eventually(
+    async () => {
+      const rows = await feed(f.db.pool);
+      return rows.length > 0 ? rows : undefined;
+    },
+    { what: "the change is captured" },
+  );
   t.same(
     changes.map((c) => [c.change_type, c.dn]),
     [["add", "uid=auto,ou=people,dc=example,dc=org"]],
   );
   const now = await worker.captureNow();
   t.equal(now.recorded, 0, "a pass on demand finds nothing more");
+
+  // Each pass notes how it went, for /readyz: a success, then, with the directory gone,
+  // failures in a row with the last error.
+  t.match(await readCaptureStatus(f.db.pool, "accesslog"), {
+    consecutiveFailures: 0,
+    lastSuccessAt: Date,
+  });
+  await f.slapd.stop();
+  const failing = await eventually(
+    async () => {
+      const status = await readCaptureStatus(f.db.pool, "accesslog");
+      return status.consecutiveFailures >= 2 ? status : undefined;
+    },
+    { what: "failed passes are noted" },
+  );
+  t.match(failing.lastError, { code: /^ANNAL_/, message: String, at: Date });
 });
