@@ -6,6 +6,7 @@ import {
   shouldRenderGraphiQL,
   type ExecutionPatchResult,
 } from "graphql-helix";
+import { MAX_FILTER_DEPTH } from "../filters/index.ts";
 import { authenticateBearer, UnauthenticatedError } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
@@ -18,7 +19,15 @@ import { graphiqlRoutes } from "./graphiql.ts";
 import { acceptedLanguages } from "./i18n.ts";
 import { parseLimited, validateCoded, validationRules } from "./limits.ts";
 import { createEntryLoaders } from "./loaders.ts";
+import { valueDepth } from "./value-depth.ts";
 import { viewerOf } from "./viewer.ts";
+
+/**
+ * Deepest nesting of a request's variables: room for a `where` at its bound (two levels a
+ * step, an `_and_` list and its item) and more. graphql-js coerces variables recursively, so
+ * thousands of levels would overflow the stack before a resolver could refuse them.
+ */
+const MAX_VARIABLES_DEPTH = 2 * MAX_FILTER_DEPTH + 16;
 
 export interface GraphqlPluginOptions {
   readonly pool: Pool;
@@ -126,6 +135,13 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
           ]);
         }
         const { operationName, query, variables } = getGraphQLParameters(helixRequest);
+        if (valueDepth(variables, MAX_VARIABLES_DEPTH) > MAX_VARIABLES_DEPTH) {
+          return sendErrors(reply, 200, [
+            codedError("Invalid variables", GRAPHQL_CODES.badUserInput, {
+              hint: `variables nest at most ${MAX_VARIABLES_DEPTH} levels deep`,
+            }),
+          ]);
+        }
         const result = await processRequest<GatewayContext, object>({
           operationName,
           query,

@@ -20,6 +20,7 @@ import {
   substring,
   type FilterNode,
 } from "../directory/index.ts";
+import { MAX_FILTER_DEPTH } from "../filters/index.ts";
 import { BadUserInputError } from "./errors.ts";
 import { inputAttribute } from "./input-attributes.ts";
 
@@ -104,14 +105,22 @@ function text(name: string, value: unknown): string {
   return string;
 }
 
-/** The filter of a `where` value; undefined when it sets no condition. */
+/**
+ * The filter of a `where` value; undefined when it sets no condition. `_and_`, `_or_` and
+ * `_not_` nest at most `MAX_FILTER_DEPTH` levels (the REST filters' bound): deeper is refused
+ * before anything reaches the directory.
+ */
 export function whereFilter(
   spec: WhereSpec,
   where: unknown,
   name = "where",
+  depth = 1,
 ): FilterNode | undefined {
   if (where === undefined || where === null) return undefined;
   if (typeof where !== "object" || Array.isArray(where)) throw invalid(name);
+  if (depth > MAX_FILTER_DEPTH) {
+    throw invalid(name, `_and_, _or_ and _not_ nest at most ${MAX_FILTER_DEPTH} levels deep`);
+  }
   const input = where as Record<string, unknown>;
   const parts: FilterNode[] = [];
   for (const member of spec.members) {
@@ -121,13 +130,13 @@ export function whereFilter(
   }
   if (spec.logical.and && Array.isArray(input._and_)) {
     for (const item of input._and_) {
-      const part = whereFilter(spec, item, "_and_");
+      const part = whereFilter(spec, item, "_and_", depth + 1);
       if (part !== undefined) parts.push(part);
     }
   }
   if (spec.logical.or && input._or_ !== undefined && input._or_ !== null) {
     const items = Array.isArray(input._or_) ? input._or_ : [input._or_];
-    const alternatives = items.map((item) => whereFilter(spec, item, "_or_"));
+    const alternatives = items.map((item) => whereFilter(spec, item, "_or_", depth + 1));
     if (alternatives.length === 0 || alternatives.some((part) => part === undefined)) {
       throw invalid("_or_", "each alternative of _or_ needs at least one condition");
     }
@@ -136,7 +145,7 @@ export function whereFilter(
     );
   }
   if (spec.logical.not && input._not_ !== undefined && input._not_ !== null) {
-    const negated = whereFilter(spec, input._not_, "_not_");
+    const negated = whereFilter(spec, input._not_, "_not_", depth + 1);
     if (negated === undefined) throw invalid("_not_", "_not_ needs at least one condition");
     parts.push(not(negated));
   }

@@ -302,3 +302,24 @@ t.test("an unexpected failure is INTERNAL_SERVER_ERROR naming only the request i
   t.same(codes(body), ["INTERNAL_SERVER_ERROR"]);
   t.match(body.errors?.[0]?.message, /cannot tell which of Person, Group, Department/);
 });
+
+/** `{ _not_: { _not_: … { uid: { eq: "owojcik" } } } }`, `depth` levels deep. */
+function nestedWhere(depth: number): unknown {
+  let where: unknown = { uid: { eq: "owojcik" } };
+  for (let i = 0; i < depth; i++) where = { _not_: where };
+  return where;
+}
+
+t.test("a where nested past 32 levels is BAD_USER_INPUT, through variables too", async (t) => {
+  const query = `query($w: PersonWhere) { people(where: $w) { nodes { uid } } }`;
+  const within = await gateway.query(query, { w: nestedWhere(30) });
+  t.same(codes(within.body), [], "30 levels are served");
+  for (const depth of [40, 5_000]) {
+    const { status, body } = await gateway.query(query, { w: nestedWhere(depth) });
+    t.equal(status, 200, `${depth} deep`);
+    t.same(codes(body), ["BAD_USER_INPUT"], `${depth} deep`);
+    t.match(body.errors?.[0]?.message, /^Invalid (where|_not_|variables)/, `${depth} deep`);
+  }
+  const after = await gateway.query(`{ people(q: "owojcik") { nodes { uid } } }`);
+  t.same(after.body.data, { people: { nodes: [{ uid: "owojcik" }] } }, "the gateway still serves");
+});
