@@ -16,6 +16,8 @@ export const GRAPHQL_CODES = {
   depthLimit: "GRAPHQL_DEPTH_LIMIT_EXCEEDED",
   aliasLimit: "GRAPHQL_ALIAS_LIMIT_EXCEEDED",
   directiveLimit: "GRAPHQL_DIRECTIVE_LIMIT_EXCEEDED",
+  costLimit: "GRAPHQL_COST_LIMIT_EXCEEDED",
+  entryLimit: "GRAPHQL_ENTRY_LIMIT_EXCEEDED",
   forbidden: "FORBIDDEN",
   conflict: "CONFLICT",
   unavailable: "SERVICE_UNAVAILABLE",

@@ -63,6 +63,7 @@ export function parseLimited(maxTokens: number) {
 }
 
 const LIMIT_CODES = new Set<unknown>([
+  GRAPHQL_CODES.costLimit,
   GRAPHQL_CODES.depthLimit,
   GRAPHQL_CODES.aliasLimit,
   GRAPHQL_CODES.directiveLimit,

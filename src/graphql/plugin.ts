@@ -19,6 +19,8 @@ import { graphiqlRoutes } from "./graphiql.ts";
 import { acceptedLanguages } from "./i18n.ts";
 import { parseLimited, validateCoded, validationRules } from "./limits.ts";
 import { createEntryLoaders } from "./loaders.ts";
+import { costLimitRule } from "./cost.ts";
+import { entryBudget } from "./entry-budget.ts";
 import { valueDepth } from "./value-depth.ts";
 import { viewerOf } from "./viewer.ts";
 
@@ -58,6 +60,7 @@ const DOCUMENT_CODES = new Set<unknown>([
   GRAPHQL_CODES.depthLimit,
   GRAPHQL_CODES.aliasLimit,
   GRAPHQL_CODES.directiveLimit,
+  GRAPHQL_CODES.costLimit,
 ]);
 
 interface Payload {
@@ -142,6 +145,7 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
             }),
           ]);
         }
+        const given = variablesOf(variables);
         const result = await processRequest<GatewayContext, object>({
           operationName,
           query,
@@ -150,7 +154,7 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
           schema: gateway.schema,
           parse,
           validate: validateCoded,
-          validationRules: rules,
+          validationRules: [...rules, costLimitRule(config.graphql.limits.maxCost, () => given)],
           contextFactory: () => context,
         });
         let status: number;
@@ -175,7 +179,9 @@ async function contextFor(
   gateway: Gateway,
 ): Promise<GatewayContext> {
   const account = await authenticateBearer(options.pool, request.headers.authorization);
-  const { config, directory } = options;
+  const { config } = options;
+  const directory =
+    options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);
   return {
     requestId: request.id,
     viewer: viewerOf(account, config.graphql.actorDN, config.directory?.base),
@@ -194,6 +200,21 @@ async function contextFor(
     beforeWrite: options.beforeWrite,
     afterWrite: options.afterWrite,
   };
+}
+
+/** The request's variables as an object (GET sends them as JSON text); {} for none or junk. */
+function variablesOf(variables: unknown): Record<string, unknown> {
+  let value = variables;
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value) as unknown;
+    } catch {
+      return {};
+    }
+  }
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }
 
 function firstPayload(

@@ -65,7 +65,14 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       introspection: true,
       schema: [join(demoDir, "gateway/*.graphql")],
       actorDN: "cn={name},ou=service-accounts,{base}",
-      limits: { maxTokens: 1000, maxDepth: 20, maxAliases: 15, maxDirectives: 50 },
+      limits: {
+        maxTokens: 1000,
+        maxDepth: 20,
+        maxAliases: 15,
+        maxDirectives: 50,
+        maxCost: 20_000,
+        maxEntries: 10_000,
+      },
       types: {
         Person: { base: "ou=people,dc=example,dc=org", objectClass: ["inetOrgPerson"] },
         Group: { base: "ou=groups,dc=example,dc=org", objectClass: ["groupOfNames"] },

@@ -323,3 +323,24 @@ t.test("a where nested past 32 levels is BAD_USER_INPUT, through variables too",
   const after = await gateway.query(`{ people(q: "owojcik") { nodes { uid } } }`);
   t.same(after.body.data, { people: { nodes: [{ uid: "owojcik" }] } }, "the gateway still serves");
 });
+
+// 242 bytes that walked groups → members → groups → members and answered 1.9 MB, slowly.
+const ATTACK = `{ groups(first: 100) { nodes { cn members(first: 100) { nodes { uid groups { cn members(first: 100) { nodes { uid groups { cn members(first: 100) { nodes { uid } } } } } } } } } } }`;
+
+t.test("a query whose estimated cost passes the limit is refused before it runs", async (t) => {
+  const trips = gateway.trips.searches;
+  const { status, body } = await gateway.query(ATTACK);
+  t.equal(status, 200);
+  t.same(codes(body), ["GRAPHQL_COST_LIMIT_EXCEEDED"]);
+  t.match(body.errors?.[0]?.extensions, { cost: Number, limit: 20_000 });
+  t.ok((body.errors?.[0]?.extensions.cost as number) > 1e9);
+  t.equal(body.data, undefined, "nothing ran");
+  t.equal(gateway.trips.searches, trips, "not one directory read");
+
+  // Variables count with their values; a page of 100 people with their groups is well within.
+  const people = `query($n: Int) { people(first: $n) { nodes { uid displayName sn mail title groups { cn } } } }`;
+  t.same(codes((await gateway.query(people, { n: 100 })).body), []);
+  const nested = `query($n: Int) { groups(first: $n) { nodes { members(first: $n) { nodes { groups { cn } } } } } }`;
+  t.same(codes((await gateway.query(nested, { n: 100 })).body), ["GRAPHQL_COST_LIMIT_EXCEEDED"]);
+  t.same(codes((await gateway.query(nested, { n: 5 })).body), []);
+});

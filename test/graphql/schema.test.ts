@@ -126,6 +126,8 @@ t.test("configuration sections: defaults and refusals", async (t) => {
     maxDepth: 20,
     maxAliases: 15,
     maxDirectives: 50,
+    maxCost: 20_000,
+    maxEntries: 10_000,
   });
   t.equal(defaults.graphql.introspection, false);
   t.equal(defaults.graphql.actorDN, "cn={name},ou=service-accounts,{base}");

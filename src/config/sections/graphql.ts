@@ -19,6 +19,17 @@ function limits() {
         maxAliases: integer(0, 1_000).default(15),
         /** Most directives used in a document (`GRAPHQL_DIRECTIVE_LIMIT_EXCEEDED`). Default `50`. */
         maxDirectives: integer(0, 1_000).default(50),
+        /**
+         * Highest estimated cost of an operation, from the page sizes along each path: each
+         * field costs one per time it may resolve (`GRAPHQL_COST_LIMIT_EXCEEDED`, before
+         * anything runs). Default `20000`: 100 people with their groups cost about 3,000.
+         */
+        maxCost: integer(1, 100_000_000).default(20_000),
+        /**
+         * Most directory entries one request may read (`GRAPHQL_ENTRY_LIMIT_EXCEEDED` on the
+         * field that would read more). Default `10000`.
+         */
+        maxEntries: integer(1, 10_000_000).default(10_000),
       },
       { error: "expected a table: [graphql.limits]" },
     )
