@@ -69,7 +69,7 @@ export async function runningEmbeddedServer(
   return { pid, url };
 }
 
-function isRunningNode(pid: number): boolean {
+export function isRunningNode(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (error) {

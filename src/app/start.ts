@@ -10,6 +10,7 @@ import { createServer } from "../http/index.ts";
 import type { Logger } from "../logger.ts";
 import { EventStore } from "../store/index.ts";
 import { openDatabase, type OpenDatabase } from "./database.ts";
+import { claimInstance } from "./instance-lock.ts";
 import { startDirectory } from "./directory.ts";
 import { StartedParts } from "./lifecycle.ts";
 import { ANNAL_PARTS, type AnnalPart } from "./parts.ts";
@@ -61,6 +62,12 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
     // The configuration's own checks (type names, hooks files, the gateway schema) stop
     // start-up first; `annal verify` runs the same ones.
     const { hooks, gateway } = await checkConfiguration(config);
+    // A whole annal owns its data directory (the embedded PostgreSQL, the demo slapd): a
+    // second one beside it stops here, before touching any of its files.
+    const instance = ownsDataDir(config, options.only)
+      ? await claimInstance(config.database.dataDir)
+      : undefined;
+    if (instance) started.add("instance", () => instance.release());
     const database = await openDatabase(config, log);
     started.add("database", () => database.close());
     const store = await prepareEventStore(database.pool, log);
@@ -117,6 +124,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
         log,
       });
       url = await listen(server, config);
+      await instance?.publish(url);
     }
 
     log.info(
@@ -141,6 +149,14 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
     await started.stopAll().catch(() => {}); // each failure is logged; the cause is `error`
     throw error;
   }
+}
+
+/** Whether this start keeps state in the data directory: a whole annal on the embedded database or the demo directory. */
+function ownsDataDir(config: AnnalConfig, only: AnnalPart | undefined): boolean {
+  return (
+    only === undefined &&
+    (config.database.url === undefined || config.directory?.demo !== undefined)
+  );
 }
 
 /**

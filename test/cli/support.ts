@@ -42,12 +42,19 @@ export async function runAnnal(
 
 export function spawnAnnal(
   args: readonly string[],
-  options: { cwd?: string; env?: Record<string, string>; node?: string } = {},
+  options: {
+    cwd?: string;
+    env?: Record<string, string>;
+    node?: string;
+    /** In a process group of its own, as a terminal runs it (signal it with `-pid`). */
+    group?: boolean;
+  } = {},
 ): ChildProcess {
   return spawn(options.node ?? process.execPath, [ANNAL_BIN, ...args], {
     cwd: options.cwd,
     env: annalEnv(options.env),
     stdio: ["ignore", "pipe", "pipe"],
+    detached: options.group ?? false,
   });
 }
 
