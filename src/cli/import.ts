@@ -1,4 +1,3 @@
-import { SingleBar } from "cli-progress";
 import { openDatabase, prepareEventStore } from "../app/index.ts";
 import { startDirectory } from "../app/directory.ts";
 import { loadConfig } from "../config/index.ts";
@@ -6,6 +5,7 @@ import { ensureImported, importEntries } from "../directory/capture/index.ts";
 import { AnnalError } from "../errors.ts";
 import { createLogger } from "../logger.ts";
 import type { Output } from "./output.ts";
+import { progressBar } from "./progress.ts";
 
 /**
  * `annal import`: a snapshot event for every entry of the directory, with a progress bar on
@@ -21,11 +21,7 @@ export async function runImport(options: { config?: string }, output: Output): P
   }
   const log = createLogger("warn", { destination: process.stderr });
   const database = await openDatabase(config, log);
-  const bar = new SingleBar({
-    format: "import [{bar}] {percentage}% | {value}/{total} entries | eta {eta_formatted}",
-    stream: process.stderr,
-    hideCursor: true,
-  });
+  const bar = progressBar("import", "entries");
   const startedAt = performance.now();
   let imported = 0;
   try {

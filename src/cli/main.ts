@@ -2,7 +2,7 @@ import { processOutput, failureLines, type Output } from "./output.ts";
 import { failedWorkList, failedWorkRetry, hooksSend } from "../hooks/cli.ts";
 import { runTokenCommand } from "../rest/cli.ts";
 import { runImport } from "./import.ts";
-import { runReplay } from "./replay.ts";
+import { listProjections, runReplay } from "./replay.ts";
 import { runStart } from "./start.ts";
 import { USAGE } from "./help.ts";
 import { parseCommandLine, UsageError } from "./usage.ts";
@@ -54,20 +54,28 @@ async function run(argv: readonly string[], output: Output): Promise<number> {
       const { values } = parseCommandLine(
         rest,
         { ...CONFIG_OPTION, only: { type: "string" } },
-        { min: 0, max: 0, what: "" },
+        { min: 0, max: 0, what: "", command: "start" },
       );
       return runStart(values);
     }
     case "replay": {
       const { values, positionals } = parseCommandLine(rest, CONFIG_OPTION, {
-        min: 1,
+        min: 0,
         max: 1,
         what: "the projection to replay: annal replay <projection>",
+        command: "replay",
       });
-      return runReplay(positionals[0]!, values, output);
+      // Without a name: which projections there are to replay.
+      if (positionals[0] === undefined) return listProjections(values, output);
+      return runReplay(positionals[0], values, output);
     }
     case "import": {
-      const { values } = parseCommandLine(rest, CONFIG_OPTION, { min: 0, max: 0, what: "" });
+      const { values } = parseCommandLine(rest, CONFIG_OPTION, {
+        min: 0,
+        max: 0,
+        what: "",
+        command: "import",
+      });
       return runImport(values, output);
     }
     case "failed-work": {
@@ -81,7 +89,7 @@ async function run(argv: readonly string[], output: Output): Promise<number> {
             limit: { type: "string" },
             json: { type: "boolean" },
           },
-          { min: 0, max: 0, what: "" },
+          { min: 0, max: 0, what: "", command: "failed-work list" },
         );
         return failedWorkList(values, output);
       }
@@ -90,6 +98,7 @@ async function run(argv: readonly string[], output: Output): Promise<number> {
           min: 1,
           max: 1,
           what: "the failed work's id: annal failed-work retry <id>",
+          command: "failed-work retry",
         });
         return failedWorkRetry(positionals[0]!, values, output);
       }
@@ -107,7 +116,12 @@ async function run(argv: readonly string[], output: Output): Promise<number> {
           "secret-env": { type: "string" },
           id: { type: "string" },
         },
-        { min: 1, max: 1, what: "the webhook: annal hooks send <hook>/<webhook>" },
+        {
+          min: 1,
+          max: 1,
+          what: "the webhook: annal hooks send <hook>/<webhook>",
+          command: "hooks send",
+        },
       );
       const [hook, webhook, extra] = positionals[0]!.split("/");
       if (!hook || !webhook || extra !== undefined) {
@@ -129,7 +143,12 @@ async function run(argv: readonly string[], output: Output): Promise<number> {
     case "token":
       return runTokenCommand(rest, output);
     case "verify": {
-      const { values } = parseCommandLine(rest, CONFIG_OPTION, { min: 0, max: 0, what: "" });
+      const { values } = parseCommandLine(rest, CONFIG_OPTION, {
+        min: 0,
+        max: 0,
+        what: "",
+        command: "verify",
+      });
       return runVerify(values, output);
     }
     case "help":

@@ -1,9 +1,9 @@
-import { SingleBar } from "cli-progress";
 import { allProjections, openDatabase, prepareEventStore, replayProjection } from "../app/index.ts";
 import { loadConfig } from "../config/index.ts";
 import { AnnalError } from "../errors.ts";
 import { createLogger } from "../logger.ts";
 import type { Output } from "./output.ts";
+import { progressBar } from "./progress.ts";
 
 /** `annal replay <name>` names no projection this program has. */
 export class UnknownProjectionError extends AnnalError {
@@ -20,6 +20,19 @@ export class UnknownProjectionError extends AnnalError {
     this.projection = projection;
     this.known = known;
   }
+}
+
+/** `annal replay` without a name: the projections there are, with their versions. */
+export async function listProjections(
+  options: { config?: string },
+  output: Output,
+): Promise<number> {
+  const config = await loadConfig({ configPath: options.config, argv: [] });
+  output.out("the projections (annal replay <projection> rebuilds one):");
+  for (const projection of allProjections(config)) {
+    output.out(`  ${projection.name.padEnd(16)} version ${projection.version}`);
+  }
+  return 0;
 }
 
 /**
@@ -42,11 +55,7 @@ export async function runReplay(
 
   const log = createLogger("warn", { destination: process.stderr });
   const database = await openDatabase(config, log);
-  const bar = new SingleBar({
-    format: `replay ${name} [{bar}] {percentage}% | {value}/{total} events | eta {eta_formatted}`,
-    stream: process.stderr,
-    hideCursor: true,
-  });
+  const bar = progressBar(`replay ${name}`, "events");
   const startedAt = performance.now();
   let started = false;
   let total = 0;

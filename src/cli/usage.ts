@@ -3,29 +3,58 @@ import { AnnalError } from "../errors.ts";
 
 /** The command line is not one annal understands. */
 export class UsageError extends AnnalError {
-  constructor(message: string) {
-    super("ANNAL_USAGE", message, { hint: "run annal --help for the commands and their options" });
+  constructor(message: string, hint = "run annal --help for the commands and their options") {
+    super("ANNAL_USAGE", message, { hint });
   }
 }
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
-/** `node:util` `parseArgs`, strict, with its complaints turned into `ANNAL_USAGE`. */
+/**
+ * `node:util` `parseArgs`, strict, with its complaints said in annal's words (`ANNAL_USAGE`,
+ * naming the option) and a hint listing what the command takes, rather than Node's text.
+ */
 export function parseCommandLine<const T extends Options>(
   args: readonly string[],
   options: T,
-  positionals: { min: number; max: number; what: string },
+  positionals: { min: number; max: number; what: string; command?: string },
 ) {
+  const takes = () => {
+    const names = Object.entries(options).map(([name, option]) =>
+      option.type === "string" ? `--${name} <value>` : `--${name}`,
+    );
+    const command = positionals.command ? `annal ${positionals.command}` : "annal";
+    return names.length === 0
+      ? `${command} takes no options; annal --help lists the commands`
+      : `${command} takes ${names.join(", ")}; annal --help lists the commands`;
+  };
   let parsed;
   try {
     parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(usageMessage(error as NodeJS.ErrnoException, args), takes());
   }
   const count = parsed.positionals.length;
-  if (count < positionals.min) throw new UsageError(`missing ${positionals.what}`);
+  if (count < positionals.min) throw new UsageError(`missing ${positionals.what}`, takes());
   if (count > positionals.max) {
-    throw new UsageError(`unexpected argument "${parsed.positionals[positionals.max]}"`);
+    throw new UsageError(`unexpected argument "${parsed.positionals[positionals.max]}"`, takes());
   }
   return parsed;
+}
+
+/** What went wrong, from parseArgs's error code (its own messages are long and Node's). */
+function usageMessage(error: NodeJS.ErrnoException, args: readonly string[]): string {
+  const option = /'(-{1,2}[^' ]+)/.exec(error.message)?.[1] ?? args.find((a) => a.startsWith("-"));
+  switch (error.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${option}`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return /argument missing/.test(error.message)
+        ? `option ${option?.split(" ")[0]} needs a value`
+        : `option ${option?.split(" ")[0]} takes no value`;
+    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
+      return "unexpected argument";
+    default:
+      return "the command line is not one annal understands";
+  }
 }

@@ -126,7 +126,7 @@ export async function hooksSend(options: HooksSendOptions, output: CommandOutput
   }
   const body =
     options.body ??
-    (options.bodyFile === undefined ? undefined : await readFile(options.bodyFile, "utf8"));
+    (options.bodyFile === undefined ? undefined : await readBodyFile(options.bodyFile));
   if (body === undefined) {
     throw new AnnalError("ANNAL_USAGE", "nothing to send", {
       hint: "give --body <json> or --body-file <path>",
@@ -230,4 +230,24 @@ function table(items: readonly FailedWork[]): string[] {
   const line = (cells: string[]) =>
     cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ");
   return [line(header), ...rows.map(line)];
+}
+
+/** `--body-file`'s content; a file that cannot be read is said so, with its path. */
+async function readBodyFile(file: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOENT"
+        ? "there is no such file"
+        : code === "EISDIR"
+          ? "it is a directory"
+          : code === "EACCES"
+            ? "permission denied"
+            : `it cannot be read (${code ?? "error"})`;
+    throw new AnnalError("ANNAL_FILE_UNREADABLE", `cannot read --body-file ${file}: ${why}`, {
+      hint: "give the path of a file holding the JSON body, or the body itself with --body",
+    });
+  }
 }

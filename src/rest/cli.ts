@@ -149,7 +149,7 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
       const { values } = parseCommandLine(
         rest,
         { ...config, name: { type: "string" }, access: { type: "string" } },
-        { min: 0, max: 0, what: "" },
+        { min: 0, max: 0, what: "", command: "token create" },
       );
       if (values.name === undefined) throw new UsageError("token create needs --name <name>");
       if (values.access === undefined) {
@@ -164,7 +164,12 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
       const { values, positionals } = parseCommandLine(
         rest,
         { ...config, set: { type: "string" }, add: { type: "string" }, remove: { type: "string" } },
-        { min: 1, max: 1, what: "the account: annal token access <name> --add <functions>" },
+        {
+          min: 1,
+          max: 1,
+          what: "the account: annal token access <name> --add <functions>",
+          command: "token access",
+        },
       );
       const { set, add, remove } = values;
       if ([set, add, remove].filter((v) => v !== undefined).length > 1) {
@@ -178,7 +183,7 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
       const { values } = parseCommandLine(
         rest,
         { ...config, json: { type: "boolean" } },
-        { min: 0, max: 0, what: "" },
+        { min: 0, max: 0, what: "", command: "token list" },
       );
       run = (deps) => tokenList(deps, { json: values.json === true }, output);
       configPath = values.config;
@@ -189,6 +194,7 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
         min: 1,
         max: 1,
         what: "the account to revoke: annal token revoke <name>",
+        command: "token revoke",
       });
       run = (deps) => tokenRevoke(deps, positionals[0]!, output);
       configPath = values.config;

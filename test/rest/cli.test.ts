@@ -195,7 +195,7 @@ t.test("annal token reads its arguments and the configuration's database", async
     [["revoke"], /missing the account/],
     [["access"], /missing the account/],
     [["access", "x", "--set", "read", "--add", "write"], /one of --set, --add or --remove/],
-    [["list", "--colour"], /Unknown option/],
+    [["list", "--colour"], /^unknown option --colour$/],
   ] as const) {
     await t.rejects(
       runTokenCommand(args, capture().output),
