@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Level, type Logger } from "pino";
+import pretty from "pino-pretty";
 
 export type { Logger };
 export type LogLevel = Level | "silent";
@@ -151,6 +152,17 @@ function serializeRequest(request: unknown): unknown {
 export interface LoggerOptions {
   /** Where JSON lines go; default standard output (synchronously, so nothing is lost on exit). */
   readonly destination?: DestinationStream;
+  /**
+   * Lines for a person rather than JSON: a time, the level and the message, the rest indented
+   * (pino-pretty). Redaction applies alike. `annal start` asks for it when its standard output
+   * is a terminal (`logFormatFor`); a pipe or a file gets JSON.
+   */
+  readonly pretty?: boolean;
+}
+
+/** JSON for pipes and files (a log collector); pretty lines for a person at a terminal. */
+export function logFormatFor(stream: { isTTY?: boolean }): "pretty" | "json" {
+  return stream.isTTY === true ? "pretty" : "json";
 }
 
 /**
@@ -174,5 +186,17 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logg
       log: (object: Record<string, unknown>) => redactSecrets(object),
     },
   };
+  if (options.pretty) {
+    return pino(
+      settings,
+      pretty({
+        destination: options.destination ?? 1,
+        sync: true,
+        colorize: options.destination === undefined && process.stdout.isTTY === true,
+        translateTime: "SYS:HH:MM:ss.l",
+        ignore: "pid,hostname",
+      }),
+    );
+  }
   return options.destination ? pino(settings, options.destination) : pino(settings);
 }

@@ -1,6 +1,6 @@
 import { isAnnalPart, shutdownSignal, startAnnal } from "../app/index.ts";
 import { loadConfig } from "../config/index.ts";
-import { createLogger } from "../logger.ts";
+import { createLogger, logFormatFor } from "../logger.ts";
 import { UsageError } from "./usage.ts";
 
 /** How long stopping may take before the process gives up and exits 1. */
@@ -13,7 +13,9 @@ export async function runStart(options: { config?: string; only?: string }): Pro
     throw new UsageError(`--only takes api, workers or projector, not "${only}"`);
   }
   const config = await loadConfig({ configPath: options.config, argv: [] });
-  const log = createLogger(config.log.level);
+  const log = createLogger(config.log.level, {
+    pretty: logFormatFor(process.stdout) === "pretty",
+  });
   const signalled = shutdownSignal(log);
   const annal = await startAnnal({ config, only, log });
 

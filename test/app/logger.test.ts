@@ -1,6 +1,7 @@
+import { Writable } from "node:stream";
 import t from "tap";
 import { createPool } from "../../src/db/index.ts";
-import { redactSecrets, redactUrl } from "../../src/logger.ts";
+import { createLogger, logFormatFor, redactSecrets, redactUrl } from "../../src/logger.ts";
 import { capturedLogger, testServer } from "../http/support.ts";
 
 t.test("secret keys print [Redacted] at any depth of a logged object", async (t) => {
@@ -111,4 +112,24 @@ t.test("a token in any query parameter never reaches the log", async (t) => {
     "/api/changes?first=10&after=abc&filter=sn%20eq%20x",
     "ordinary parameters are untouched",
   );
+});
+
+t.test("at a terminal the log is lines for a person, still redacted; elsewhere JSON", async (t) => {
+  t.equal(logFormatFor({ isTTY: true }), "pretty");
+  t.equal(logFormatFor({ isTTY: false }), "json");
+  t.equal(logFormatFor({}), "json", "a pipe or a file");
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  const log = createLogger("info", { pretty: true, destination });
+  log.info({ user: { name: "ada", password: "p-1" } }, "signed in");
+  const text = chunks.join("");
+  t.match(text, /^\[\d{2}:\d{2}:\d{2}\.\d{3}\] INFO: signed in\n/);
+  t.match(text, /"name": "ada"/);
+  t.match(text, /"password": "\[Redacted\]"/);
+  t.notMatch(text, /p-1|^\{/m);
 });
