@@ -13,6 +13,15 @@ import { allProjections } from "../../projections/index.ts";
 import { startSlapd, type Slapd } from "./slapd.ts";
 import { testDatabase, type TestDatabase } from "./postgres.ts";
 
+/** The attributes of an inetOrgPerson `uid`, for a test to add, with `extra` on top. */
+export const person = (uid: string, extra: Record<string, string | string[]> = {}) => ({
+  objectClass: ["inetOrgPerson"],
+  uid,
+  cn: `${uid} Example`,
+  sn: "Example",
+  ...extra,
+});
+
 export const quietLog = { info() {}, warn() {}, error() {}, debug() {} };
 
 export const DEMO_TYPES = [

@@ -1,18 +1,11 @@
 import t from "tap";
 import { captureFromAccesslog, causedWrites } from "../../../src/directory/capture/index.ts";
 import { entryAtTime, feed } from "../../support/history.ts";
-import { captureFixture } from "../../support/capture.ts";
+import { captureFixture, person } from "../../support/capture.ts";
 
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1001 - (Date.now() % 1000)));
 
 const ALICE = "uid=alice,ou=people,dc=example,dc=org";
-const person = (uid: string, extra: Record<string, string | string[]> = {}) => ({
-  objectClass: ["inetOrgPerson"],
-  uid,
-  cn: `${uid} Example`,
-  sn: "Example",
-  ...extra,
-});
 
 t.test(
   "add, modify, rename and delete each appear in the feed with patch, type and actor",

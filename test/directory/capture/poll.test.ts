@@ -1,14 +1,7 @@
 import t from "tap";
 import { feed } from "../../support/history.ts";
-import { captureFixture } from "../../support/capture.ts";
+import { captureFixture, person } from "../../support/capture.ts";
 
-const person = (uid: string, extra: Record<string, string> = {}) => ({
-  objectClass: ["inetOrgPerson"],
-  uid,
-  cn: `${uid} Example`,
-  sn: "Example",
-  ...extra,
-});
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1001 - (Date.now() % 1000)));
 
 t.test(

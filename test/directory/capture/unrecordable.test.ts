@@ -6,7 +6,7 @@ import {
   type CaptureSource,
 } from "../../../src/directory/capture/index.ts";
 import { capturedLogger } from "../../http/support.ts";
-import { captureFixture } from "../../support/capture.ts";
+import { captureFixture, person } from "../../support/capture.ts";
 import { eventually } from "../../support/eventually.ts";
 import { feed } from "../../support/history.ts";
 
@@ -18,13 +18,6 @@ import { feed } from "../../support/history.ts";
 t.setTimeout(180_000);
 
 const PEOPLE = "ou=people,dc=example,dc=org";
-const person = (uid: string, extra: Record<string, string | string[]> = {}) => ({
-  objectClass: ["inetOrgPerson"],
-  uid,
-  cn: `${uid} Example`,
-  sn: "Example",
-  ...extra,
-});
 
 t.test("the stored form of a text value reads back exactly", async (t) => {
   for (const value of [
