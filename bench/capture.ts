@@ -16,10 +16,8 @@ import { Projector } from "../src/projector/index.ts";
 import { EventStore } from "../src/store/index.ts";
 import { BUILT_IN_REDACTED_ATTRIBUTES } from "../src/config/index.ts";
 import { allProjections } from "../projections/index.ts";
-import { SLAPD_BASE, SLAPD_ROOT_DN } from "../ops/slapd/config.ts";
-import { baseEntries, toLdif } from "../ops/slapd/ldif.ts";
-import { launchSlapd } from "../ops/slapd/server.ts";
-import { sampleEntries } from "../ops/demo/sample-data.ts";
+import { baseEntries, launchSlapd, SLAPD_BASE, SLAPD_ROOT_DN, toLdif } from "../src/slapd/index.ts";
+import { sampleEntries } from "../src/demo/index.ts";
 import { benchDatabase, fmt, machine, percentile, recordResults, time } from "./support.ts";
 
 const ENTRIES = 100_000;

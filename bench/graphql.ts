@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger } from "fastify";
 import { Client } from "ldapts";
-import { sampleLdif } from "../ops/demo/sample-data.ts";
-import { SLAPD_BASE } from "../ops/slapd/config.ts";
+import { sampleLdif } from "../src/demo/index.ts";
+import { SLAPD_BASE } from "../src/slapd/index.ts";
 import { createToken } from "../src/auth/index.ts";
 import { parseConfig } from "../src/config/index.ts";
 import { createDirectoryClient, type DirectoryClient } from "../src/directory/index.ts";

@@ -5,7 +5,7 @@ import { loadDirectorySchema, type DirectorySchema } from "../directory/schema.t
 import type { Pool } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
-import { startDemoDirectory } from "../../ops/demo/directory.ts";
+import { startDemoDirectory } from "../demo/index.ts";
 import type { Stoppable } from "./lifecycle.ts";
 import type { AnnalPart } from "./parts.ts";
 

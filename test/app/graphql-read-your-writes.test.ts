@@ -4,7 +4,7 @@ import t from "tap";
 import { startAnnal } from "../../src/app/index.ts";
 import { createToken } from "../../src/auth/index.ts";
 import { EventStore } from "../../src/store/index.ts";
-import { sampleLdif } from "../../ops/demo/sample-data.ts";
+import { sampleLdif } from "../../src/demo/index.ts";
 import { appConfig } from "../support/app-config.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabase } from "../support/postgres.ts";

@@ -1,5 +1,5 @@
 import t, { type Test } from "tap";
-import { toLdif, type LdifEntry } from "../../ops/slapd/ldif.ts";
+import { toLdif, type LdifEntry } from "../../src/slapd/index.ts";
 import {
   createDirectoryClient,
   DirectoryError,

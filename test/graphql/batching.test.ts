@@ -1,6 +1,6 @@
 import t from "tap";
-import { sampleEntries, sampleLdif } from "../../ops/demo/sample-data.ts";
-import { toLdif, type LdifEntry } from "../../ops/slapd/ldif.ts";
+import { sampleEntries, sampleLdif } from "../../src/demo/index.ts";
+import { type LdifEntry, toLdif } from "../../src/slapd/index.ts";
 import { startGateway, GROUPS } from "../support/graphql-gateway.ts";
 
 // 50 more groups of 10 to 40 people each, on top of the demo organisation.

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import { sampleLdif } from "../../ops/demo/sample-data.ts";
+import { sampleLdif } from "../../src/demo/index.ts";
 import { createToken } from "../../src/auth/index.ts";
 import { parseConfig, type AnnalConfig } from "../../src/config/index.ts";
 import {

@@ -2,9 +2,8 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { Attribute, Change, Client } from "ldapts";
 import t, { type Test } from "tap";
-import { startDemoDirectory } from "../../ops/demo/directory.ts";
-import { sampleLdif } from "../../ops/demo/sample-data.ts";
-import { SLAPD_ROOT_DN } from "../../ops/slapd/config.ts";
+import { sampleLdif, startDemoDirectory } from "../../src/demo/index.ts";
+import { SLAPD_ROOT_DN } from "../../src/slapd/index.ts";
 import { ProxiedAuthorizationControl } from "../../src/directory/index.ts";
 import { startSlapd } from "./slapd.ts";
 

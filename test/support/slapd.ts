@@ -2,9 +2,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SLAPD_BASE, SLAPD_ROOT_DN } from "../../ops/slapd/config.ts";
-import { baseEntries, toLdif } from "../../ops/slapd/ldif.ts";
-import { launchSlapd } from "../../ops/slapd/server.ts";
+import {
+  baseEntries,
+  launchSlapd,
+  SLAPD_BASE,
+  SLAPD_ROOT_DN,
+  toLdif,
+} from "../../src/slapd/index.ts";
 
 /** A private slapd for one test file: loopback only, its own databases, accesslog on. */
 export interface Slapd {

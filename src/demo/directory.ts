@@ -1,6 +1,12 @@
-import { SLAPD_BASE, SLAPD_ROOT_DN } from "../slapd/config.ts";
-import { baseEntries, toLdif } from "../slapd/ldif.ts";
-import { findSlapd, launchSlapd, SLAPD_INSTALL_HINT } from "../slapd/server.ts";
+import {
+  baseEntries,
+  findSlapd,
+  launchSlapd,
+  SLAPD_BASE,
+  SLAPD_INSTALL_HINT,
+  SLAPD_ROOT_DN,
+  toLdif,
+} from "../slapd/index.ts";
 import { sampleLdif } from "./sample-data.ts";
 
 export interface DemoDirectory {

@@ -1,5 +1,10 @@
-import { SLAPD_BASE, SLAPD_SERVICE_DN, sshaPassword } from "../slapd/config.ts";
-import { toLdif, type LdifEntry } from "../slapd/ldif.ts";
+import {
+  type LdifEntry,
+  SLAPD_BASE,
+  SLAPD_SERVICE_DN,
+  sshaPassword,
+  toLdif,
+} from "../slapd/index.ts";
 import { flatColourJpeg } from "./jpeg.ts";
 
 /**

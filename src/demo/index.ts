@@ -1,0 +1,7 @@
+/**
+ * The demo organisation (about 300 people in four departments, groups, photos, a service
+ * account) and the directory `npm start` serves it from. The demo's configuration, gateway
+ * schema and hooks stay in `ops/demo/`: they are what a deployment would write itself.
+ */
+export { startDemoDirectory, type DemoDirectory } from "./directory.ts";
+export { sampleEntries, sampleLdif, type SampleDataOptions } from "./sample-data.ts";
