@@ -9,7 +9,7 @@ import {
   ensureImported,
   importEntries,
   type CaptureContext,
-} from "../src/directory/capture/index.ts";
+} from "../src/capture/index.ts";
 import { createDirectoryClient } from "../src/directory/index.ts";
 import { loadDirectorySchema } from "../src/directory/schema.ts";
 import { Projector } from "../src/projector/index.ts";

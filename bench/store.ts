@@ -10,7 +10,7 @@ const LOG_SIZE = 200_000;
 const PAGE = 1_000;
 
 /** The simplest useful projection: events per stream, written set-wise per batch. */
-const counts: Projection = {
+const counts: Projection<"Tick"> = {
   name: "bench_counts",
   version: 1,
   handles: ["Tick"],

@@ -1,18 +1,4 @@
-import {
-  ENTRY_EVENT,
-  type EntryChange,
-  type EntrySnapshot,
-  type EntryState,
-} from "../src/directory/capture/events.ts";
-import type { RecordedEvent } from "../src/store/index.ts";
-
-export const ENTRY_EVENT_TYPES = Object.values(ENTRY_EVENT);
-
-export { stateAfterEvent as stateAfter } from "../src/directory/capture/events.ts";
-
-export function entryUUIDOf(event: RecordedEvent): string {
-  return (event.data as EntryChange | EntrySnapshot).entryUUID;
-}
+import type { EntryState } from "../src/events/index.ts";
 
 /** The first value of an operational timestamp (`20261122043500Z`) as a Date, if any. */
 export function operationalTime(state: EntryState | null, name: string): Date | undefined {

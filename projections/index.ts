@@ -1,13 +1,18 @@
-import type { Projection } from "../src/projector/index.ts";
-import { changesProjection } from "./changes.ts";
-import { entriesProjection } from "./entries.ts";
-import { entryVersionsProjection } from "./entry-versions.ts";
-import { failedWorkProjection } from "./failed-work.ts";
+/**
+ * The projections: one folder each, owning its tables, their row types, its version and how it
+ * applies events. Readers (`src/history/`, `src/rest/search/`, failed work) import a
+ * projection's table names and row types from its folder instead of deriving them.
+ */
+import type { AnyProjection } from "../src/projector/index.ts";
+import { changesProjection } from "./changes/index.ts";
+import { entriesProjection } from "./entries/index.ts";
+import { entryVersionsProjection } from "./entry-versions/index.ts";
+import { failedWorkProjection } from "./failed-work/index.ts";
 
 export { changesProjection, entriesProjection, entryVersionsProjection, failedWorkProjection };
 
 /** Every projection annal runs. */
-export const allProjections: readonly Projection[] = [
+export const allProjections: readonly AnyProjection[] = [
   entriesProjection,
   entryVersionsProjection,
   changesProjection,

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { authenticateBearer, ForbiddenError, type AccessFunction } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
-import { captureOnce } from "../directory/capture/index.ts";
+import { captureOnce } from "../capture/index.ts";
 import { graphqlPlugin, recordMutationWrite, type Gateway } from "../graphql/index.ts";
 import { hooksPlugin, type HooksRegistry } from "../hooks/index.ts";
 import { waitForProjection } from "../projector/index.ts";

@@ -1,5 +1,5 @@
 import type { AnnalConfig } from "../config/index.ts";
-import { createNormalizer, type CaptureContext } from "../directory/capture/index.ts";
+import { createNormalizer, type CaptureContext } from "../capture/index.ts";
 import { createDirectoryClient, type DirectoryClient } from "../directory/index.ts";
 import { loadDirectorySchema, type DirectorySchema } from "../directory/schema.ts";
 import type { Pool } from "../db/index.ts";

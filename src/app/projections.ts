@@ -4,7 +4,7 @@
  */
 import { allProjections as projections } from "../../projections/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
-import type { Projection } from "../projector/index.ts";
+import type { AnyProjection } from "../projector/index.ts";
 
 export {
   Projector,
@@ -18,6 +18,6 @@ export {
  * The projections this process runs. It takes the configuration so that projections that
  * depend on it can join without changing the callers; today every one runs always.
  */
-export function allProjections(_config: AnnalConfig): readonly Projection[] {
+export function allProjections(_config: AnnalConfig): readonly AnyProjection[] {
   return projections;
 }

@@ -1,6 +1,6 @@
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
-import { causedWrites, startCaptureWorker } from "../directory/capture/index.ts";
+import { causedWrites, startCaptureWorker } from "../capture/index.ts";
 import { startHookWorkers, type HooksRegistry } from "../hooks/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { Logger } from "../logger.ts";

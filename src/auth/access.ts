@@ -1,5 +1,6 @@
 import { withTransaction, type Pool } from "../db/index.ts";
 import { AnnalError } from "../errors.ts";
+import { annalEvent, serviceAccountStream } from "../events/index.ts";
 import type { EventStore } from "../store/index.ts";
 import { ACCESS_FUNCTIONS, type AccessFunction } from "./accounts.ts";
 import { accountNotFound } from "./errors.ts";
@@ -56,13 +57,8 @@ export async function changeAccess(
     if (access.join() === previous.join()) return { previous, access };
     await tx.query("UPDATE service_accounts SET access = $2 WHERE id = $1", [row.id, access]);
     await store.appendToStream(
-      `service-account-${row.id}`,
-      [
-        {
-          type: "ServiceAccountAccessChanged",
-          data: { accountId: row.id, name, previous, access },
-        },
-      ],
+      serviceAccountStream(row.id),
+      [annalEvent("ServiceAccountAccessChanged", { accountId: row.id, name, previous, access })],
       { tx },
     );
     return { previous, access };

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { withTransaction, type Pool } from "../db/index.ts";
 import { AnnalError } from "../errors.ts";
+import { annalEvent, serviceAccountStream } from "../events/index.ts";
 import type { EventStore } from "../store/index.ts";
 import { accountNotFound, UnauthenticatedError } from "./errors.ts";
 
@@ -102,12 +103,14 @@ export async function createToken(
       [tokenId, row.id, digestOf(token), token.slice(0, TOKEN_PREFIX.length + 4)],
     );
     await store.appendToStream(
-      `service-account-${row.id}`,
+      serviceAccountStream(row.id),
       [
-        {
-          type: "ServiceAccountTokenIssued",
-          data: { accountId: row.id, name: row.name, access: row.access, tokenId },
-        },
+        annalEvent("ServiceAccountTokenIssued", {
+          accountId: row.id,
+          name: row.name,
+          access: row.access,
+          tokenId,
+        }),
       ],
       { tx },
     );
@@ -185,8 +188,8 @@ export async function revokeAccount(pool: Pool, store: EventStore, name: string)
       [id],
     );
     await store.appendToStream(
-      `service-account-${id}`,
-      [{ type: "ServiceAccountRevoked", data: { accountId: id, name } }],
+      serviceAccountStream(id),
+      [annalEvent("ServiceAccountRevoked", { accountId: id, name })],
       { tx },
     );
   });

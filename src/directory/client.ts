@@ -17,7 +17,7 @@ import {
   timeoutError,
   type DirectoryOperation,
 } from "./errors.ts";
-import type { FilterNode } from "./filter-ast.ts";
+import type { FilterNode } from "../filters/index.ts";
 import { present } from "./filter.ts";
 import { ConnectionPool } from "./pool.ts";
 import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";

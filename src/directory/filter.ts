@@ -1,5 +1,5 @@
 import { AnnalError } from "../errors.ts";
-import type { FilterNode } from "./filter-ast.ts";
+import type { FilterNode } from "../filters/index.ts";
 
 /**
  * RFC 4515 LDAP filters from the filter tree: the only way annal builds one. Attribute names

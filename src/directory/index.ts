@@ -28,7 +28,6 @@ export {
 } from "./dn.ts";
 export type { AttributeValues, DirectoryEntry, Modification } from "./entry.ts";
 export { DirectoryError, type DirectoryOperation } from "./errors.ts";
-export { filterAttributes, type ComparisonOp, type FilterNode } from "./filter-ast.ts";
 export {
   and,
   approx,

@@ -1,4 +1,4 @@
-import type { FilterNode } from "./filter-ast.ts";
+import type { FilterNode } from "../filters/index.ts";
 
 /**
  * Evaluates a filter against an entry's attributes in memory, the way a directory compares

@@ -10,7 +10,7 @@ import {
   SubstringFilter,
   type Filter,
 } from "ldapts";
-import type { FilterNode } from "./filter-ast.ts";
+import type { FilterNode } from "../filters/index.ts";
 import { assertAttributeName, InvalidFilterValueError } from "./filter.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { FilterNode } from "../directory/filter-ast.ts";
+import type { FilterNode } from "./ast.ts";
 
 /** `and` of several conditions; one condition stands alone. */
 export function allOf(filters: readonly FilterNode[]): FilterNode {

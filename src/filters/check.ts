@@ -1,4 +1,4 @@
-import type { FilterNode } from "../directory/filter-ast.ts";
+import type { FilterNode } from "./ast.ts";
 
 /**
  * The canonical spelling of an attribute name, or `undefined` when the entry type has no such

@@ -1,4 +1,4 @@
-import type { FilterNode } from "../directory/filter-ast.ts";
+import type { FilterNode } from "./ast.ts";
 import { FilterSyntaxError, FilterTooComplexError, type FilterFormat } from "./errors.ts";
 import { parseExpressionFilter } from "./expression.ts";
 import { parseJsonFilter } from "./json.ts";

@@ -1,4 +1,4 @@
-import type { FilterNode } from "../directory/filter-ast.ts";
+import type { FilterNode } from "./ast.ts";
 import { allOf, anyOf, wildcardNode } from "./build.ts";
 import { FilterSyntaxError } from "./errors.ts";
 import { checkFilterDepth, checkFilterLength, checkNesting } from "./limits.ts";

@@ -10,6 +10,7 @@
  * const where = compileFilterToSql(checked, { attributesColumn: "e.attributes", params });
  * ```
  */
+export { filterAttributes, type ComparisonOp, type FilterNode } from "./ast.ts";
 export { parseFilter, type ParsedFilter } from "./detect.ts";
 export { parseJsonFilter } from "./json.ts";
 export { parseLdapFilter } from "./ldap.ts";

@@ -1,4 +1,4 @@
-import type { ComparisonOp, FilterNode } from "../directory/filter-ast.ts";
+import type { ComparisonOp, FilterNode } from "./ast.ts";
 import { wildcardNode } from "./build.ts";
 import { FilterSyntaxError, FilterUnsupportedError } from "./errors.ts";
 import { checkFilterDepth, checkFilterLength, checkNesting } from "./limits.ts";

@@ -1,4 +1,4 @@
-import type { FilterNode } from "../directory/filter-ast.ts";
+import type { FilterNode } from "./ast.ts";
 import { FilterTooComplexError } from "./errors.ts";
 
 /** Longest filter text accepted, in UTF-16 code units (what `text.length` counts). */

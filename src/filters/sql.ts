@@ -1,4 +1,4 @@
-import type { FilterNode } from "../directory/filter-ast.ts";
+import type { FilterNode } from "./ast.ts";
 import { AnnalError } from "../errors.ts";
 
 export type SqlFilterOptions = {

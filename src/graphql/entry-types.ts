@@ -1,5 +1,5 @@
 import type { GraphqlConfig } from "../config/sections/graphql.ts";
-import { filterAttributes, type FilterNode } from "../directory/index.ts";
+import { filterAttributes, type FilterNode } from "../filters/index.ts";
 import { matchesFilter } from "../directory/index.ts";
 import { parseLdapFilter } from "../filters/index.ts";
 import type { EntryObject } from "./entry.ts";

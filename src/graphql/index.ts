@@ -13,8 +13,4 @@ export {
   RestBackendError,
   type GraphqlCode,
 } from "./errors.ts";
-export {
-  DIRECTORY_WRITE_REQUESTED,
-  recordMutationWrite,
-  type DirectoryWriteRequested,
-} from "./write-cause.ts";
+export { recordMutationWrite } from "./write-cause.ts";

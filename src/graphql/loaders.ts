@@ -9,9 +9,9 @@ import {
   parseDN,
   renderFilter,
   type DirectoryClient,
-  type FilterNode,
   type SearchOptions,
 } from "../directory/index.ts";
+import { type FilterNode } from "../filters/index.ts";
 import { EntryObject } from "./entry.ts";
 
 /** How many values one batched search ORs together. */

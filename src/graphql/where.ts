@@ -18,8 +18,8 @@ import {
   or,
   present,
   substring,
-  type FilterNode,
 } from "../directory/index.ts";
+import { type FilterNode } from "../filters/index.ts";
 import { MAX_FILTER_DEPTH } from "../filters/index.ts";
 import { BadUserInputError } from "./errors.ts";
 import { inputAttribute } from "./input-attributes.ts";

@@ -1,24 +1,8 @@
 import type { Pool } from "../db/index.ts";
-import { recordWriteIntent, writeFingerprint } from "../directory/capture/index.ts";
+import { recordWriteIntent, writeFingerprint } from "../capture/index.ts";
 import type { EventStore } from "../store/index.ts";
 import type { DirectoryWrite } from "./context.ts";
-
-/** The event a mutation's directory write is recorded by, before it is made. */
-export const DIRECTORY_WRITE_REQUESTED = "DirectoryWriteRequested";
-
-/** What `DirectoryWriteRequested` records: who asked for which write (never values). */
-export interface DirectoryWriteRequested {
-  readonly requestId: string;
-  readonly operation: DirectoryWrite["operation"];
-  readonly dn: string;
-  readonly newDN: string | null;
-  /** The attributes a modify touches. */
-  readonly attributes: readonly string[];
-  /** The identity the directory records the write as. */
-  readonly actor: string;
-  /** The account the mutation was made for. */
-  readonly account: { readonly id: string; readonly name: string };
-}
+import { DIRECTORY_WRITE_REQUESTED, type DirectoryWriteRequested } from "../events/index.ts";
 
 /**
  * Records a mutation's directory write in the log (`DirectoryWriteRequested` on the account's

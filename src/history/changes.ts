@@ -1,6 +1,6 @@
 import type { Operation } from "rfc6902";
 import type { Queryable } from "../db/index.ts";
-import type { ChangeType } from "../directory/capture/events.ts";
+import type { ChangeType } from "../events/index.ts";
 import {
   logOrder,
   logPositionColumns,
@@ -10,7 +10,7 @@ import {
   type LogPositionRow,
 } from "../store/index.ts";
 import { CAUSE_COLUMNS, CAUSE_JOIN, causeOf, type CauseRow, type ChangeCause } from "./cause.ts";
-import { CHANGES } from "./tables.ts";
+import { CHANGES, type ChangesRow } from "../../projections/changes/index.ts";
 
 /** One recorded change of an entry, from the `changes` projection. */
 export interface ChangeRecord extends LogPosition {
@@ -70,18 +70,24 @@ export interface ChangePageResult {
   readonly behind: boolean;
 }
 
-interface ChangeRow extends LogPositionRow, CauseRow {
-  event_id: string;
-  entry_uuid: string;
-  type: string | null;
-  dn: string;
-  old_dn: string | null;
-  change_type: ChangeType;
-  occurred_at: Date;
-  recorded_at: Date;
-  actor: string | null;
-  attributes: string[];
-  patch?: Operation[];
+interface ChangeRow
+  extends
+    LogPositionRow,
+    CauseRow,
+    Pick<
+      ChangesRow,
+      | "event_id"
+      | "entry_uuid"
+      | "type"
+      | "dn"
+      | "old_dn"
+      | "change_type"
+      | "occurred_at"
+      | "recorded_at"
+      | "actor"
+      | "attributes"
+    > {
+  readonly patch?: ChangesRow["patch"];
 }
 
 function where(filter: ChangeFilter, params: unknown[]): string[] {

@@ -1,7 +1,8 @@
 import type { Queryable } from "../db/index.ts";
-import type { AttributeMap } from "../directory/capture/events.ts";
+import type { AttributeMap } from "../events/index.ts";
 import { normalizeDN, parseDN, rdnOf } from "../directory/index.ts";
-import { ENTRIES, ENTRY_VERSIONS } from "./tables.ts";
+import { ENTRIES, type EntriesRow } from "../../projections/entries/index.ts";
+import { ENTRY_VERSIONS } from "../../projections/entry-versions/index.ts";
 
 /** An entry as one of the projections holds it: now, or as it was at a moment. */
 export interface EntryRecord {
@@ -25,15 +26,10 @@ export type EntryAtResult =
   | { readonly found: false; readonly reason: "unknown" }
   | { readonly found: false; readonly reason: "not-yet" | "deleted"; readonly since: Date };
 
-interface EntryRow {
-  entry_uuid: string;
-  type: string | null;
-  dn: string;
-  attributes: AttributeMap;
-  operational: AttributeMap;
-  modified_at: Date;
-  version: number;
-}
+type EntryRow = Pick<
+  EntriesRow,
+  "entry_uuid" | "type" | "dn" | "attributes" | "operational" | "modified_at" | "version"
+>;
 
 const toRecord = (row: EntryRow): EntryRecord => ({
   entryUUID: row.entry_uuid,

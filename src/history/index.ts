@@ -23,4 +23,3 @@ export {
 export type { ChangeCause } from "./cause.ts";
 export { EntryNotFoundError, type EntryAbsence } from "./errors.ts";
 export { globalId, parseGlobalId, UUID } from "./global-id.ts";
-export { CHANGES, ENTRIES, ENTRY_VERSIONS } from "./tables.ts";

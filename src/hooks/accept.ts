@@ -5,7 +5,7 @@ import type { Jobs } from "../jobs/index.ts";
 import type { EventStore, NewEvent } from "../store/index.ts";
 import { changeEventKey, sourceStream } from "./envelope.ts";
 import { ChangeEventConflictError, WebhookRefusal } from "./errors.ts";
-import { CHANGE_EVENT, type ChangeEventReceived } from "./events.ts";
+import { CHANGE_EVENT, type ChangeEventReceived } from "../events/index.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { CHANGE_EVENTS_QUEUE, jobOptions, type ChangeEventJob } from "./queue.ts";
 import type { ResolvedProvider } from "./registry.ts";

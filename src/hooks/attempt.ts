@@ -1,7 +1,7 @@
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
 import { recordingDirectory, withCause, type DirectoryAccess } from "./context.ts";
-import type { ChangeEventReceived, ChangeEventRef } from "./events.ts";
+import type { ChangeEventReceived, ChangeEventRef } from "../events/index.ts";
 import { sourceStream } from "./envelope.ts";
 import type { ResolvedProvider } from "./registry.ts";
 import type { DirectoryWrite, ProviderContext } from "./types.ts";

@@ -3,7 +3,11 @@ import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
 import { causedBy } from "./attempt.ts";
 import { sourceStream } from "./envelope.ts";
-import { CHANGE_EVENT, type ChangeEventAbandoned, type ChangeEventReceived } from "./events.ts";
+import {
+  CHANGE_EVENT,
+  type ChangeEventAbandoned,
+  type ChangeEventReceived,
+} from "../events/index.ts";
 import { CHANGE_EVENTS_QUEUE, type ChangeEventJob } from "./queue.ts";
 import type { Jobs } from "../jobs/index.ts";
 

@@ -1,6 +1,11 @@
 import { withTransaction, type Queryable } from "../db/index.ts";
 import type { Jobs } from "../jobs/index.ts";
-import { schemaNames, tableIn } from "../projector/index.ts";
+import {
+  FAILED_WORK,
+  FAILED_WORK_STATES,
+  type FailedWorkRow,
+  type FailedWorkState,
+} from "../../projections/failed-work/index.ts";
 import type { EventStore } from "../store/index.ts";
 import { sourceStream } from "./envelope.ts";
 import {
@@ -12,12 +17,11 @@ import {
   CHANGE_EVENT,
   type ChangeEventAbandoned,
   type ChangeEventRetryRequested,
-} from "./events.ts";
+} from "../events/index.ts";
 import { CHANGE_EVENTS_QUEUE, jobOptions, type ChangeEventJob } from "./queue.ts";
 import type { HooksRegistry } from "./registry.ts";
 
-export const FAILED_WORK_STATES = ["failed", "retrying", "resolved"] as const;
-export type FailedWorkState = (typeof FAILED_WORK_STATES)[number];
+export { FAILED_WORK_STATES, type FailedWorkState };
 
 /** One change event whose processing failed permanently. */
 export interface FailedWork {
@@ -47,27 +51,6 @@ export interface ListFailedWorkOptions {
   readonly limit?: number;
 }
 
-const table = () => tableIn(schemaNames("failed_work").live)("failed_work");
-
-interface FailedWorkRow {
-  id: string;
-  hook: string;
-  webhook: string;
-  source: string;
-  event_id: string;
-  type: string;
-  subject: string;
-  state: FailedWorkState;
-  attempts: number;
-  reason: FailedWork["reason"];
-  last_error_code: string | null;
-  last_error: string;
-  failed_at: Date;
-  retries: number;
-  retried_at: Date | null;
-  resolved_at: Date | null;
-}
-
 /** Failed work, the most recent failure first (the `failed_work` projection). */
 export async function listFailedWork(
   db: Queryable,
@@ -77,7 +60,7 @@ export async function listFailedWork(
   const limit = Math.min(Math.max(options.limit ?? 100, 1), 1000);
   const result = await readProjection(() =>
     db.query<FailedWorkRow>(
-      `SELECT * FROM ${table()} WHERE state = ANY($1::text[]) ORDER BY failed_at DESC, id LIMIT $2`,
+      `SELECT * FROM ${FAILED_WORK} WHERE state = ANY($1::text[]) ORDER BY failed_at DESC, id LIMIT $2`,
       [states, limit],
     ),
   );
@@ -88,7 +71,7 @@ export async function listFailedWork(
 export async function getFailedWork(db: Queryable, id: string): Promise<FailedWork | undefined> {
   if (!UUID.test(id)) return undefined;
   const result = await readProjection(() =>
-    db.query<FailedWorkRow>(`SELECT * FROM ${table()} WHERE id = $1`, [id]),
+    db.query<FailedWorkRow>(`SELECT * FROM ${FAILED_WORK} WHERE id = $1`, [id]),
   );
   const row = result.rows[0];
   return row && toFailedWork(row);

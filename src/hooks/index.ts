@@ -27,7 +27,7 @@ export {
   type ChangeEventRef,
   type ChangeEventRetryRequested,
   type ProcessingError,
-} from "./events.ts";
+} from "../events/index.ts";
 export { changeEventKey, sourceStream } from "./envelope.ts";
 export { loadHooks, type LoadHooksOptions } from "./load.ts";
 export {

@@ -1,6 +1,9 @@
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore, RecordedEvent } from "../store/index.ts";
+import type { ChangeEventEnvelope, DirectoryWrite } from "../events/index.ts";
+
+export type { ChangeEventEnvelope, DirectoryWrite };
 
 /**
  * Standard Schema v1 (https://standardschema.dev), the interface zod 4, valibot and arktype
@@ -54,17 +57,6 @@ export interface ChangeEventInput {
   readonly occurredAt: Date | string;
   /** The change itself: any JSON value. Default `{}`. */
   readonly data?: unknown;
-}
-
-/** A change event as stored and as the provider receives it. */
-export interface ChangeEventEnvelope {
-  readonly source: string;
-  readonly eventId: string;
-  readonly type: string;
-  readonly subject: string;
-  /** ISO 8601, UTC, milliseconds: `2026-11-22T08:30:00.000Z`. */
-  readonly occurredAt: string;
-  readonly data: unknown;
 }
 
 export type MapResult = ChangeEventInput | readonly ChangeEventInput[];
@@ -149,14 +141,6 @@ export interface RetryOptions {
   readonly delay?: Duration;
   /** Longest delay between two attempts. Default `"1h"`. */
   readonly maxDelay?: Duration;
-}
-
-/** A write the provider made through `context.directory`, recorded with the outcome. */
-export interface DirectoryWrite {
-  readonly operation: "add" | "modify" | "modifyDN" | "delete";
-  readonly dn: string;
-  /** Attribute names written (never values: some are secrets). */
-  readonly attributes?: readonly string[];
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   type ChangeEventReceived,
   type ChangeEventRef,
   type ProcessingError,
-} from "./events.ts";
+} from "../events/index.ts";
 import { sourceStream } from "./envelope.ts";
 import { settleDeadJob } from "./dead-letter.ts";
 import {

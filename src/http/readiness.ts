@@ -1,7 +1,7 @@
 import { checkMigrations, MigrationMismatchError, type Queryable } from "../db/index.ts";
 import { AnnalError, isAnnalError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import { FAILING_AFTER_PASSES, type CaptureStatus } from "../directory/capture/index.ts";
+import { FAILING_AFTER_PASSES, type CaptureStatus } from "../capture/index.ts";
 import type { ProjectionStatus } from "../projector/index.ts";
 
 /** The database did not answer `SELECT 1` (refused, failed, or too slow). */

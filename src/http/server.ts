@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
-import { readCaptureStatus } from "../directory/capture/index.ts";
+import { readCaptureStatus } from "../capture/index.ts";
 import type { Logger } from "../logger.ts";
 import type { ProjectionStatus } from "../projector/index.ts";
 import { frameworkErrorHandler, installErrorHandling } from "./error-handler.ts";

@@ -1,7 +1,8 @@
 import type { PoolClient } from "../db/index.ts";
+import { eventsOfTypes } from "../events/index.ts";
 import { readAll, readStream, type RecordedEvent } from "../store/index.ts";
 import { readCheckpoint, tableIn } from "./schema.ts";
-import type { Projection } from "./types.ts";
+import type { AnyProjection } from "./types.ts";
 
 /** Channel on which a batch announces the projection it advanced (for `waitForProjection`). */
 export const PROJECTION_CHANNEL = "annal_projection";
@@ -23,7 +24,7 @@ export const PROJECTION_CHANNEL = "annal_projection";
  */
 export async function applyBatch(
   tx: PoolClient,
-  projection: Projection,
+  projection: AnyProjection,
   schema: string,
   batchSize: number,
 ): Promise<number> {
@@ -60,8 +61,7 @@ export async function applyBatch(
     applied.set(event.streamId, event.streamVersion);
   }
 
-  const handled = new Set(projection.handles);
-  const relevant = ordered.filter((e) => handled.has(e.type));
+  const relevant = eventsOfTypes(ordered, new Set<string>(projection.handles));
   if (relevant.length > 0) await projection.apply(relevant, { tx, table });
 
   const touched = [...new Set(ordered.map((e) => e.streamId))];

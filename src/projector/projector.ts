@@ -19,11 +19,11 @@ import {
   readCheckpoint,
   schemaNames,
 } from "./schema.ts";
-import type { Projection, ProjectionStatus } from "./types.ts";
+import type { AnyProjection, ProjectionStatus } from "./types.ts";
 
 export interface ProjectorOptions {
   readonly pool: Pool;
-  readonly projections: readonly Projection[];
+  readonly projections: readonly AnyProjection[];
   readonly log: Pick<Logger, "info" | "warn" | "error">;
   readonly batchSize?: number;
   /** The polling fallback when no notification arrives; default 1 s. */
@@ -62,7 +62,7 @@ export class Projector {
   }
 
   /** Creates the live schema on first start, or rebuilds it when its version changed. */
-  private async prepare(projection: Projection): Promise<void> {
+  private async prepare(projection: AnyProjection): Promise<void> {
     const { pool, log } = this.options;
     const live = schemaNames(projection.name).live;
     const checkpoint = await readCheckpoint(pool, live);
@@ -88,7 +88,7 @@ export class Projector {
     await this.listener.query(`LISTEN ${quoteIdentifier(EVENTS_CHANNEL)}`);
   }
 
-  private async run(projection: Projection): Promise<void> {
+  private async run(projection: AnyProjection): Promise<void> {
     const { pool, log } = this.options;
     const live = schemaNames(projection.name).live;
     let failures = 0;
@@ -111,7 +111,7 @@ export class Projector {
     }
   }
 
-  private async refreshMetrics(projection: Projection): Promise<void> {
+  private async refreshMetrics(projection: AnyProjection): Promise<void> {
     const checkpoint = await readCheckpoint(this.options.pool, schemaNames(projection.name).live);
     if (!checkpoint) return;
     projectionPosition.set({ projection: projection.name }, checkpoint.position);
@@ -157,7 +157,7 @@ export class Projector {
 /** Each projection's version, position and lag, read from the database. */
 export async function projectionStatus(
   pool: Pool,
-  projections: readonly Projection[],
+  projections: readonly AnyProjection[],
 ): Promise<ProjectionStatus[]> {
   return Promise.all(
     projections.map(async (projection) => {

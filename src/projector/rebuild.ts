@@ -3,11 +3,11 @@ import { AnnalError } from "../errors.ts";
 import { START, countAfter } from "../store/index.ts";
 import { applyBatch, lockProjection } from "./apply-batch.ts";
 import { createProjectionSchema, quoteIdentifier, schemaExists, schemaNames } from "./schema.ts";
-import type { Projection } from "./types.ts";
+import type { AnyProjection } from "./types.ts";
 
 export interface RebuildOptions {
   readonly pool: Pool;
-  readonly projection: Projection;
+  readonly projection: AnyProjection;
   /** Called after every batch with the events done and the events to do in all. */
   readonly onProgress?: (done: number, total: number) => void;
   readonly batchSize?: number;

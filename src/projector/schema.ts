@@ -6,7 +6,7 @@ import {
   type LogPosition,
   type LogPositionRow,
 } from "../store/index.ts";
-import type { Projection } from "./types.ts";
+import type { AnyProjection } from "./types.ts";
 
 const NAME = /^[a-z][a-z0-9_]{0,40}$/;
 
@@ -33,6 +33,16 @@ export function tableIn(schema: string): (name: string) => string {
   return (name) => `${quoteIdentifier(schema)}.${quoteIdentifier(name)}`;
 }
 
+/**
+ * A projection's live table, quoted and schema-qualified: what readers of the projection use.
+ *
+ * @example
+ * export const ENTRIES = liveTable("entries", "entries"); // "projection_entries"."entries"
+ */
+export function liveTable(projection: string, name: string): string {
+  return tableIn(schemaNames(projection).live)(name);
+}
+
 export interface Checkpoint extends LogPosition {
   readonly version: number;
 }
@@ -45,7 +55,7 @@ export interface Checkpoint extends LogPosition {
 export async function createProjectionSchema(
   db: Queryable,
   schema: string,
-  projection: Projection,
+  projection: AnyProjection,
 ): Promise<void> {
   const table = tableIn(schema);
   await db.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);

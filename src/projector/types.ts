@@ -1,5 +1,6 @@
 import type { PoolClient } from "../db/index.ts";
-import type { LogPosition, RecordedEvent } from "../store/index.ts";
+import type { AnnalEventType, RecordedOf } from "../events/index.ts";
+import type { LogPosition } from "../store/index.ts";
 
 /** What a projection's `apply` gets besides the events: its transaction and its tables. */
 export interface ProjectionContext {
@@ -16,20 +17,20 @@ export interface ProjectionContext {
  * checkpoint, so a rebuild can fill a second schema while the first keeps serving reads and
  * then swap the two in one transaction.
  */
-export interface Projection {
+export interface Projection<T extends string = AnnalEventType> {
   /** Lower-case letters, digits and `_`; names the schema. */
   readonly name: string;
   /** Raise it when `tables` or `apply` change: the projection is then rebuilt at start. */
   readonly version: number;
   /** `CREATE TABLE` / `CREATE INDEX` statements; `table(name)` gives the qualified name. */
   readonly tables: (table: (name: string) => string) => readonly string[];
-  /** The event types `apply` is given; the projector skips the others. */
-  readonly handles: readonly string[];
+  /** The event types `apply` is given, typed by the vocabulary; the projector skips the others. */
+  readonly handles: readonly T[];
   /**
    * Applies a batch of events, in order. A stream's events always arrive in stream-version
    * order, each exactly once. Must be deterministic: replaying the log gives the same tables.
    */
-  apply(events: readonly RecordedEvent[], context: ProjectionContext): Promise<void>;
+  apply(events: readonly RecordedOf<T>[], context: ProjectionContext): Promise<void>;
 }
 
 export interface ProjectionStatus {
@@ -42,3 +43,6 @@ export interface ProjectionStatus {
   /** Readable events not applied yet. */
   readonly lag: number;
 }
+
+/** Any projection, whatever event types it handles: what the projector runs. */
+export type AnyProjection = Projection<string>;

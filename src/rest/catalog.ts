@@ -1,8 +1,8 @@
 import type { Queryable } from "../db/index.ts";
-import type { FilterNode } from "../directory/index.ts";
+import type { FilterNode } from "../filters/index.ts";
 import type { DirectorySchema } from "../directory/schema.ts";
 import { parseLdapFilter } from "../filters/index.ts";
-import { ENTRIES } from "../history/index.ts";
+import { ENTRIES } from "../../projections/entries/index.ts";
 
 /** What the channel knows of one attribute: how to name, check and serve its values. */
 export interface AttributeInfo {

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { ForbiddenError, type AccessFunction, type ServiceAccount } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
-import type { FilterNode } from "../directory/index.ts";
+import type { FilterNode } from "../filters/index.ts";
 import type { DirectorySchema } from "../directory/schema.ts";
 import { ABSOLUTE_TRUE, checkAttributes, parseFilter } from "../filters/index.ts";
 import type { Logger } from "../logger.ts";

@@ -1,5 +1,5 @@
-import type { AttributeMap } from "../directory/capture/events.ts";
-import { readStoredText } from "../directory/capture/index.ts";
+import type { AttributeMap } from "../events/index.ts";
+import { readStoredText } from "../capture/index.ts";
 import { globalId } from "../history/index.ts";
 import type { AttributeCatalog, AttributeInfo } from "./catalog.ts";
 import { IDENTIFIER_KEYS, type FieldSelection } from "./fields.ts";

@@ -25,8 +25,8 @@ import {
   present,
   renderFilter,
   substring,
-  type FilterNode,
 } from "../../src/directory/index.ts";
+import { type FilterNode } from "../../src/filters/index.ts";
 
 t.test("renderFilter writes RFC 4515 filters", async (t) => {
   t.equal(renderFilter(eq("uid", "alice")), "(uid=alice)");

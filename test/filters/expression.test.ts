@@ -1,6 +1,6 @@
 import t from "tap";
 import { FilterSyntaxError, parseExpressionFilter } from "../../src/filters/index.ts";
-import type { FilterNode } from "../../src/directory/filter-ast.ts";
+import type { FilterNode } from "../../src/filters/index.ts";
 import { and, eq, not, or, present, substring, thrown } from "./fixtures/ast.ts";
 
 t.test("default expressions parse to the filter tree", async (t) => {

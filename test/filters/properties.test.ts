@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import t from "tap";
-import type { FilterNode } from "../../src/directory/filter-ast.ts";
+import type { FilterNode } from "../../src/filters/index.ts";
 import { AnnalError } from "../../src/errors.ts";
 import {
   compileFilterToSql,

@@ -4,7 +4,7 @@ import {
   FilterUnsupportedError,
   parseScimFilter,
 } from "../../src/filters/index.ts";
-import type { FilterNode } from "../../src/directory/filter-ast.ts";
+import type { FilterNode } from "../../src/filters/index.ts";
 import { and, eq, not, or, present, substring, thrown } from "./fixtures/ast.ts";
 
 t.test("SCIM filters parse to the filter tree (RFC 7644 examples and more)", async (t) => {

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { isInputObjectType } from "graphql";
 import t from "tap";
-import { renderFilter, type FilterNode } from "../../src/directory/index.ts";
+import { renderFilter } from "../../src/directory/index.ts";
+import type { FilterNode } from "../../src/filters/index.ts";
 import { parseLdapFilter } from "../../src/filters/index.ts";
 import { qFilter, whereFilter, whereSpec } from "../../src/graphql/where.ts";
 import { BadUserInputError } from "../../src/graphql/index.ts";

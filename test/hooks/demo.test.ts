@@ -1,6 +1,7 @@
 import path from "node:path";
 import t from "tap";
-import type { DirectoryEntry, FilterNode, Modification } from "../../src/directory/index.ts";
+import type { DirectoryEntry, Modification } from "../../src/directory/index.ts";
+import type { FilterNode } from "../../src/filters/index.ts";
 import {
   listFailedWork,
   loadHooks,

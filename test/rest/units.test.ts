@@ -5,7 +5,7 @@ import { parameterComponents } from "../../src/rest/openapi/parameters.ts";
 import { globalId, parseGlobalId } from "../../src/history/index.ts";
 import { AttributeCatalog, requiredObjectClasses } from "../../src/rest/catalog.ts";
 import { CursorCodec } from "../../src/rest/cursor.ts";
-import { storableText } from "../../src/directory/capture/index.ts";
+import { storableText } from "../../src/capture/index.ts";
 import { decodeCursor, encodeCursor } from "../../src/store/index.ts";
 import { contentDisposition } from "../../src/rest/export/filename.ts";
 import { ldifFormat } from "../../src/rest/export/ldif.ts";

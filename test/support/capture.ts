@@ -4,7 +4,7 @@ import {
   createNormalizer,
   type CaptureContext,
   type CaptureSource,
-} from "../../src/directory/capture/index.ts";
+} from "../../src/capture/index.ts";
 import { createDirectoryClient, type DirectoryClient } from "../../src/directory/index.ts";
 import { loadDirectorySchema } from "../../src/directory/schema.ts";
 import { Projector, waitForProjection } from "../../src/projector/index.ts";

@@ -7,7 +7,7 @@ import {
   type AttributeMap,
   type EntryChange,
   type EntryState,
-} from "../../src/directory/capture/events.ts";
+} from "../../src/events/index.ts";
 import { Projector, waitForProjection } from "../../src/projector/index.ts";
 import type { EventStore, LogPosition } from "../../src/store/index.ts";
 import { allProjections } from "../../projections/index.ts";

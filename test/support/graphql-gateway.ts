@@ -4,11 +4,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { sampleLdif } from "../../src/demo/index.ts";
 import { createToken } from "../../src/auth/index.ts";
 import { parseConfig, type AnnalConfig } from "../../src/config/index.ts";
-import {
-  createDirectoryClient,
-  type DirectoryClient,
-  type FilterNode,
-} from "../../src/directory/index.ts";
+import { createDirectoryClient, type DirectoryClient } from "../../src/directory/index.ts";
+import { type FilterNode } from "../../src/filters/index.ts";
 import { buildGateway, graphqlPlugin, type DirectoryWrite } from "../../src/graphql/index.ts";
 import type { GraphQLSchema } from "graphql";
 import { createLogger } from "../../src/logger.ts";

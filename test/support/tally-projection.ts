@@ -1,7 +1,7 @@
 import type { Projection } from "../../src/projector/index.ts";
 
 /** A small projection for the projector's tests: per stream, how many Ticks and in what order. */
-export function tallyProjection(version = 1): Projection {
+export function tallyProjection(version = 1): Projection<"Tick"> {
   return {
     name: "tally",
     version,

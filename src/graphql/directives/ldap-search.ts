@@ -1,5 +1,6 @@
 import { getNamedType, isObjectType } from "graphql";
-import { DirectoryError, renderFilter, type FilterNode } from "../../directory/index.ts";
+import { DirectoryError, renderFilter } from "../../directory/index.ts";
+import type { FilterNode } from "../../filters/index.ts";
 import { connection, pageRequest } from "../connection.ts";
 import { EntryObject } from "../entry.ts";
 import { baseDN, searchFilter, searchSpec, type SearchSpec } from "./search-spec.ts";

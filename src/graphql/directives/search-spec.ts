@@ -4,9 +4,9 @@ import {
   InvalidDNError,
   parseDN,
   present,
-  type FilterNode,
   type SearchOptions,
 } from "../../directory/index.ts";
+import { type FilterNode } from "../../filters/index.ts";
 import { parseLdapFilter } from "../../filters/index.ts";
 import {
   bySpec,

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Operation } from "rfc6902";
-import { readStoredText } from "../../directory/capture/index.ts";
-import type { ChangeType } from "../../directory/capture/events.ts";
+import { readStoredText } from "../../capture/index.ts";
+import type { ChangeType } from "../../events/index.ts";
 import {
   changeFeed,
   countChanges,

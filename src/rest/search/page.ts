@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/index.ts";
-import type { AttributeMap } from "../../directory/capture/events.ts";
+import type { AttributeMap } from "../../events/index.ts";
 import type { KeysetPosition, SearchSql } from "./sql.ts";
 
 /** A row of a search: the entry's parts and its order columns. */

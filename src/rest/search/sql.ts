@@ -1,7 +1,7 @@
-import type { FilterNode } from "../../directory/index.ts";
-import { filterAttributes } from "../../directory/index.ts";
+import { filterAttributes, type FilterNode } from "../../filters/index.ts";
 import { compileFilterToSql } from "../../filters/index.ts";
-import { ENTRIES, UUID } from "../../history/index.ts";
+import { ENTRIES } from "../../../projections/entries/index.ts";
+import { UUID } from "../../history/index.ts";
 import type { AttributeCatalog } from "../catalog.ts";
 import type { FieldSelection } from "../fields.ts";
 import type { SortKey } from "../sort.ts";

@@ -1,0 +1,157 @@
+import type { DirectoryEntry } from "../directory/entry.ts";
+import type { AttributeChange } from "../events/index.ts";
+
+/** One successful write from slapd's accesslog (`cn=accesslog`), as annal reads it. */
+export interface AccesslogRecord {
+  /** `reqStart`: the accesslog entry's own id and the moment of the change (generalized time). */
+  readonly reqStart: string;
+  readonly type: "add" | "modify" | "modrdn" | "delete";
+  readonly dn: string;
+  readonly entryUUID: string | undefined;
+  /** `reqAuthzID`: who asked, with a `dn:` prefix removed; undefined for anonymous. */
+  readonly actor: string | undefined;
+  /** `reqMod`: the attribute changes (for an add: every value, as `add`). */
+  readonly changes: readonly RawChange[];
+  /** `reqOld`: old values (the whole entry for a delete, modified attributes for a modify). */
+  readonly old: Record<string, (string | Buffer)[]>;
+  readonly newRDN?: string;
+  readonly deleteOldRDN?: boolean;
+  readonly newSuperior?: string;
+}
+
+/** A `reqMod` line before values are encoded: the value stays bytes until we know the syntax. */
+export interface RawChange {
+  readonly operation: AttributeChange["operation"];
+  readonly attribute: string;
+  readonly values: (string | Buffer)[];
+}
+
+export const ACCESSLOG_ATTRIBUTES = [
+  "reqStart",
+  "reqType",
+  "reqDN",
+  "reqEntryUUID",
+  "reqAuthzID",
+  "reqMod",
+  "reqOld",
+  "reqNewRDN",
+  "reqDeleteOldRDN",
+  "reqNewSuperior",
+  "reqResult",
+] as const;
+
+/** reqMod and reqOld carry values of any syntax, binary ones included: read them as bytes. */
+export const ACCESSLOG_BINARY = ["reqMod", "reqOld"] as const;
+
+const OPERATIONS: Record<string, AttributeChange["operation"]> = {
+  "+": "add",
+  "-": "delete",
+  "=": "replace",
+  "#": "increment",
+};
+
+const TYPES: Record<string, AccesslogRecord["type"]> = {
+  add: "add",
+  modify: "modify",
+  modrdn: "modrdn",
+  delete: "delete",
+};
+
+/** Turns an accesslog entry into a record, or undefined for what capture ignores. */
+export function parseAccesslogEntry(entry: DirectoryEntry): AccesslogRecord | undefined {
+  const text = (name: string) => {
+    const value = entry.attributes[name]?.[0];
+    return value === undefined
+      ? undefined
+      : Buffer.isBuffer(value)
+        ? value.toString("utf8")
+        : value;
+  };
+  const type = TYPES[text("reqType") ?? ""];
+  const reqStart = text("reqStart");
+  const dn = text("reqDN");
+  if (!type || !reqStart || dn === undefined) return undefined;
+  if ((text("reqResult") ?? "0") !== "0") return undefined;
+
+  const changes = mergeChanges(
+    (entry.attributes.reqMod ?? []).flatMap((line) => {
+      const parsed = parseModLine(line);
+      return parsed ? [parsed] : [];
+    }),
+  );
+  const old: Record<string, (string | Buffer)[]> = {};
+  for (const line of entry.attributes.reqOld ?? []) {
+    const bytes = Buffer.isBuffer(line) ? line : Buffer.from(line, "utf8");
+    const colon = bytes.indexOf(":");
+    if (colon <= 0) continue;
+    const name = bytes.subarray(0, colon).toString("utf8");
+    const value = bytes.subarray(bytes[colon + 1] === 0x20 ? colon + 2 : colon + 1);
+    (old[name] ??= []).push(value);
+  }
+  const authz = text("reqAuthzID");
+  const newRDN = text("reqNewRDN");
+  const newSuperior = text("reqNewSuperior");
+  const deleteOldRDN = text("reqDeleteOldRDN");
+  return {
+    reqStart,
+    type,
+    dn,
+    entryUUID: text("reqEntryUUID"),
+    actor: authz ? authz.replace(/^dn:/i, "") : undefined,
+    changes,
+    old,
+    ...(newRDN === undefined ? {} : { newRDN }),
+    ...(deleteOldRDN === undefined ? {} : { deleteOldRDN: deleteOldRDN.toUpperCase() === "TRUE" }),
+    ...(newSuperior === undefined ? {} : { newSuperior }),
+  };
+}
+
+/**
+ * `<attribute>:<op> <value>` with op one of `+ - = #`; `attr:-` and `attr:=` with no value
+ * delete or clear the attribute. The value is bytes: it may be a JPEG.
+ */
+function parseModLine(line: string | Buffer): RawChange | undefined {
+  const bytes = Buffer.isBuffer(line) ? line : Buffer.from(line, "utf8");
+  const colon = bytes.indexOf(":");
+  if (colon <= 0) return undefined;
+  const operation = OPERATIONS[String.fromCharCode(bytes[colon + 1] ?? 0)];
+  if (!operation) return undefined;
+  const attribute = bytes.subarray(0, colon).toString("utf8");
+  const hasValue = bytes.length > colon + 2 && bytes[colon + 2] === 0x20;
+  return { operation, attribute, values: hasValue ? [bytes.subarray(colon + 3)] : [] };
+}
+
+/** slapd writes one line per value; consecutive lines of one attribute and op are one change. */
+function mergeChanges(lines: RawChange[]): RawChange[] {
+  const merged: RawChange[] = [];
+  for (const line of lines) {
+    const last = merged.at(-1);
+    if (
+      last &&
+      last.operation === line.operation &&
+      last.attribute.toLowerCase() === line.attribute.toLowerCase() &&
+      last.values.length > 0 &&
+      line.values.length > 0
+    ) {
+      last.values.push(...line.values);
+    } else {
+      merged.push({ ...line, values: [...line.values] });
+    }
+  }
+  return merged;
+}
+
+/** `20261122043500.123456Z` (generalized time, UTC) → Date (millisecond precision). */
+export function parseGeneralizedTime(value: string): Date | undefined {
+  const match = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})?(?:[.,](\d+))?Z$/.exec(value);
+  if (!match) return undefined;
+  const [, y, mo, d, h, mi, s, fraction] = match;
+  const ms = fraction ? Math.floor(Number(`0.${fraction}`) * 1000) : 0;
+  return new Date(Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +(s ?? 0), ms));
+}
+
+/** A Date as generalized time with microseconds, the form of `reqStart`. */
+export function formatGeneralizedTime(date: Date): string {
+  const iso = date.toISOString(); // 2026-11-22T04:35:00.123Z
+  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}.${iso.slice(20, 23)}000Z`;
+}

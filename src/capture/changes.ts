@@ -1,0 +1,191 @@
+import { parentDN, parseDN } from "../directory/dn.ts";
+import type { AccesslogRecord, RawChange } from "./accesslog.ts";
+import {
+  ENTRY_EVENT,
+  type ChangeType,
+  type EntryChange,
+  type EntryState,
+} from "../events/index.ts";
+import { canonicalName, encodeValue, splitAttributes, type Normalizer } from "./normalize.ts";
+import {
+  applyChanges,
+  patchBetween,
+  sameAttributes,
+  touchedAttributes,
+  type AttributeChange,
+} from "../events/index.ts";
+
+const EVENT_OF: Record<ChangeType, string> = {
+  add: ENTRY_EVENT.added,
+  modify: ENTRY_EVENT.modified,
+  modrdn: ENTRY_EVENT.renamed,
+  delete: ENTRY_EVENT.deleted,
+};
+
+export interface BuiltChange {
+  readonly eventType: string;
+  readonly change: EntryChange;
+}
+
+/**
+ * The change an accesslog record describes, given the entry's state as the log knows it
+ * (`before`, null when the log has never seen the entry: then the record's old values stand
+ * in for it). The after-state is the before-state with the record's changes applied, so a
+ * change is recorded exactly as the directory applied it, whatever happened since.
+ */
+export function changeFromAccesslog(
+  normalizer: Normalizer,
+  record: AccesslogRecord,
+  known: EntryState | null,
+): BuiltChange | undefined {
+  const { user, operational, redacted } = encodeChanges(normalizer, record.changes);
+  const fromOld = () => stateFrom(normalizer, record.dn, record.old);
+  let before: EntryState | null;
+  let after: EntryState | null;
+  switch (record.type) {
+    case "add":
+      before = null;
+      after = withType(normalizer, {
+        dn: record.dn,
+        attributes: applyChanges({}, user),
+        operational: applyChanges({}, operational),
+      });
+      break;
+    case "modify": {
+      before = known ?? fromOld();
+      after = withType(normalizer, {
+        dn: before.dn,
+        attributes: applyChanges(before.attributes, user),
+        operational: applyChanges(before.operational, operational),
+      });
+      break;
+    }
+    case "modrdn": {
+      before = known ?? fromOld();
+      const newRDN = record.newRDN;
+      if (!newRDN) return undefined;
+      const superior = record.newSuperior ?? parentDN(record.dn);
+      const dn = superior ? `${newRDN},${superior}` : newRDN;
+      const rdnChanges = renameChanges(normalizer, record.dn, newRDN, record.deleteOldRDN ?? true);
+      after = withType(normalizer, {
+        dn,
+        attributes: applyChanges(applyChanges(before.attributes, rdnChanges), user),
+        operational: applyChanges(before.operational, operational),
+      });
+      break;
+    }
+    case "delete":
+      before = known ?? fromOld();
+      after = null;
+      break;
+  }
+  const entryUUID =
+    record.entryUUID ?? after?.operational.entryUUID?.[0] ?? before?.operational.entryUUID?.[0];
+  if (!entryUUID) return undefined;
+  const touched = new Set([
+    ...touchedAttributes(before, after),
+    ...user.map((c) => c.attribute),
+    ...redacted,
+  ]);
+  return {
+    eventType: EVENT_OF[record.type],
+    change: {
+      entryUUID: entryUUID.toLowerCase(),
+      changeType: record.type,
+      dn: after?.dn ?? record.dn,
+      ...(record.type === "modrdn" ? { oldDn: record.dn } : {}),
+      before,
+      after,
+      patch: patchBetween(before, after),
+      attributes: [...touched].sort(),
+      redacted,
+    },
+  };
+}
+
+/** The change between two observed states of one entry (polling, reconciliation). */
+export function changeBetween(
+  entryUUID: string,
+  before: EntryState | null,
+  after: EntryState | null,
+): BuiltChange | undefined {
+  let changeType: ChangeType;
+  if (!before && after) changeType = "add";
+  else if (before && !after) changeType = "delete";
+  else if (before && after && before.dn !== after.dn) changeType = "modrdn";
+  else if (before && after && !sameAttributes(before.attributes, after.attributes)) {
+    changeType = "modify";
+  } else return undefined;
+  return {
+    eventType: EVENT_OF[changeType],
+    change: {
+      entryUUID: entryUUID.toLowerCase(),
+      changeType,
+      dn: (after ?? before)!.dn,
+      ...(changeType === "modrdn" ? { oldDn: before!.dn } : {}),
+      before,
+      after,
+      patch: patchBetween(before, after),
+      attributes: touchedAttributes(before, after),
+      redacted: [],
+      observed: true,
+    },
+  };
+}
+
+function encodeChanges(normalizer: Normalizer, changes: readonly RawChange[]) {
+  const user: AttributeChange[] = [];
+  const operational: AttributeChange[] = [];
+  const redacted = new Set<string>();
+  for (const change of changes) {
+    const attribute = canonicalName(normalizer.schema, change.attribute);
+    if (normalizer.redact.has(attribute)) {
+      redacted.add(attribute);
+      continue;
+    }
+    const values = change.values.map((v) => encodeValue(normalizer.schema, attribute, v));
+    const target = normalizer.schema.isOperational(attribute) ? operational : user;
+    target.push({ operation: change.operation, attribute, values });
+  }
+  return { user, operational, redacted: [...redacted].sort() };
+}
+
+/** The attribute changes a rename implies: the new RDN's values added, the old one's removed. */
+function renameChanges(
+  normalizer: Normalizer,
+  oldDN: string,
+  newRDN: string,
+  deleteOldRDN: boolean,
+): AttributeChange[] {
+  const newValues = parseDN(newRDN)[0] ?? [];
+  const oldValues = parseDN(oldDN)[0] ?? [];
+  const name = (type: string) => canonicalName(normalizer.schema, type);
+  const changes: AttributeChange[] = newValues.map((ava) => ({
+    operation: "add",
+    attribute: name(ava.type),
+    values: [ava.value],
+  }));
+  if (deleteOldRDN) {
+    for (const ava of oldValues) {
+      const kept = newValues.some(
+        (n) => name(n.type) === name(ava.type) && n.value.toLowerCase() === ava.value.toLowerCase(),
+      );
+      if (!kept)
+        changes.push({ operation: "delete", attribute: name(ava.type), values: [ava.value] });
+    }
+  }
+  return changes;
+}
+
+function stateFrom(
+  normalizer: Normalizer,
+  dn: string,
+  raw: Record<string, (string | Buffer)[]>,
+): EntryState {
+  const { attributes, operational } = splitAttributes(normalizer, raw);
+  return withType(normalizer, { dn, attributes, operational });
+}
+
+function withType(normalizer: Normalizer, state: Omit<EntryState, "type">): EntryState {
+  return { ...state, type: normalizer.typeOf(state.dn, state.attributes) };
+}

@@ -1,0 +1,28 @@
+import type { Queryable } from "../db/index.ts";
+
+/** Names of capture checkpoints in `capture_checkpoints`. */
+export type CheckpointName = "accesslog" | "poll" | "reconcile" | "snapshot";
+
+export async function readCaptureCheckpoint(
+  db: Queryable,
+  name: CheckpointName,
+  options: { lock?: boolean } = {},
+): Promise<string | undefined> {
+  const result = await db.query<{ position: string }>(
+    `SELECT position FROM capture_checkpoints WHERE source = $1${options.lock ? " FOR UPDATE" : ""}`,
+    [name],
+  );
+  return result.rows[0]?.position;
+}
+
+export async function writeCaptureCheckpoint(
+  db: Queryable,
+  name: CheckpointName,
+  position: string,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO capture_checkpoints (source, position) VALUES ($1, $2)
+     ON CONFLICT (source) DO UPDATE SET position = EXCLUDED.position, updated_at = now()`,
+    [name, position],
+  );
+}

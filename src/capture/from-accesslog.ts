@@ -1,0 +1,176 @@
+import { withTransaction } from "../db/index.ts";
+import type { LogPosition } from "../store/index.ts";
+import { dnEquals, isDescendantOf } from "../directory/dn.ts";
+import { and, eq, ge, or } from "../directory/filter.ts";
+import {
+  ACCESSLOG_ATTRIBUTES,
+  ACCESSLOG_BINARY,
+  parseAccesslogEntry,
+  type AccesslogRecord,
+} from "./accesslog.ts";
+import { changeFromAccesslog } from "./changes.ts";
+import { recordIsolated } from "./failures.ts";
+import { claimWriteIntent, writeFingerprint } from "./intents.ts";
+import type { Normalizer } from "./normalize.ts";
+import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
+import type { CaptureContext, CaptureResult } from "./context.ts";
+import { entryStream, type EntryState } from "../events/index.ts";
+import { lastEntryState } from "./last-state.ts";
+import { parseGeneralizedTime } from "./accesslog.ts";
+
+export const ACCESSLOG_BASE = "cn=accesslog";
+
+const WRITES = or(
+  eq("objectClass", "auditAdd"),
+  eq("objectClass", "auditModify"),
+  eq("objectClass", "auditModRDN"),
+  eq("objectClass", "auditDelete"),
+);
+
+/**
+ * Records every successful write the accesslog holds after the checkpoint, one transaction
+ * per page: the events and the new checkpoint commit together, so a run that stops midway
+ * resumes where it stopped. Each event's idempotency key is its `reqStart`, so reading the
+ * same range again records nothing new, even from two processes at once.
+ */
+export async function captureFromAccesslog(
+  context: CaptureContext,
+  options: { pageSize?: number } = {},
+): Promise<CaptureResult> {
+  const { pool, directory, log } = context;
+  const start = await readCaptureCheckpoint(pool, "accesslog");
+  if (start === undefined)
+    throw new Error("accesslog capture has no checkpoint: run the import first");
+  let recorded = 0;
+  let position: LogPosition | undefined;
+  for await (const page of directory.search(ACCESSLOG_BASE, {
+    scope: "one",
+    filter: and(WRITES, eq("reqResult", "0"), ge("reqStart", start)),
+    attributes: [...ACCESSLOG_ATTRIBUTES],
+    binaryAttributes: [...ACCESSLOG_BINARY],
+    pageSize: options.pageSize ?? 500,
+  })) {
+    const records = page
+      .flatMap((entry) => {
+        const record = parseAccesslogEntry(entry);
+        return record ? [record] : [];
+      })
+      .filter((r) => dnEquals(r.dn, context.base) || isDescendantOf(r.dn, context.base))
+      .sort((a, b) => (a.reqStart < b.reqStart ? -1 : a.reqStart > b.reqStart ? 1 : 0));
+    const result = await recordPage(context, records);
+    recorded += result.recorded;
+    position = result.position ?? position;
+  }
+  if (recorded > 0) log.debug({ recorded }, "captured changes from the accesslog");
+  return { recorded, ...(position ? { position } : {}) };
+}
+
+async function recordPage(
+  context: CaptureContext,
+  records: readonly AccesslogRecord[],
+): Promise<CaptureResult> {
+  const { store, normalizer } = context;
+  return withTransaction(context.pool, async (tx) => {
+    // Holding the checkpoint's row serialises concurrent runs; re-reading it skips what
+    // another run recorded meanwhile.
+    const checkpoint = (await readCaptureCheckpoint(tx, "accesslog", { lock: true })) ?? "";
+    const states = new Map<string, { state: EntryState | null; version: number }>();
+    let recorded = 0;
+    let position: LogPosition | undefined;
+    let last: string | undefined;
+    for (const record of records) {
+      if (record.reqStart <= checkpoint) continue;
+      last = record.reqStart;
+      const uuid = record.entryUUID?.toLowerCase();
+      let known = uuid ? states.get(uuid) : undefined;
+      if (uuid && !known) {
+        known = await lastEntryState(tx, entryStream(uuid));
+      }
+      const appended = await recordIsolated(
+        tx,
+        context,
+        {
+          source: "accesslog",
+          changeId: record.reqStart,
+          dn: record.dn,
+          entryUUID: uuid ?? null,
+        },
+        async () => {
+          const built = changeFromAccesslog(normalizer, record, known?.state ?? null);
+          if (!built) return undefined;
+          const cause = await claimWriteIntent(tx, {
+            dns: [record.dn, built.change.dn],
+            actor: record.actor,
+            fingerprint: fingerprintOf(normalizer, record),
+          });
+          const result = await store.appendToStream(
+            entryStream(built.change.entryUUID),
+            [
+              {
+                type: built.eventType,
+                data: built.change,
+                // slapd's reqStart has whole seconds; its six "fraction" digits count the
+                // operations within that second. So occurredAt is exact to the second.
+                occurredAt:
+                  parseGeneralizedTime(record.reqStart.replace(/[.,]\d+Z$/, "Z")) ?? new Date(),
+                metadata: {
+                  actor: record.actor ?? null,
+                  source: "accesslog",
+                  ...(cause ?? {}),
+                },
+                idempotencyKey: `accesslog:${record.reqStart}`,
+              },
+            ],
+            { tx },
+          );
+          return { built, result };
+        },
+      );
+      if (!appended) continue;
+      const { built, result } = appended;
+      states.set(built.change.entryUUID, { state: built.change.after, version: result.version });
+      recorded += result.appended;
+      const event = result.events[0];
+      if (event && result.appended > 0) position = event;
+    }
+    if (last !== undefined) await writeCaptureCheckpoint(tx, "accesslog", last);
+    return { recorded, ...(position ? { position } : {}) };
+  });
+}
+
+/**
+ * The newest `reqStart` in the accesslog (or the given fallback when it is empty): where
+ * capture starts after an import. Reads only the reqStart of each record, page by page.
+ */
+export async function accesslogHead(context: CaptureContext, fallback: string): Promise<string> {
+  let newest = fallback;
+  for await (const page of context.directory.search(ACCESSLOG_BASE, {
+    scope: "one",
+    filter: WRITES,
+    attributes: ["reqStart"],
+    pageSize: 1000,
+  })) {
+    for (const entry of page) {
+      const value = entry.attributes.reqStart?.[0];
+      const text = Buffer.isBuffer(value) ? value.toString("utf8") : value;
+      if (text && text > newest) newest = text;
+    }
+  }
+  return newest;
+}
+
+/** The record's write as `writeFingerprint` describes the request (user attributes only). */
+function fingerprintOf(normalizer: Normalizer, record: AccesslogRecord): string {
+  switch (record.type) {
+    case "add":
+    case "delete":
+      return writeFingerprint({ kind: record.type });
+    case "modrdn":
+      return writeFingerprint({ kind: "modrdn", newRDN: record.newRDN ?? "" });
+    case "modify":
+      return writeFingerprint({
+        kind: "modify",
+        changes: record.changes.filter((c) => !normalizer.schema.isOperational(c.attribute)),
+      });
+  }
+}

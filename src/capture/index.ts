@@ -1,0 +1,25 @@
+/**
+ * Change capture: every change of the directory as an event on the entry's stream (keyed by
+ * entryUUID), from slapd's accesslog or by polling any LDAPv3 server, with snapshots of every
+ * entry at the first start and periodically.
+ */
+export { captureFromAccesslog, accesslogHead } from "./from-accesslog.ts";
+export { captureByPolling } from "./from-polling.ts";
+export { importEntries, countEntries } from "./import.ts";
+export type { ImportOptions } from "./import.ts";
+export { captureOnce, createNormalizer, ensureImported, snapshotIfDue } from "./service.ts";
+export type { CaptureSource } from "./service.ts";
+export type { CaptureContext, CaptureResult } from "./context.ts";
+export { readCaptureCheckpoint } from "./checkpoints.ts";
+export { CAPTURE_QUEUE, startCaptureWorker } from "./jobs.ts";
+export type { CaptureSchedule, CaptureWorker } from "./jobs.ts";
+export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } from "./intents.ts";
+export type { WriteCause } from "./intents.ts";
+export { readStoredText, storableText } from "./stored-value.ts";
+export {
+  FAILING_AFTER_PASSES,
+  readCaptureStatus,
+  recordPassFailed,
+  recordPassSucceeded,
+  type CaptureStatus,
+} from "./status.ts";

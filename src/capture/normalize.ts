@@ -1,0 +1,68 @@
+import type { DirectoryEntry } from "../directory/entry.ts";
+import type { DirectorySchema } from "../directory/schema.ts";
+import type { AttributeMap, EntryState } from "../events/index.ts";
+import { NameSet, sortAttributes } from "../events/index.ts";
+import { storableText } from "./stored-value.ts";
+
+/** What turns a directory entry into the state the log records. */
+export interface Normalizer {
+  readonly schema: DirectorySchema;
+  /** Attributes whose values never enter the log. */
+  readonly redact: NameSet;
+  /** The entry's configured type from its DN and user attributes (null for none). */
+  readonly typeOf: (dn: string, attributes: AttributeMap) => string | null;
+}
+
+/** The canonical name of an attribute (`commonName` → `cn`; unknown names kept as given). */
+export function canonicalName(schema: DirectorySchema, name: string): string {
+  const [base, ...options] = name.split(";");
+  const canonical = schema.canonical(base ?? name) ?? base ?? name;
+  const kept = options.filter((o) => o.toLowerCase() !== "binary");
+  return [canonical, ...kept].join(";");
+}
+
+/**
+ * One value as the log stores it: bytes of a binary attribute as base64, text as it is
+ * unless jsonb cannot hold it (see `storableText`).
+ */
+export function encodeValue(schema: DirectorySchema, name: string, value: string | Buffer): string {
+  if (Buffer.isBuffer(value)) {
+    return schema.isBinary(name) ? value.toString("base64") : storableText(value.toString("utf8"));
+  }
+  return storableText(value);
+}
+
+/**
+ * Splits raw attribute values into user and operational maps under canonical names, with
+ * binary values in base64 and redacted attributes left out. Returns the names of the redacted
+ * attributes it found, so a change can say they changed.
+ */
+export function splitAttributes(
+  normalizer: Normalizer,
+  raw: Record<string, readonly (string | Buffer)[]>,
+): { attributes: AttributeMap; operational: AttributeMap; redacted: string[] } {
+  const attributes: AttributeMap = {};
+  const operational: AttributeMap = {};
+  const redacted: string[] = [];
+  for (const [rawName, values] of Object.entries(raw)) {
+    const name = canonicalName(normalizer.schema, rawName);
+    if (normalizer.redact.has(name)) {
+      redacted.push(name);
+      continue;
+    }
+    const target = normalizer.schema.isOperational(name) ? operational : attributes;
+    const encoded = values.map((v) => encodeValue(normalizer.schema, name, v));
+    target[name] = [...(target[name] ?? []), ...encoded];
+  }
+  return {
+    attributes: sortAttributes(attributes),
+    operational: sortAttributes(operational),
+    redacted: [...new Set(redacted)].sort(),
+  };
+}
+
+/** A directory entry (read with `*` and `+`) as an EntryState. */
+export function entryState(normalizer: Normalizer, entry: DirectoryEntry): EntryState {
+  const { attributes, operational } = splitAttributes(normalizer, entry.attributes);
+  return { dn: entry.dn, type: normalizer.typeOf(entry.dn, attributes), attributes, operational };
+}

@@ -1,0 +1,64 @@
+/**
+ * The event vocabulary: every event type annal records and its data, typed as one union
+ * (`AnnalEventMap`). Producers build events with `annalEvent`; projections receive them
+ * narrowed by type (`RecordedAnnalEvent`).
+ */
+export {
+  annalEvent,
+  asEventOf,
+  eventsOfTypes,
+  type AnnalEvent,
+  type AnnalEventMap,
+  type AnnalEventType,
+  type RecordedAnnalEvent,
+  type RecordedOf,
+} from "./vocabulary.ts";
+export {
+  ENTRY_CHANGE_TYPES,
+  ENTRY_EVENT,
+  ENTRY_EVENT_TYPES,
+  changeTypeOf,
+  entryStream,
+  stateAfterEvent,
+  type AttributeMap,
+  type ChangeType,
+  type EntryChange,
+  type EntryChangeType,
+  type EntryEventType,
+  type EntrySnapshot,
+  type EntryState,
+} from "./entry.ts";
+export {
+  NameSet,
+  applyChanges,
+  patchBetween,
+  sameAttributes,
+  sortAttributes,
+  touchedAttributes,
+  type AttributeChange,
+} from "./entry-state.ts";
+export {
+  CAPTURE_FAILURES_STREAM,
+  CHANGE_NOT_RECORDED,
+  type DirectoryChangeNotRecorded,
+} from "./capture.ts";
+export {
+  CHANGE_EVENT,
+  type ChangeEventAbandoned,
+  type ChangeEventEnvelope,
+  type ChangeEventFailed,
+  type ChangeEventProcessed,
+  type ChangeEventReceived,
+  type ChangeEventRef,
+  type ChangeEventRetryRequested,
+  type DirectoryWrite,
+  type ProcessingError,
+} from "./change-event.ts";
+export { DIRECTORY_WRITE_REQUESTED, type DirectoryWriteRequested } from "./directory-write.ts";
+export {
+  SERVICE_ACCOUNT_EVENT,
+  serviceAccountStream,
+  type ServiceAccountAccessChanged,
+  type ServiceAccountRevoked,
+  type ServiceAccountTokenIssued,
+} from "./accounts.ts";

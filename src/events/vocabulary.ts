@@ -1,0 +1,108 @@
+import type { NewEvent, RecordedEvent } from "../store/index.ts";
+import type {
+  ServiceAccountAccessChanged,
+  ServiceAccountRevoked,
+  ServiceAccountTokenIssued,
+} from "./accounts.ts";
+import type { DirectoryChangeNotRecorded } from "./capture.ts";
+import type {
+  ChangeEventAbandoned,
+  ChangeEventFailed,
+  ChangeEventProcessed,
+  ChangeEventReceived,
+  ChangeEventRetryRequested,
+} from "./change-event.ts";
+import type { DirectoryWriteRequested } from "./directory-write.ts";
+import type { EntryChange, EntrySnapshot } from "./entry.ts";
+
+/**
+ * Every event annal records, by type: the one list of what the log can hold. A projection
+ * names the types it handles and receives them narrowed (`RecordedAnnalEvent<T>`), so it
+ * reads `event.data` as its own type after a `switch (event.type)`, with no cast.
+ */
+export interface AnnalEventMap {
+  // An entry's stream (`entry-<entryUUID>`): what capture records of the directory.
+  readonly EntryAdded: EntryChange;
+  readonly EntryModified: EntryChange;
+  readonly EntryRenamed: EntryChange;
+  readonly EntryDeleted: EntryChange;
+  readonly EntrySnapshot: EntrySnapshot;
+  readonly DirectoryChangeNotRecorded: DirectoryChangeNotRecorded;
+  // A source's stream (`source-<source>`): a change event's life.
+  readonly ChangeEventReceived: ChangeEventReceived;
+  readonly ChangeEventProcessed: ChangeEventProcessed;
+  readonly ChangeEventFailed: ChangeEventFailed;
+  readonly ChangeEventAbandoned: ChangeEventAbandoned;
+  readonly ChangeEventRetryRequested: ChangeEventRetryRequested;
+  // A GraphQL mutation's write, before it is made.
+  readonly DirectoryWriteRequested: DirectoryWriteRequested;
+  // A service account's stream.
+  readonly ServiceAccountTokenIssued: ServiceAccountTokenIssued;
+  readonly ServiceAccountRevoked: ServiceAccountRevoked;
+  readonly ServiceAccountAccessChanged: ServiceAccountAccessChanged;
+}
+
+export type AnnalEventType = keyof AnnalEventMap;
+
+/** One event of the vocabulary as data: `{ type, data }`, discriminated by `type`. */
+export type AnnalEvent<T extends AnnalEventType = AnnalEventType> = {
+  [K in T]: { readonly type: K; readonly data: AnnalEventMap[K] };
+}[T];
+
+/** A recorded event of the vocabulary, discriminated by `type`. */
+export type RecordedAnnalEvent<T extends AnnalEventType = AnnalEventType> = {
+  [K in T]: Omit<RecordedEvent, "type" | "data"> & {
+    readonly type: K;
+    readonly data: AnnalEventMap[K];
+  };
+}[T];
+
+/**
+ * A recorded event of type `T`: narrowed by the vocabulary when `T` is one of its types, and
+ * plain `RecordedEvent` data otherwise (a test's or a benchmark's own event types).
+ */
+export type RecordedOf<T extends string> = T extends AnnalEventType
+  ? RecordedAnnalEvent<T>
+  : Omit<RecordedEvent, "type"> & { readonly type: T };
+
+/**
+ * A new event of the vocabulary for `appendToStream`, its data checked against its type.
+ *
+ * @example
+ * await store.appendToStream(entryStream(uuid), [
+ *   annalEvent("EntrySnapshot", { entryUUID: uuid, reason: "import", state }),
+ * ]);
+ */
+export function annalEvent<T extends AnnalEventType>(
+  type: T,
+  data: AnnalEventMap[T],
+  options: Omit<NewEvent, "type" | "data"> = {},
+): NewEvent<AnnalEventMap[T]> {
+  return { ...options, type, data };
+}
+
+/**
+ * The log's events of the given types, as the vocabulary types them. The store hands out
+ * `RecordedEvent<unknown>`: this is the one place where a stored `type` is trusted to say
+ * what its `data` is (every append of these types goes through `annalEvent` or a typed
+ * producer).
+ */
+export function eventsOfTypes<T extends string>(
+  events: readonly RecordedEvent[],
+  types: ReadonlySet<string>,
+): RecordedOf<T>[] {
+  return events.filter((event) => types.has(event.type)) as unknown as RecordedOf<T>[];
+}
+
+/**
+ * `event` as the vocabulary types it when its type is one of `types`, else undefined: for a
+ * reader of one event (the last of a stream) that needs its data.
+ */
+export function asEventOf<T extends AnnalEventType>(
+  event: RecordedEvent,
+  types: readonly T[],
+): RecordedAnnalEvent<T> | undefined {
+  return (types as readonly string[]).includes(event.type)
+    ? (event as unknown as RecordedAnnalEvent<T>)
+    : undefined;
+}

@@ -1,0 +1,65 @@
+import t from "tap";
+import { feed } from "../support/history.ts";
+import { captureFixture, person } from "../support/capture.ts";
+
+const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1001 - (Date.now() % 1000)));
+
+t.test(
+  "polling records adds, modifies and renames as observed changes without an actor",
+  async (t) => {
+    const f = await captureFixture(t, { source: "poll" });
+    await f.directory.add("uid=before,ou=people,dc=example,dc=org", person("before"));
+    await f.sync(); // first start: the import sees "before" as a snapshot, not as a change
+    t.same(await feed(f.db.pool), [], "the import records snapshots, no changes");
+    await nextSecond();
+    await f.directory.add("uid=bob,ou=people,dc=example,dc=org", person("bob"));
+    await f.directory.modify("uid=before,ou=people,dc=example,dc=org", [
+      { operation: "replace", attribute: "title", values: "Polled" },
+    ]);
+    await f.sync();
+    await nextSecond();
+    await f.directory.modifyDN("uid=bob,ou=people,dc=example,dc=org", "uid=robert");
+    await f.sync();
+    const changes = await feed(f.db.pool);
+    t.same(changes.map((c) => [c.change_type, c.dn]).sort(), [
+      ["add", "uid=bob,ou=people,dc=example,dc=org"],
+      ["modify", "uid=before,ou=people,dc=example,dc=org"],
+      ["modrdn", "uid=robert,ou=people,dc=example,dc=org"],
+    ]);
+    t.ok(
+      changes.every((c) => c.actor === null),
+      "polling knows no actor",
+    );
+    const modify = changes.find((c) => c.change_type === "modify")!;
+    t.same(modify.patch, [{ op: "add", path: "/title", value: ["Polled"] }]);
+    const observed = await f.db.pool.query(
+      "SELECT bool_and(observed) AS all FROM projection_changes.changes",
+    );
+    t.equal(observed.rows[0].all, true, "marked as observed");
+
+    t.equal(await f.sync(), 0, "polling again finds nothing new");
+  },
+);
+
+t.test(
+  "a full reconciliation records deletes, and changes made while annal was stopped",
+  async (t) => {
+    const f = await captureFixture(t, { source: "poll" });
+    await f.directory.add("uid=gone,ou=people,dc=example,dc=org", person("gone"));
+    await f.directory.add("uid=stays,ou=people,dc=example,dc=org", person("stays"));
+    await f.sync();
+    // annal is stopped; the directory changes.
+    await f.directory.delete("uid=gone,ou=people,dc=example,dc=org");
+    await nextSecond();
+    await f.directory.modify("uid=stays,ou=people,dc=example,dc=org", [
+      { operation: "replace", attribute: "title", values: "Still here" },
+    ]);
+    await f.sync({ reconcile: true });
+    const changes = await feed(f.db.pool);
+    t.same(changes.map((c) => [c.change_type, c.dn]).sort(), [
+      ["delete", "uid=gone,ou=people,dc=example,dc=org"],
+      ["modify", "uid=stays,ou=people,dc=example,dc=org"],
+    ]);
+    t.equal(await f.sync({ reconcile: true }), 0, "a second reconciliation finds nothing");
+  },
+);
