@@ -1,7 +1,7 @@
 import { open, readFile, rm, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 /** Another annal that is still running owns the embedded PostgreSQL of this data directory. */
 export class EmbeddedDatabaseInUseError extends AnnalError {

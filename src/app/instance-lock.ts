@@ -1,6 +1,6 @@
 import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { isRunningNode } from "./embedded-lock.ts";
 
 /** An `annal start` already runs on this data directory. */

@@ -5,7 +5,7 @@ import {
   MigrationMismatchError,
   type Pool,
 } from "../db/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { createServer } from "../http/index.ts";
 import type { Logger } from "../logger.ts";
 import { EventStore } from "../store/index.ts";

@@ -1,5 +1,5 @@
 import { withTransaction, type Pool } from "../db/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { annalEvent, serviceAccountStream } from "../events/index.ts";
 import type { EventStore } from "../store/index.ts";
 import { ACCESS_FUNCTIONS, type AccessFunction } from "./accounts.ts";

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { withTransaction, type Pool } from "../db/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { annalEvent, serviceAccountStream } from "../events/index.ts";
 import type { EventStore } from "../store/index.ts";
 import { accountNotFound, UnauthenticatedError } from "./errors.ts";

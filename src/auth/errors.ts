@@ -1,4 +1,4 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 /** No credentials, or credentials that name no active account: HTTP 401. */
 export class UnauthenticatedError extends AnnalError {

@@ -1,3 +1,4 @@
+import { AnnalError } from "../errors/index.ts";
 import type { Queryable } from "../db/index.ts";
 
 /** Names of capture checkpoints in `capture_checkpoints`. */
@@ -24,5 +25,13 @@ export async function writeCaptureCheckpoint(
     `INSERT INTO capture_checkpoints (source, position) VALUES ($1, $2)
      ON CONFLICT (source) DO UPDATE SET position = EXCLUDED.position, updated_at = now()`,
     [name, position],
+  );
+}
+
+/** Capture from `source` was asked for before the directory was ever imported. */
+export function notImported(source: string): AnnalError {
+  return new AnnalError(
+    "ANNAL_CAPTURE_NOT_IMPORTED",
+    `${source} capture has no checkpoint: the directory has not been imported yet`,
   );
 }

@@ -1,5 +1,5 @@
 import type { PoolClient } from "../db/index.ts";
-import { isAnnalError } from "../errors.ts";
+import { isAnnalError } from "../errors/index.ts";
 import { captureNotRecorded } from "../metrics.ts";
 import type { CaptureContext } from "./context.ts";
 import {

@@ -12,7 +12,7 @@ import { changeFromAccesslog } from "./changes.ts";
 import { recordIsolated } from "./failures.ts";
 import { claimWriteIntent, writeFingerprint } from "./intents.ts";
 import type { Normalizer } from "./normalize.ts";
-import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
+import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { entryStream, type EntryState } from "../events/index.ts";
 import { lastEntryState } from "./last-state.ts";
@@ -39,8 +39,7 @@ export async function captureFromAccesslog(
 ): Promise<CaptureResult> {
   const { pool, directory, log } = context;
   const start = await readCaptureCheckpoint(pool, "accesslog");
-  if (start === undefined)
-    throw new Error("accesslog capture has no checkpoint: run the import first");
+  if (start === undefined) throw notImported("accesslog");
   let recorded = 0;
   let position: LogPosition | undefined;
   for await (const page of directory.search(ACCESSLOG_BASE, {

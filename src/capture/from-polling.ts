@@ -4,7 +4,7 @@ import type { DirectoryEntry } from "../directory/entry.ts";
 import { ge, present } from "../directory/filter.ts";
 import { parseGeneralizedTime } from "./accesslog.ts";
 import { changeBetween } from "./changes.ts";
-import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
+import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { entryStream } from "../events/index.ts";
 import { lastEntryState } from "./last-state.ts";
@@ -26,7 +26,7 @@ export async function captureByPolling(
 ): Promise<CaptureResult> {
   const { directory, normalizer, base } = context;
   const since = await readCaptureCheckpoint(context.pool, "poll");
-  if (since === undefined) throw new Error("poll capture has no checkpoint: run the import first");
+  if (since === undefined) throw notImported("poll");
   const filter = options.reconcile ? present("objectClass") : ge("modifyTimestamp", since);
   const seen = new Set<string>();
   let newest = since;

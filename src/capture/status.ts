@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/index.ts";
-import { isAnnalError } from "../errors.ts";
+import { isAnnalError } from "../errors/index.ts";
 import { captureFailures, captureLastSuccess } from "../metrics.ts";
 import { CAPTURE_FAILURES_STREAM } from "../events/index.ts";
 import type { CaptureSource } from "./service.ts";

@@ -2,7 +2,7 @@ import { openDatabase, prepareEventStore } from "../app/index.ts";
 import { startDirectory } from "../app/directory.ts";
 import { loadConfig } from "../config/index.ts";
 import { ensureImported, importEntries } from "../capture/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { createLogger } from "../logger.ts";
 import type { Output } from "./output.ts";
 import { progressBar } from "./progress.ts";

@@ -1,4 +1,5 @@
-import { isAnnalError } from "../errors.ts";
+import { isAnnalError } from "../errors/index.ts";
+import { classifyError } from "../http/index.ts";
 
 /** Where a command writes: results on standard output, failures on standard error. */
 export interface Output {
@@ -12,13 +13,16 @@ export const processOutput: Output = {
 };
 
 /**
- * `annal: <CODE>: <message>` and, where the error has one, `annal: hint: <hint>`. An error
- * that is not an `AnnalError` is a bug: `ANNAL_INTERNAL`, with its stack under `ANNAL_DEBUG`.
+ * `annal: <CODE>: <message>` and, where the error has one, `annal: hint: <hint>`, as the one
+ * classifier reads the error. An error that is not annal's is a bug: `ANNAL_INTERNAL` with
+ * its own message (the one running the command is the operator), its stack under
+ * `ANNAL_DEBUG`.
  */
 export function failureLines(error: unknown, env: NodeJS.ProcessEnv = process.env): string[] {
   if (isAnnalError(error)) {
-    const lines = [`annal: ${error.code}: ${error.message}`];
-    if (error.hint) lines.push(`annal: hint: ${error.hint}`);
+    const classified = classifyError(error, "cli");
+    const lines = [`annal: ${classified.code}: ${classified.message}`];
+    if (classified.hint) lines.push(`annal: hint: ${classified.hint}`);
     return lines;
   }
   const message = error instanceof Error ? error.message : String(error);

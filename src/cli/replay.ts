@@ -1,6 +1,6 @@
 import { allProjections, openDatabase, prepareEventStore, replayProjection } from "../app/index.ts";
 import { loadConfig } from "../config/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { createLogger } from "../logger.ts";
 import type { Output } from "./output.ts";
 import { progressBar } from "./progress.ts";

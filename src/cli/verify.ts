@@ -2,7 +2,7 @@ import { checkConfiguration, openDatabase } from "../app/index.ts";
 import { loadConfig } from "../config/index.ts";
 import type { HooksRegistry } from "../hooks/index.ts";
 import { checkMigrations } from "../db/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { pingDatabase } from "../http/index.ts";
 import { createLogger } from "../logger.ts";
 import type { Output } from "./output.ts";

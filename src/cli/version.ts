@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { readFile, realpath } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 /** The directory holding annal's `package.json`, `src/` and (in a checkout) `.git`. */
 export const SOURCE_ROOT = path.resolve(import.meta.dirname, "../..");

@@ -1,4 +1,4 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 type Unit = keyof typeof UNIT_MS;

@@ -1,4 +1,4 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError, type ErrorCode } from "../errors/index.ts";
 
 /**
  * Every failure to turn a configuration file into an `AnnalConfig`. The `code` tells the
@@ -17,7 +17,7 @@ export class ConfigError extends AnnalError {
   readonly column: number | undefined;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     context: {
       file: string;

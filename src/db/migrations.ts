@@ -1,6 +1,6 @@
 import path from "node:path";
 import { loadMigrationFiles, migrate } from "postgres-migrations";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import type { Pool, Queryable } from "./pool.ts";
 
 export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../migrations");

@@ -1,4 +1,4 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 /**
  * Distinguished names (RFC 4514): parsing into RDNs, writing them back with correct escaping,

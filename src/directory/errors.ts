@@ -1,5 +1,5 @@
 import { ResultCodeError } from "ldapts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError, type ErrorCode } from "../errors/index.ts";
 
 /** The LDAP operation an error came from, as annal names it. */
 export type DirectoryOperation =
@@ -15,7 +15,7 @@ export class DirectoryError extends AnnalError {
   readonly resultCode: number | undefined;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     context: {
       operation: DirectoryOperation;
@@ -34,7 +34,7 @@ export class DirectoryError extends AnnalError {
 }
 
 interface Condition {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly status: number;
   readonly what: string;
   readonly hint?: string;

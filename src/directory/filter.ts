@@ -1,4 +1,4 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import type { FilterNode } from "../filters/index.ts";
 
 /**

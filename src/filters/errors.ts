@@ -1,4 +1,4 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 /** The four filter languages of the REST channel's `filter` parameter. */
 export type FilterFormat = "json" | "ldap" | "expression" | "scim";
@@ -46,8 +46,8 @@ export class FilterSyntaxError extends AnnalError {
       details.hint ??
       `The filter was read as ${FORMAT_NAMES[format]}; at position ${position} it has ${describeAt(text, position)}.`;
     super("ANNAL_FILTER_SYNTAX", `filter: expected ${expected} at position ${position}`, {
-      status: 400,
       hint,
+      details: { parameter: "filter", format, position, expected },
     });
     this.position = position;
     this.expected = expected;
@@ -69,7 +69,15 @@ export class FilterUnsupportedError extends AnnalError {
     super(
       "ANNAL_FILTER_UNSUPPORTED",
       `filter: ${details.feature} is not supported (at position ${details.position})`,
-      { status: 400, hint: details.hint },
+      {
+        hint: details.hint,
+        details: {
+          parameter: "filter",
+          format: details.format,
+          position: details.position,
+          feature: details.feature,
+        },
+      },
     );
     this.position = details.position;
     this.feature = details.feature;
@@ -88,7 +96,7 @@ export class FilterTooComplexError extends AnnalError {
         ? `filter: ${actual ?? "more than " + maximum} characters is longer than the limit of ${maximum}`
         : `filter: nested deeper than ${maximum} levels`;
     super("ANNAL_FILTER_TOO_COMPLEX", message, {
-      status: 400,
+      details: { parameter: "filter", limit, maximum },
       hint:
         limit === "length"
           ? "Shorten the filter, or split the search into several requests."

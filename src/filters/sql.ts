@@ -1,5 +1,5 @@
 import type { FilterNode } from "./ast.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 export type SqlFilterOptions = {
   /**

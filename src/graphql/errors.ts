@@ -1,32 +1,8 @@
 import { GraphQLError } from "graphql";
-import { AnnalError, isAnnalError } from "../errors.ts";
+import { AnnalError, GRAPHQL_CODES, type GraphqlCode } from "../errors/index.ts";
+import { classifyError, type ClassifiedError } from "../http/index.ts";
 
-/**
- * GraphQL's `extensions.code` values. The first six are the product documents'; the limit
- * codes are annal's (the documents' 0.3.0 has none for aliases and directives); the rest name
- * conditions of the gateway itself.
- */
-export const GRAPHQL_CODES = {
-  unauthenticated: "UNAUTHENTICATED",
-  notFound: "NOT_FOUND",
-  badUserInput: "BAD_USER_INPUT",
-  internal: "INTERNAL_SERVER_ERROR",
-  validationFailed: "GRAPHQL_VALIDATION_FAILED",
-  parseFailed: "GRAPHQL_PARSE_FAILED",
-  depthLimit: "GRAPHQL_DEPTH_LIMIT_EXCEEDED",
-  aliasLimit: "GRAPHQL_ALIAS_LIMIT_EXCEEDED",
-  directiveLimit: "GRAPHQL_DIRECTIVE_LIMIT_EXCEEDED",
-  costLimit: "GRAPHQL_COST_LIMIT_EXCEEDED",
-  entryLimit: "GRAPHQL_ENTRY_LIMIT_EXCEEDED",
-  forbidden: "FORBIDDEN",
-  conflict: "CONFLICT",
-  unavailable: "SERVICE_UNAVAILABLE",
-  restBackend: "REST_BACKEND_FAILED",
-  badRequest: "BAD_REQUEST",
-  methodNotAllowed: "METHOD_NOT_ALLOWED",
-} as const;
-
-export type GraphqlCode = (typeof GRAPHQL_CODES)[keyof typeof GRAPHQL_CODES];
+export { GRAPHQL_CODES, type GraphqlCode };
 
 /**
  * A malformed argument: `first` out of range, a cursor or an ID that is not one, a filter that
@@ -69,7 +45,10 @@ export class RestBackendError extends AnnalError {
       responseStatus === undefined
         ? `the REST backend "${backend}" could not be reached: ${backendMessage}`
         : `the REST backend "${backend}" answered ${responseStatus}: ${backendMessage}`,
-      { status: 502, cause },
+      {
+        cause,
+        details: { backend, status: responseStatus ?? null, backendMessage },
+      },
     );
     this.backend = backend;
     this.responseStatus = responseStatus;
@@ -105,17 +84,6 @@ export class GatewaySchemaError extends AnnalError {
   }
 }
 
-/** The category code of an AnnalError, by its HTTP status. */
-function codeForStatus(status: number): GraphqlCode {
-  if (status === 401) return GRAPHQL_CODES.unauthenticated;
-  if (status === 403) return GRAPHQL_CODES.forbidden;
-  if (status === 404) return GRAPHQL_CODES.notFound;
-  if (status === 409) return GRAPHQL_CODES.conflict;
-  if (status >= 400 && status < 500) return GRAPHQL_CODES.badUserInput;
-  if (status === 502 || status === 503 || status === 504) return GRAPHQL_CODES.unavailable;
-  return GRAPHQL_CODES.internal;
-}
-
 export interface FormattedError {
   readonly error: GraphQLError;
   /** Our fault: log it with its stack; the answer says nothing of it but the request id. */
@@ -124,36 +92,15 @@ export interface FormattedError {
 
 /**
  * Gives every error of an answer its `extensions.code`: errors that already carry one (parse,
- * validation, limits) keep it; an AnnalError thrown by a resolver gets the category of its
- * status, its own code as `annalCode`, and its hint; anything else is an
+ * validation, limits) keep it; graphql-js's own (a variable that does not coerce) are
+ * BAD_USER_INPUT; an error a resolver threw takes what the classifier reads in it: its
+ * GraphQL code, annal's code as `annalCode`, its hint and details; anything else is an
  * INTERNAL_SERVER_ERROR whose message names only the request id.
  */
 export function formatGraphqlError(error: GraphQLError, requestId: string): FormattedError {
   const original = error.originalError;
   const existing = error.extensions?.code;
   if (typeof existing === "string") return { error, internal: false };
-  if (original instanceof RestBackendError) {
-    return {
-      error: withExtensions(error, original.message, {
-        code: GRAPHQL_CODES.restBackend,
-        annalCode: original.code,
-        backend: original.backend,
-        status: original.responseStatus ?? null,
-        backendMessage: original.backendMessage,
-      }),
-      internal: false,
-    };
-  }
-  if (isAnnalError(original)) {
-    return {
-      error: withExtensions(error, original.message, {
-        code: codeForStatus(original.status),
-        annalCode: original.code,
-        ...(original.hint === undefined ? {} : { hint: original.hint }),
-      }),
-      internal: original.status >= 500 && codeForStatus(original.status) === GRAPHQL_CODES.internal,
-    };
-  }
   if (original === undefined || original === null) {
     // graphql-js's own: a variable that does not coerce, a non-null field that resolved null.
     const input = /^Variable "\$|^Argument "|got invalid value|^Expected type/.test(error.message);
@@ -164,13 +111,22 @@ export function formatGraphqlError(error: GraphQLError, requestId: string): Form
       internal: !input,
     };
   }
+  const classified = classifyError(original, requestId);
   return {
-    error: withExtensions(
-      error,
-      `Unexpected error; the server log has the details under request ${requestId}`,
-      { code: GRAPHQL_CODES.internal, requestId },
-    ),
-    internal: true,
+    error: withExtensions(error, classified.message, graphqlExtensions(classified)),
+    internal: classified.internal,
+  };
+}
+
+/** The `extensions` of a classified error: its GraphQL code, annal's code, hint and details. */
+export function graphqlExtensions(classified: ClassifiedError): Record<string, unknown> {
+  return {
+    ...classified.details,
+    code: classified.graphqlCode,
+    ...(classified.internal && classified.kind === "ANNAL_INTERNAL"
+      ? {}
+      : { annalCode: classified.code }),
+    ...(classified.hint === undefined ? {} : { hint: classified.hint }),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { ExecutionResult, GraphQLError } from "graphql";
+import { GraphQLError, type ExecutionResult } from "graphql";
 import {
   getGraphQLParameters,
   processRequest,
@@ -7,13 +7,20 @@ import {
   type ExecutionPatchResult,
 } from "graphql-helix";
 import { MAX_FILTER_DEPTH } from "../filters/index.ts";
-import { authenticateBearer, UnauthenticatedError } from "../auth/index.ts";
+import { authenticateBearer } from "../auth/index.ts";
+import { classifyError, logClassified } from "../http/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { DirectoryWrite, GatewayContext } from "./context.ts";
-import { codedError, formatGraphqlError, GRAPHQL_CODES, type GraphqlCode } from "./errors.ts";
+import {
+  codedError,
+  formatGraphqlError,
+  GRAPHQL_CODES,
+  graphqlExtensions,
+  type GraphqlCode,
+} from "./errors.ts";
 import { buildGateway, type Gateway } from "./gateway.ts";
 import { graphiqlRoutes } from "./graphiql.ts";
 import { acceptedLanguages } from "./i18n.ts";
@@ -88,18 +95,18 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
     const graphiql = config.graphql.introspection ? graphiqlRoutes(path) : undefined;
     if (graphiql) await server.register(graphiql.routes);
 
-    server.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-      const status =
-        typeof error.statusCode === "number" && error.statusCode < 500 ? error.statusCode : 500;
-      if (status === 500) request.log.error({ err: error }, "GraphQL request failed");
-      const message =
-        (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY"
-          ? "the request body is not valid JSON"
-          : status === 500
-            ? `Unexpected error; the server log has the details under request ${request.id}`
-            : error.message;
-      const code = status === 500 ? GRAPHQL_CODES.internal : GRAPHQL_CODES.badRequest;
-      return sendErrors(reply, status, [codedError(message, code)]);
+    // Errors before GraphQL runs (a body that is not JSON): the classifier's reading, with
+    // the HTTP status it names and the body GraphQL clients read.
+    server.setErrorHandler((error, request, reply) => {
+      const classified = classifyError(error, request.id);
+      logClassified(request, error, classified);
+      return sendErrors(reply.headers(classified.headers), classified.status, [
+        codedError(
+          classified.message,
+          classified.status >= 500 ? GRAPHQL_CODES.internal : GRAPHQL_CODES.badRequest,
+          classified.internal ? { requestId: request.id } : {},
+        ),
+      ]);
     });
 
     server.route({
@@ -128,13 +135,12 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
         try {
           context = await contextFor(request, options, gateway);
         } catch (error) {
-          if (!(error instanceof UnauthenticatedError)) throw error;
-          reply.header("www-authenticate", error.challenge);
-          return sendErrors(reply, 200, [
-            codedError(error.message, GRAPHQL_CODES.unauthenticated, {
-              annalCode: error.code,
-              hint: error.hint,
-            }),
+          // A refused request still reaches GraphQL's answer: 200 with the error's code.
+          const classified = classifyError(error, request.id);
+          if (classified.status !== 401 && classified.status !== 403) throw error;
+          logClassified(request, error, classified);
+          return sendErrors(reply.headers(classified.headers), 200, [
+            new GraphQLError(classified.message, { extensions: graphqlExtensions(classified) }),
           ]);
         }
         const { operationName, query, variables } = getGraphQLParameters(helixRequest);

@@ -8,7 +8,7 @@ import {
   type GraphQLSchema,
 } from "graphql";
 import { ForbiddenError, type AccessFunction } from "../auth/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import type { GatewayContext } from "./context.ts";
 import { FIELD_DIRECTIVES, NOTHING, type BuildState, type Step } from "./directives/index.ts";
 import { isEntry } from "./entry.ts";

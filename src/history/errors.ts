@@ -1,4 +1,4 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 /** Why an entry could not be shown: never known, not yet there, deleted, or of another type. */
 export type EntryAbsence = "unknown" | "not-yet" | "deleted" | "other-type";
@@ -31,7 +31,13 @@ export class EntryNotFoundError extends AnnalError {
         ? `read it under its own type's path`
         : "entries of no configured type are not served",
     }[reason];
-    super("ANNAL_ENTRY_NOT_FOUND", message, { status: 404, hint });
+    super("ANNAL_ENTRY_NOT_FOUND", message, {
+      hint,
+      details: {
+        reason,
+        ...(details.since === undefined ? {} : { since: details.since.toISOString() }),
+      },
+    });
     this.reason = reason;
     this.since = details.since;
   }

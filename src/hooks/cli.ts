@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { openDatabase, prepareEventStore } from "../app/index.ts";
 import { loadConfig } from "../config/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { startJobs } from "../jobs/index.ts";
 import { createLogger } from "../logger.ts";
 import {

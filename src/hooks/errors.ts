@@ -1,16 +1,19 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError, type ErrorCode } from "../errors/index.ts";
 
-/** The `error` values of the webhook's answers, exactly as the spec's table gives them. */
+/**
+ * The `error` values of the webhook's answers, exactly as the spec's table gives them, and
+ * the catalog code of each (which holds the answer's status).
+ */
 export const WEBHOOK_ANSWERS = {
-  invalid_request_body: 400,
-  authentication_required: 401,
-  authentication_failed: 403,
-  webhook_not_found: 404,
-  change_event_conflict: 409,
-  request_too_large: 413,
-  rate_limit_exceeded: 429,
-  change_ingress_unavailable: 503,
-} as const;
+  invalid_request_body: "ANNAL_WEBHOOK_INVALID_REQUEST_BODY",
+  authentication_required: "ANNAL_WEBHOOK_AUTHENTICATION_REQUIRED",
+  authentication_failed: "ANNAL_WEBHOOK_AUTHENTICATION_FAILED",
+  webhook_not_found: "ANNAL_WEBHOOK_WEBHOOK_NOT_FOUND",
+  change_event_conflict: "ANNAL_WEBHOOK_CHANGE_EVENT_CONFLICT",
+  request_too_large: "ANNAL_WEBHOOK_REQUEST_TOO_LARGE",
+  rate_limit_exceeded: "ANNAL_WEBHOOK_RATE_LIMIT_EXCEEDED",
+  change_ingress_unavailable: "ANNAL_WEBHOOK_CHANGE_INGRESS_UNAVAILABLE",
+} as const satisfies Record<string, ErrorCode>;
 
 export type WebhookAnswer = keyof typeof WEBHOOK_ANSWERS;
 
@@ -29,8 +32,7 @@ export class WebhookRefusal extends AnnalError {
     message: string,
     options: { retryAfter?: number; cause?: unknown } = {},
   ) {
-    super(`ANNAL_WEBHOOK_${answer.toUpperCase()}`, message, {
-      status: WEBHOOK_ANSWERS[answer],
+    super(WEBHOOK_ANSWERS[answer], message, {
       cause: options.cause,
       headers: {
         // A 401 names how to authenticate (RFC 9110): a signature over the delivery.
@@ -126,9 +128,9 @@ export class PermanentFailure extends AnnalError {
   readonly [PERMANENT] = true;
 
   constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
-    super(options.code ?? "ANNAL_HOOK_PERMANENT_FAILURE", message, {
-      status: 422,
+    super("ANNAL_HOOK_PERMANENT_FAILURE", message, {
       cause: options.cause,
+      ...(options.code === undefined ? {} : { userCode: options.code }),
     });
   }
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { EventStore } from "../store/index.ts";
 import {

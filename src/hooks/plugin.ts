@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { errorHeaders, isAnnalError } from "../errors.ts";
+import { ERROR_CATALOG } from "../errors/index.ts";
+import { classifyError, type ClassifiedError } from "../http/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { EventStore } from "../store/index.ts";
 import { ChangeEventAcceptor } from "./accept.ts";
@@ -140,43 +141,46 @@ async function receive(
 }
 
 /**
- * Every failure of the webhook's scope answers `{ "error": <value> }` and nothing else. A
- * client error Fastify raises (the body over its limit, a broken Content-Length) maps to the
- * table's nearest row; anything unexpected to 503: nothing was stored, and the sender resends.
+ * Every failure of the webhook's scope answers `{ "error": <value> }` and nothing else: a
+ * refusal with its own answer; a client error Fastify raises (the body over its limit, a
+ * broken Content-Length) the table's nearest row; anything unexpected 503, since nothing was
+ * stored and the sender resends.
  */
 function answerError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const classified = classifyError(error, request.id);
+  const own = ownAnswer(classified);
   let answer: WebhookAnswer;
-  let retryAfter: number | undefined;
-  if (error instanceof WebhookRefusal) {
-    answer = error.answer;
-    retryAfter = error.retryAfter;
+  let headers = classified.headers;
+  if (own) {
+    answer = own;
     const log = answer === "change_ingress_unavailable" ? request.log.warn : request.log.info;
+    const cause = (error as { cause?: unknown }).cause;
     log.call(
       request.log,
-      { code: error.code, status: error.status, ...(error.cause ? { err: error.cause } : {}) },
-      `webhook refused the delivery: ${error.message}`,
+      { code: classified.code, status: classified.status, ...(cause ? { err: cause } : {}) },
+      `webhook refused the delivery: ${classified.message}`,
     );
+  } else if (classified.status >= 400 && classified.status < 500) {
+    answer = classified.status === 413 ? "request_too_large" : "invalid_request_body";
+    request.log.info({ status: classified.status, answer }, "webhook refused the delivery");
   } else {
-    const status = (error as { statusCode?: unknown }).statusCode;
-    if (status === 413) answer = "request_too_large";
-    else if (typeof status === "number" && status >= 400 && status < 500)
-      answer = "invalid_request_body";
-    else {
-      answer = "change_ingress_unavailable";
-      retryAfter = 5;
-      request.log.error(
-        { err: error, code: isAnnalError(error) ? error.code : undefined },
-        "webhook delivery failed unexpectedly",
-      );
-    }
-    if (answer !== "change_ingress_unavailable") {
-      request.log.info({ status, answer }, "webhook refused the delivery");
-    }
+    answer = "change_ingress_unavailable";
+    headers = { ...headers, "retry-after": "5" };
+    request.log.error(
+      { err: error, code: classified.code },
+      "webhook delivery failed unexpectedly",
+    );
   }
-  void reply.headers(errorHeaders(error));
-  if (retryAfter !== undefined) void reply.header("retry-after", String(retryAfter));
   return reply
-    .code(WEBHOOK_ANSWERS[answer])
+    .code(ERROR_CATALOG[WEBHOOK_ANSWERS[answer]].status)
+    .headers(headers)
     .type("application/json; charset=utf-8")
     .send({ error: answer });
+}
+
+/** The answer a refusal names itself (by its catalog code), if it is one. */
+function ownAnswer(classified: ClassifiedError): WebhookAnswer | undefined {
+  return (Object.keys(WEBHOOK_ANSWERS) as WebhookAnswer[]).find(
+    (answer) => WEBHOOK_ANSWERS[answer] === classified.kind,
+  );
 }

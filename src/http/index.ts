@@ -3,7 +3,15 @@
  * latency, and RFC 9457 problem details for every error.
  */
 export { createServer, type AnnalServer, type ServerOptions } from "./server.ts";
-export { mapError, problem, PROBLEM_CONTENT_TYPE, type Problem } from "./problem.ts";
+export { classifyError, type ClassifiedError } from "./classify.ts";
+export {
+  logClassified,
+  problemOf,
+  PROBLEM_CONTENT_TYPE,
+  routeNotFound,
+  sendProblem,
+  type Problem,
+} from "./problem.ts";
 export {
   checkReadiness,
   DatabaseUnreachableError,

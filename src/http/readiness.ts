@@ -1,5 +1,5 @@
 import { checkMigrations, MigrationMismatchError, type Queryable } from "../db/index.ts";
-import { AnnalError, isAnnalError } from "../errors.ts";
+import { AnnalError, catalogEntry, isAnnalError } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
 import { FAILING_AFTER_PASSES, type CaptureStatus } from "../capture/index.ts";
 import type { ProjectionStatus } from "../projector/index.ts";
@@ -153,16 +153,6 @@ function report(
   return { status: ready ? "ready" : "unready", checks, projections, capture };
 }
 
-const FAILURE_DETAILS: Readonly<Record<string, string>> = {
-  ANNAL_DATABASE_UNREACHABLE: "the database did not answer SELECT 1",
-  ANNAL_MIGRATIONS_PENDING:
-    "the database lacks migrations this program needs; annal start applies them",
-  WF_DATABASE_MIGRATION_MISMATCH: "the database records a migration this program does not know",
-  ANNAL_READINESS_TIMEOUT: "the check did not finish in time",
-  ANNAL_CAPTURE_FAILING:
-    "directory change capture has failed pass after pass; capture.lastError says why",
-};
-
 async function check(
   name: string,
   log: Pick<Logger, "warn">,
@@ -178,7 +168,11 @@ async function check(
         ? { recordedKey: error.recordedKey, newestKnownKey: error.newestKnownKey }
         : {};
     log.warn({ check: name, code, err: error, ...context }, `readiness check ${name} failed`);
-    return { status: "failed", code, detail: FAILURE_DETAILS[code] ?? `the ${name} check failed` };
+    return {
+      status: "failed",
+      code,
+      detail: catalogEntry(code)?.meaning ?? `the ${name} check failed`,
+    };
   }
 }
 

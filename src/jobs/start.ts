@@ -1,4 +1,5 @@
 import { PgBoss, type ConstructorOptions, type Db, type Queue } from "pg-boss";
+import { AnnalError } from "../errors/index.ts";
 import type { Pool, Queryable } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 
@@ -109,5 +110,5 @@ export function inTransaction(db: Queryable): Db {
 }
 
 function missingConnection(): never {
-  throw new Error("startJobs needs a pool or a connectionString");
+  throw new AnnalError("ANNAL_INTERNAL", "startJobs needs a pool or a connectionString");
 }

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { withTransaction, type Pool } from "../db/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { projectionLag, projectionPosition } from "../metrics.ts";
 import {
   EVENTS_CHANNEL,

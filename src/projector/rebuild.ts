@@ -1,5 +1,5 @@
 import { withTransaction, type Pool } from "../db/index.ts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { START, countAfter } from "../store/index.ts";
 import { applyBatch, lockProjection } from "./apply-batch.ts";
 import { createProjectionSchema, quoteIdentifier, schemaExists, schemaNames } from "./schema.ts";

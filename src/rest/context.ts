@@ -82,7 +82,7 @@ export function servedType(context: RestContext, segment: string): ServedType {
       : paths.length > 0
         ? `the entry types are at ${paths.join(", ")}`
         : "no entry types are configured: add [[directory.types]] to the configuration",
-    extras: { entryType: segment },
+    details: { entryType: segment },
   });
 }
 
@@ -92,7 +92,7 @@ function refuseNul(node: FilterNode): void {
     if (text?.includes("\u0000")) {
       throw new RestError("ANNAL_PARAMETER_INVALID", "filter: a value holds the character U+0000", {
         hint: "remove the NUL character from the filter",
-        extras: { parameter: "filter" },
+        details: { parameter: "filter" },
       });
     }
   };
@@ -150,7 +150,7 @@ export function readInclude<const T extends string>(
       `include: ${wrong.map((part) => JSON.stringify(part)).join(", ")} ${wrong.length === 1 ? "is" : "are"} not a part of the response`,
       {
         hint: `include takes a comma-separated list of ${allowed.join(", ")}`,
-        extras: { parameter: "include", expected: allowed },
+        details: { parameter: "include", expected: allowed },
       },
     );
   }

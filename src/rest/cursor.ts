@@ -26,7 +26,7 @@ export class CursorMismatchError extends RestError {
       `${parameter}: the cursor belongs to another query (another type, filter or sort order)`,
       {
         hint: "page with the same filter and sort the cursor came from, or start again without a cursor",
-        extras: { parameter },
+        details: { parameter },
       },
     );
   }
@@ -59,9 +59,9 @@ export class CursorCodec {
   decode(parameter: string, cursor: string, kind: string, query: string): unknown {
     const invalid = () => {
       const error = new InvalidCursorError(`${parameter}: the cursor is not valid`);
-      return new RestError(error.code, error.message, {
+      return new RestError(error.kind, error.message, {
         hint: error.hint,
-        extras: { parameter },
+        details: { parameter },
       });
     };
     const match = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/.exec(cursor);
@@ -83,9 +83,9 @@ export class CursorCodec {
     if (!authentic || typeof payload !== "object" || payload === null) {
       if (typeof payload?.e === "string" && payload.e !== this.#epoch) {
         const error = new ForeignCursorError();
-        throw new RestError(error.code, `${parameter}: ${error.message}`, {
+        throw new RestError(error.kind, `${parameter}: ${error.message}`, {
           hint: error.hint,
-          extras: { parameter },
+          details: { parameter },
         });
       }
       throw invalid();

@@ -1,29 +1,23 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError, type ErrorCode } from "../errors/index.ts";
 
 /**
- * An error of the REST channel with members for the problem body besides `code`, `detail` and
- * `hint` (RFC 9457 extension members): the parameter at fault, what was expected, the unknown
- * names. They carry nothing the client did not send or could not know.
+ * An error of the REST channel. Its `details` are the problem body's members besides `code`,
+ * `detail` and `hint` (RFC 9457 extension members): the parameter at fault, what was
+ * expected, the unknown names. They carry nothing the client did not send or could not know.
  */
 export class RestError extends AnnalError {
-  readonly extras: Readonly<Record<string, unknown>>;
-
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     options: {
       status?: number;
       hint?: string;
-      extras?: Record<string, unknown>;
+      details?: Record<string, unknown>;
       cause?: unknown;
+      headers?: Record<string, string>;
     } = {},
   ) {
-    super(code, message, {
-      status: options.status ?? 400,
-      hint: options.hint,
-      cause: options.cause,
-    });
-    this.extras = options.extras ?? {};
+    super(code, message, options);
   }
 }
 
@@ -31,14 +25,14 @@ export class RestError extends AnnalError {
 export function invalidParameter(
   parameter: string,
   message: string,
-  options: { hint?: string; expected?: string; extras?: Record<string, unknown> } = {},
+  options: { hint?: string; expected?: string; details?: Record<string, unknown> } = {},
 ): RestError {
   return new RestError("ANNAL_PARAMETER_INVALID", `${parameter}: ${message}`, {
     hint: options.hint,
-    extras: {
+    details: {
       parameter,
       ...(options.expected === undefined ? {} : { expected: options.expected }),
-      ...options.extras,
+      ...options.details,
     },
   });
 }
@@ -63,7 +57,7 @@ export class UnknownAttributesError extends RestError {
       `unknown attribute${unknown.length === 1 ? "" : "s"}: ${where}`,
       {
         hint: "check the spelling against the attributes in /api.json, or send Prefer: handling=lenient to ignore unknown names",
-        extras: { unknown, parameters: byParameter },
+        details: { unknown, parameters: byParameter },
       },
     );
     this.unknown = unknown;

@@ -23,7 +23,7 @@ export class QueryParameters {
       if (Array.isArray(raw)) {
         throw new RestError("ANNAL_PARAMETER_REPEATED", `${name}: given ${raw.length} times`, {
           hint: `give ${name} once; lists are comma-separated (fields=cn,sn)`,
-          extras: { parameter: name },
+          details: { parameter: name },
         });
       }
       const value = String(raw);
@@ -31,13 +31,13 @@ export class QueryParameters {
         throw new RestError(
           "ANNAL_PARAMETER_INVALID",
           `${name}: ${value.length} characters is longer than the limit of ${MAX_PARAMETER_LENGTH}`,
-          { extras: { parameter: name } },
+          { details: { parameter: name } },
         );
       }
       if (value.includes("\u0000")) {
         throw new RestError("ANNAL_PARAMETER_INVALID", `${name}: holds the character U+0000`, {
           hint: "remove the NUL character (%00)",
-          extras: { parameter: name },
+          details: { parameter: name },
         });
       }
       if (value !== "") this.#values.set(name, value);
@@ -48,7 +48,7 @@ export class QueryParameters {
         `unknown query parameter${unknown.length === 1 ? "" : "s"} ${unknown.map((n) => JSON.stringify(n)).join(", ")}`,
         {
           hint: `this route takes ${known.join(", ")}; Prefer: handling=lenient ignores others`,
-          extras: { unknown },
+          details: { unknown },
         },
       );
     }

@@ -6,7 +6,7 @@ import { requireAccess, type RestContext, type RestDeps, type ServedType } from 
 import { CursorCodec, loadCursorKey } from "./cursor.ts";
 import { RestError } from "./errors.ts";
 import { ExportGate } from "./export/gate.ts";
-import { sendRestError } from "./problem.ts";
+import { sendProblem } from "../http/index.ts";
 import { answerChanges } from "./routes/changes.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { entryChanges, lookupEntry } from "./routes/entry.ts";
@@ -26,7 +26,7 @@ function entrySegments(url: string): string[] {
     } catch {
       throw new RestError("ANNAL_ID_INVALID", "the ID is not valid percent-encoding", {
         hint: "URL-encode the DN: encodeURIComponent in JavaScript, urllib.parse.quote(dn, safe='') in Python",
-        extras: { parameter: "id" },
+        details: { parameter: "id" },
       });
     }
   });
@@ -79,7 +79,7 @@ export function restPlugin(deps: RestDeps) {
       clock: () => ({ now: now(), timeZone: config.rest.timeZone }),
     };
 
-    server.setErrorHandler((error, request, reply) => sendRestError(error, request, reply));
+    server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));
     await server.register(docsRoutes(context));
     await server.register(async (data) => {
       data.addHook("onRequest", async (request: FastifyRequest) => {

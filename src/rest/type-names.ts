@@ -1,5 +1,5 @@
 import pluralize from "pluralize";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 
 /** Every name the REST channel and its OpenAPI description derive from one configured type. */
 export interface TypeNames {

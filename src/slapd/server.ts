@@ -5,7 +5,7 @@ import { createServer, type Socket } from "node:net";
 import { delimiter, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "ldapts";
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import { SLAPD_BASE, SLAPD_ROOT_DN, slapdConfig, slapdPaths } from "./config.ts";
 
 /** How to get slapd on Debian or Ubuntu; shown whenever it is missing. */

@@ -1,4 +1,4 @@
-import { AnnalError } from "../errors.ts";
+import { AnnalError } from "../errors/index.ts";
 import type { ExpectedVersion } from "./types.ts";
 
 /** An append stated a version the stream is no longer at (someone else appended first). */

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import t from "tap";
 import type { FilterNode } from "../../src/filters/index.ts";
-import { AnnalError } from "../../src/errors.ts";
+import { AnnalError } from "../../src/errors/index.ts";
 import {
   compileFilterToSql,
   FilterSyntaxError,

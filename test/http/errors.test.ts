@@ -1,5 +1,5 @@
 import t from "tap";
-import { AnnalError } from "../../src/errors.ts";
+import { AnnalError } from "../../src/errors/index.ts";
 import { createPool } from "../../src/db/index.ts";
 import { PROBLEM_CONTENT_TYPE } from "../../src/http/index.ts";
 import { testServer } from "./support.ts";
@@ -11,7 +11,7 @@ t.teardown(() => pool.end());
 t.test("an AnnalError answers its status with a problem+json body carrying its code", async (t) => {
   const { server } = testServer(t, { pool });
   server.get("/conflict", async () => {
-    throw new AnnalError("ANNAL_EXAMPLE_CONFLICT", "the entry changed meanwhile", {
+    throw new AnnalError("ANNAL_CONFLICT", "the entry changed meanwhile", {
       status: 409,
       hint: "read it again",
     });
@@ -20,11 +20,11 @@ t.test("an AnnalError answers its status with a problem+json body carrying its c
   t.equal(response.statusCode, 409);
   t.equal(response.headers["content-type"], PROBLEM_CONTENT_TYPE);
   t.same(response.json(), {
-    type: "urn:annal:problem:ANNAL_EXAMPLE_CONFLICT",
+    type: "urn:annal:problem:ANNAL_CONFLICT",
     title: "Conflict",
     status: 409,
     detail: "the entry changed meanwhile",
-    code: "ANNAL_EXAMPLE_CONFLICT",
+    code: "ANNAL_CONFLICT",
     hint: "read it again",
   });
 });

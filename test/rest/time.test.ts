@@ -91,7 +91,7 @@ t.test("anything else is a 400 naming the accepted forms", async (t) => {
       {
         code: "ANNAL_PARAMETER_INVALID",
         status: 400,
-        extras: { parameter: "at", expected: /ISO 8601/ },
+        details: { parameter: "at", expected: /ISO 8601/ },
       },
       JSON.stringify(text),
     );
@@ -108,7 +108,7 @@ t.test("spans: compact or ISO 8601, longer than zero", async (t) => {
   for (const text of ["0h", "PT0S", "h", "1x", "P1", "yesterday"]) {
     t.throws(
       () => parseSpan("range", text),
-      { code: "ANNAL_PARAMETER_INVALID", extras: { parameter: "range" } },
+      { code: "ANNAL_PARAMETER_INVALID", details: { parameter: "range" } },
       text,
     );
   }

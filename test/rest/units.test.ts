@@ -13,7 +13,7 @@ import { parseFields } from "../../src/rest/fields.ts";
 import { generalizedTimeToIso, serveAttribute } from "../../src/rest/nodes.ts";
 import { readPreferences } from "../../src/rest/prefer.ts";
 import { RestError } from "../../src/rest/errors.ts";
-import { restProblem } from "../../src/rest/problem.ts";
+import { classifyError, problemOf } from "../../src/http/index.ts";
 import { parseSort } from "../../src/rest/sort.ts";
 import { TEST_SCHEMA } from "./fixtures/harness.ts";
 
@@ -104,7 +104,7 @@ t.test("cursors: opaque, signed, bound to their database and query", async (t) =
   const other = new CursorCodec("fedcba9876543210", Buffer.alloc(32, 8));
   t.throws(() => other.decode("before", cursor, "search", "q1"), {
     code: "ANNAL_CURSOR_FOREIGN",
-    extras: { parameter: "before" },
+    details: { parameter: "before" },
   });
   const sameEpochOtherKey = new CursorCodec("0123456789abcdef", Buffer.alloc(32, 9));
   t.throws(() => sameEpochOtherKey.decode("after", cursor, "search", "q1"), {
@@ -284,12 +284,14 @@ t.test("the filter examples the description gives are filters", async (t) => {
 t.test(
   "a problem's own members (type, status, ...) are never overwritten by its extras",
   async (t) => {
-    const { problem } = restProblem(
-      new RestError("ANNAL_TYPE_UNKNOWN", "there is no entry type at /api/entries/hats", {
-        status: 404,
-        extras: { type: "hats", status: 200, entryType: "hats" },
-      }),
-      "req-1",
+    const problem = problemOf(
+      classifyError(
+        new RestError("ANNAL_TYPE_UNKNOWN", "there is no entry type at /api/entries/hats", {
+          status: 404,
+          details: { type: "hats", status: 200, entryType: "hats" },
+        }),
+        "req-1",
+      ),
     );
     t.equal(problem.type, "urn:annal:problem:ANNAL_TYPE_UNKNOWN");
     t.equal(problem.status, 404);

@@ -12,7 +12,7 @@ import {
   type AttributeValues,
   type Modification,
 } from "../../directory/index.ts";
-import { AnnalError } from "../../errors.ts";
+import { AnnalError } from "../../errors/index.ts";
 import type { DirectoryWrite, GatewayContext } from "../context.ts";
 import { BadUserInputError } from "../errors.ts";
 import { inputAttribute } from "../input-attributes.ts";

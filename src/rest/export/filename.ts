@@ -11,7 +11,7 @@ export function checkFilename(filename: string): string {
     throw new RestError(
       "ANNAL_FILENAME_INVALID",
       "filename: expected a file name without a path, quotes or control characters, at most 255 characters, not starting with a dot",
-      { hint: "e.g. filename=users.csv", extras: { parameter: "filename" } },
+      { hint: "e.g. filename=users.csv", details: { parameter: "filename" } },
     );
   }
   return filename;

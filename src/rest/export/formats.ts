@@ -31,7 +31,7 @@ export function formatOf(filename: string): ExportFormat {
     "filename: its extension names no export format",
     {
       hint: `end the file name in one of ${known.join(", ")}`,
-      extras: { parameter: "filename", expected: known },
+      details: { parameter: "filename", expected: known },
     },
   );
 }
@@ -68,6 +68,6 @@ function optionsError(format: ExportFormat, why: string): RestError {
   );
   return new RestError("ANNAL_EXPORT_OPTIONS_INVALID", `export: ${why}`, {
     hint: `the ${format.name} options are ${keys.join(", ")}; see /api.json`,
-    extras: { parameter: "export", format: format.name, options: keys },
+    details: { parameter: "export", format: format.name, options: keys },
   });
 }

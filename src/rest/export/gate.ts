@@ -6,7 +6,8 @@ export class ExportBusyError extends RestError {
     super("ANNAL_EXPORT_BUSY", `${limit} exports are already streaming from this process`, {
       status: 429,
       hint: "retry in a few seconds, or raise [rest.export] maxConcurrent",
-      extras: { maxConcurrent: limit },
+      details: { maxConcurrent: limit },
+      headers: { "retry-after": "5" },
     });
   }
 }

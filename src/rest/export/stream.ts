@@ -25,7 +25,7 @@ export class ExportTooLargeError extends RestError {
   constructor(maxRows: number) {
     super("ANNAL_EXPORT_TOO_LARGE", `the export would hold more than ${maxRows} rows`, {
       hint: "narrow it with a filter, or raise [rest.export] maxRows",
-      extras: { maxRows },
+      details: { maxRows },
     });
   }
 }

@@ -99,7 +99,7 @@ function positionOf(parameter: string, value: unknown): LogPosition {
   }
   throw new RestError("ANNAL_CURSOR_INVALID", `${parameter}: the cursor is not valid`, {
     hint: "pass a cursor exactly as annal returned it",
-    extras: { parameter },
+    details: { parameter },
   });
 }
 
@@ -128,7 +128,7 @@ async function readChangeFilter(
         `type: ${wrong.map((kind) => JSON.stringify(kind)).join(", ")} is not a kind of change`,
         {
           hint: "type takes add, modify, modrdn (or rename) and delete, comma-separated",
-          extras: { parameter: "type", expected: ["add", "modify", "modrdn", "delete"] },
+          details: { parameter: "type", expected: ["add", "modify", "modrdn", "delete"] },
         },
       );
     }

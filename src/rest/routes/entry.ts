@@ -12,6 +12,7 @@ import {
 } from "../../history/index.ts";
 import { applyPreferences, servedType, type RestContext, type ServedType } from "../context.ts";
 import { RestError, refuseUnknown } from "../errors.ts";
+import { locate } from "../../errors/index.ts";
 import { parseFields } from "../fields.ts";
 import { entryNode } from "../nodes.ts";
 import { QueryParameters } from "../params.ts";
@@ -43,14 +44,16 @@ async function entryUUIDOf(
     return global.entryUUID;
   }
   if (id.includes("=")) {
-    const found = await entryUUIDForDn(context.pool, id, at);
+    const found = await entryUUIDForDn(context.pool, id, at).catch((error: unknown) => {
+      throw locate(error, { parameter: "id" });
+    });
     if (found) return found;
     throw new EntryNotFoundError(id, "unknown", { type: type.names.name });
   }
   throw new RestError("ANNAL_ID_INVALID", "the ID is not an entryUUID, a global ID or a DN", {
     status: 400,
     hint: "use the entryUUID or id of a search result, or the entry's DN URL-encoded (uid%3Dalice%2Cou%3Dpeople%2C...)",
-    extras: { parameter: "id" },
+    details: { parameter: "id" },
   });
 }
 

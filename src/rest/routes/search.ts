@@ -55,7 +55,10 @@ export async function searchEntries(
       `sort: ${sort.malformed.map((key) => JSON.stringify(key)).join(", ")} is not a sort key`,
       {
         hint: "sort takes comma-separated attribute names, each with - before it for descending: sort=sn,-cn",
-        extras: { parameter: "sort", expected: "attribute names, each optionally prefixed with -" },
+        details: {
+          parameter: "sort",
+          expected: "attribute names, each optionally prefixed with -",
+        },
       },
     );
   }
@@ -93,7 +96,7 @@ export async function searchEntries(
         "fields: an export needs an explicit list of attributes; * and + are refused",
         {
           hint: "name the columns: fields=cn,sn,mail (or fields=1.1 for identifiers only)",
-          extras: { parameter: "fields" },
+          details: { parameter: "fields" },
         },
       );
     }
@@ -111,7 +114,7 @@ export async function searchEntries(
   if (params.has("export") && params.get("export")?.trim() !== "{}") {
     throw new RestError("ANNAL_PARAMETER_INVALID", "export: export options need filename", {
       hint: "add filename=<name>.<csv|tsv|json|ndjson|json-seq|jsonld|ldif> to export",
-      extras: { parameter: "export" },
+      details: { parameter: "export" },
     });
   }
 
@@ -135,7 +138,7 @@ export async function searchEntries(
           `${page.cursor.parameter}: the cursor is not valid`,
           {
             hint: "pass a cursor exactly as annal returned it",
-            extras: { parameter: page.cursor.parameter },
+            details: { parameter: page.cursor.parameter },
           },
         );
       }
