@@ -7,6 +7,22 @@ import { parseDuration } from "./duration.ts";
  * the value, which may have come from a secret environment variable.
  */
 
+declare module "zod" {
+  /**
+   * What a configuration option says about itself besides `description`, read by the
+   * configuration reference (`docs/configuration.md`, `src/config/reference/`).
+   */
+  interface GlobalMeta {
+    /** A value as the user writes it in `annal.toml`, for the reference's example line. */
+    example?: unknown;
+    /**
+     * What the reference calls the option's values where the schema alone would only say
+     * "string": a duration, a path and what it is relative to.
+     */
+    typeName?: string;
+  }
+}
+
 /** What a section's schema may depend on besides the file itself. */
 export interface SectionContext {
   /** Relative state paths (`dataDir`) are resolved against this directory (the process's cwd). */
@@ -55,24 +71,31 @@ export function duration(options: { allowZero?: boolean } = {}) {
         return z.NEVER;
       }
     })
-    .refine((ms) => options.allowZero === true || ms > 0, "must be longer than 0");
+    .refine((ms) => options.allowZero === true || ms > 0, "must be longer than 0")
+    .meta({ typeName: options.allowZero === true ? 'duration, or "0" for never' : "duration" });
 }
 
 /** A filesystem path; a relative one is resolved against the working directory. */
 export function localPath(ctx: SectionContext) {
-  return text().transform((path) => resolve(ctx.cwd, path));
+  return text()
+    .transform((path) => resolve(ctx.cwd, path))
+    .meta({ typeName: "path, relative to the directory annal starts in" });
 }
 
 /** A path to files that go with the configuration (hooks), relative to the file's directory. */
 export function configPath(ctx: SectionContext) {
-  return text().transform((path) => resolve(ctx.configDir, path));
+  return text()
+    .transform((path) => resolve(ctx.configDir, path))
+    .meta({ typeName: "path, relative to the configuration file's directory" });
 }
 
 /** A URL with one of the given schemes (`"ldap:"`), e.g. `ldap://127.0.0.1:3890`. */
 export function urlWithScheme(schemes: readonly string[], example: string) {
-  return text().refine((value) => schemes.includes(parseUrl(value)?.protocol ?? ""), {
-    message: `expected a URL such as ${example}`,
-  });
+  return text()
+    .refine((value) => schemes.includes(parseUrl(value)?.protocol ?? ""), {
+      message: `expected a URL such as ${example}`,
+    })
+    .meta({ typeName: `URL (${schemes.map((scheme) => `${scheme}//`).join(" or ")})` });
 }
 
 export function parseUrl(value: string): URL | undefined {

@@ -1,7 +1,8 @@
 /**
  * annal's configuration: the one gate from what the user wrote in `annal.toml` to a resolved,
- * typed `AnnalConfig`. Sections and their options, each with its default, are documented in
- * `sections/`.
+ * typed `AnnalConfig`. Sections and their options, each with its meaning and default, are
+ * described in their schemas in `sections/`, and in `docs/configuration.md`, which
+ * `reference/` generates from them.
  */
 export { parseDuration } from "./duration.ts";
 export { ConfigError } from "./errors.ts";

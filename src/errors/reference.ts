@@ -2,7 +2,7 @@ import { ERROR_CATALOG, type ErrorCodeSpec } from "./codes/index.ts";
 
 /**
  * `docs/errors.md`: every code of the catalog with its HTTP status, its meaning, its hint and
- * where it surfaces, sorted by code. Written by `npm run docs:errors`; `npm run check` fails
+ * where it surfaces, sorted by code. Written by `npm run docs`; `npm run check` fails
  * when the committed file differs.
  */
 export function errorReference(): string {
@@ -18,7 +18,7 @@ export function errorReference(): string {
   return [
     "# Error codes",
     "",
-    "<!-- Generated from src/errors/codes/ by `npm run docs:errors`; do not edit by hand. -->",
+    "<!-- Generated from src/errors/codes/ by `npm run docs`; do not edit by hand. -->",
     "",
     "Every error annal answers carries one of these codes: REST as `code` in a problem+json",
     "body (RFC 9457), GraphQL as `extensions.annalCode` beside `extensions.code`, the webhook",

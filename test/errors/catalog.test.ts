@@ -113,5 +113,5 @@ t.test("the classifier reads an error the same for every surface", async (t) => 
 
 t.test("docs/errors.md is what the catalog writes", async (t) => {
   const committed = readFileSync(path.join(ROOT, "docs/errors.md"), "utf8");
-  t.equal(committed, errorReference(), "run npm run docs:errors");
+  t.equal(committed, errorReference(), "run npm run docs");
 });

@@ -37,29 +37,32 @@ const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
 const ATTRIBUTE = /^(?:[A-Za-z][A-Za-z0-9-]*(?:;[A-Za-z0-9-]+)*|\d+(?:\.\d+)+)$/;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
-/** One `[[directory.types]]` entry. */
 function entryType() {
   return z.strictObject(
     {
-      /** The type's name in the API (`user`, `group`): a letter, then letters, digits, `_`, `-`. */
-      name: text().regex(TYPE_NAME, "expected a letter, then letters, digits, _ or -"),
-      /** DN under which entries of this type live (the whole subtree). Required. */
-      base: text(),
-      /** RFC 4515 filter an entry must match as well. Default `"(objectClass=*)"`. */
+      name: text().regex(TYPE_NAME, "expected a letter, then letters, digits, _ or -").meta({
+        description:
+          "The type's name in the API: a letter, then letters, digits, `_` or `-`. Names are unique, compared case-insensitively.",
+        example: "user",
+      }),
+      base: text().meta({
+        description: "DN under which entries of this type live (the whole subtree).",
+        example: "ou=people,dc=example,dc=org",
+      }),
       filter: text()
         .refine((filter) => filter.startsWith("(") && filter.endsWith(")"), {
           message: "expected an LDAP filter in parentheses, such as (objectClass=inetOrgPerson)",
         })
-        .default("(objectClass=*)"),
+        .default("(objectClass=*)")
+        .meta({
+          description: "RFC 4515 filter an entry must match as well.",
+          example: "(objectClass=inetOrgPerson)",
+        }),
     },
     { error: "expected a table: [[directory.types]]" },
   );
 }
 
-/**
- * `[[directory.types]]`: an entry belongs to the first type, in file order, whose base and
- * filter it matches. Default: none. Names are unique, compared case-insensitively.
- */
 function entryTypes() {
   return z
     .array(entryType(), { error: "expected an array of tables: [[directory.types]]" })
@@ -77,48 +80,55 @@ function entryTypes() {
         seen.add(name);
       });
     })
-    .default([]);
+    .default([])
+    .meta({
+      description:
+        "Entry types: an entry belongs to the first type, in file order, whose base and filter it matches. The change history records each entry's type, and the REST channel serves each type under a path of its own (`user` at `/api/entries/users`).",
+    });
 }
 
-/** `[directory.capture]`: how annal learns of changes made in the directory. */
 function capture() {
   return z
     .strictObject(
       {
-        /**
-         * `"accesslog"` (default) reads the slapd accesslog overlay's log, which gives every
-         * change with its time and author; `"poll"` compares entries' `modifyTimestamp` for
-         * servers without one.
-         */
         source: z
           .enum(["accesslog", "poll"], { error: 'expected "accesslog" or "poll"' })
-          .default("accesslog"),
-        /** How often to look for new changes, in ms. Default `"2s"`. */
-        interval: duration().prefault("2s"),
-        /**
-         * `poll` only: how often to compare every entry, in ms, to catch deletions and changes a
-         * poll missed. Default `"10m"`.
-         */
-        reconcileInterval: duration().prefault("10m"),
-        /**
-         * How often to record a snapshot event of every entry, in ms, so that history can be read
-         * without replaying from the beginning. Default `"1d"`; `"0"` (resolved to 0) disables.
-         */
-        snapshotInterval: duration({ allowZero: true }).prefault("1d"),
-        /**
-         * More attributes to redact, added to `BUILT_IN_REDACTED_ATTRIBUTES`. Default `[]`.
-         * Resolves to the union of both, compared case-insensitively, built-in spellings first.
-         */
+          .default("accesslog")
+          .meta({
+            description:
+              '`"accesslog"` reads the slapd accesslog overlay\'s log, which gives every change with its time and author; `"poll"` compares entries\' `modifyTimestamp`, for servers without one.',
+            example: "poll",
+          }),
+        interval: duration()
+          .prefault("2s")
+          .meta({ description: "How often to look for new changes.", example: "5s" }),
+        reconcileInterval: duration().prefault("10m").meta({
+          description:
+            "`poll` only: how often to compare every entry, to catch deletions and changes a poll missed.",
+          example: "1h",
+        }),
+        snapshotInterval: duration({ allowZero: true }).prefault("1d").meta({
+          description:
+            "How often to record a snapshot event of every entry, so that history can be read without replaying from the beginning.",
+          example: "12h",
+        }),
         redact: z
           .array(text().regex(ATTRIBUTE, "expected an attribute name such as userPassword"), {
             error: "expected an array of attribute names",
           })
+          // Resolves to the built-in list and these, each name once (compared
+          // case-insensitively), built-in spellings first.
           .transform(withBuiltInRedactions)
-          .prefault([]),
+          .prefault([])
+          .meta({
+            description: `More attributes whose values never enter the event log (the change is recorded, the value is not), added to the built-in list, which cannot be shortened: ${BUILT_IN_REDACTED_ATTRIBUTES.map((name) => `\`${name}\``).join(", ")}. Names are compared case-insensitively.`,
+            example: ["employeeNumber", "homePhone"],
+          }),
       },
       { error: "expected a table: [directory.capture]" },
     )
-    .prefault({});
+    .prefault({})
+    .meta({ description: "How annal learns of changes made in the directory." });
 }
 
 function withBuiltInRedactions(configured: readonly string[]): string[] {
@@ -129,42 +139,58 @@ function withBuiltInRedactions(configured: readonly string[]): string[] {
   return [...byLowerCase.values()];
 }
 
-/**
- * `[directory.demo]`: only in the demo configuration. annal starts a private slapd itself,
- * listening on `127.0.0.1:<port>`, which `directory.url` must point to.
- */
 function demo(ctx: SectionContext) {
-  return z.strictObject(
-    {
-      /** Port slapd listens on. Default `3890`. */
-      port: port().default(3890),
-      /** slapd's database and configuration. Default `".annal/slapd"`, against the cwd. */
-      dataDir: localPath(ctx).prefault(".annal/slapd"),
-    },
-    { error: "expected a table: [directory.demo]" },
-  );
+  return z
+    .strictObject(
+      {
+        port: port().default(3890).meta({ description: "Port the demo slapd listens on." }),
+        dataDir: localPath(ctx)
+          .prefault(".annal/slapd")
+          .meta({ description: "The demo slapd's database and configuration." }),
+      },
+      { error: "expected a table: [directory.demo]" },
+    )
+    .optional()
+    .meta({
+      description:
+        "Only in the demo configuration: annal starts a private slapd with the demo organisation itself, listening on `127.0.0.1:<port>`, which `directory.url` must point to.",
+    });
 }
 
-/** `[directory]`: the LDAP directory. Optional: without it annal runs with no directory. */
 export function directorySection(ctx: SectionContext) {
   return z
     .strictObject(
       {
-        /** `ldap://host:port` or `ldaps://host:port`. Required. */
-        url: urlWithScheme(["ldap:", "ldaps:"], "ldap://127.0.0.1:389 or ldaps://ldap.example.org"),
-        /** DN annal binds as. Required. */
-        bindDN: text(),
-        /** Its password: an environment reference such as `"${LDAP_PASSWORD}"`. Required. */
-        password: text(),
-        /** Base DN of everything annal reads and writes. Required. */
-        base: text(),
-        /** Most connections to the directory this process opens. Default `4`. */
-        poolSize: integer(1, 100).default(4),
-        /** Time limit for one LDAP operation, in ms. Default `"10s"`. */
-        timeout: duration().prefault("10s"),
+        url: urlWithScheme(
+          ["ldap:", "ldaps:"],
+          "ldap://127.0.0.1:389 or ldaps://ldap.example.org",
+        ).meta({
+          description:
+            "The directory's URL. With `[directory.demo]`, it must be `ldap://127.0.0.1:<port>`, where the demo slapd listens.",
+          example: "ldaps://ldap.example.org",
+        }),
+        bindDN: text().meta({
+          description: "DN annal binds as.",
+          example: "cn=annal,ou=services,dc=example,dc=org",
+        }),
+        password: text().meta({
+          description: "The password of `bindDN`.",
+          example: "${LDAP_PASSWORD}",
+        }),
+        base: text().meta({
+          description: "Base DN of everything annal reads and writes.",
+          example: "dc=example,dc=org",
+        }),
+        poolSize: integer(1, 100).default(4).meta({
+          description: "Most connections to the directory this process opens.",
+          example: 8,
+        }),
+        timeout: duration()
+          .prefault("10s")
+          .meta({ description: "Time limit for one LDAP operation.", example: "30s" }),
         types: entryTypes(),
         capture: capture(),
-        demo: demo(ctx).optional(),
+        demo: demo(ctx),
       },
       { error: "expected a table: [directory]" },
     )
@@ -184,7 +210,11 @@ export function directorySection(ctx: SectionContext) {
         });
       }
     })
-    .optional();
+    .optional()
+    .meta({
+      description:
+        "The LDAP directory annal reads, captures and writes to. Without this table annal runs with no directory.",
+    });
 }
 
 /** The resolved `[directory]` section. */

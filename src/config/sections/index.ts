@@ -13,7 +13,9 @@ import { serverSection } from "./server.ts";
  * The configuration's sections, one schema per file. A new section is one file exporting a
  * factory and one line here; its key is the table's name in `annal.toml`. A section that
  * is always present ends in `.prefault({})` so its defaults apply when the table is absent;
- * an optional one ends in `.optional()`.
+ * an optional one ends in `.optional()`. The section and every key in it, at any depth, say
+ * what they mean in `.meta({ description, example })`: `docs/configuration.md` is generated
+ * from them (`npm run docs`), and a test fails for a key without a description.
  */
 export const sections = {
   server: serverSection,

@@ -2,17 +2,23 @@ import { z } from "zod";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-/** `[log]`: what the process logs (pino, JSON lines on standard output). */
 export function logSection() {
   return z
     .strictObject(
       {
-        /** Least severe level written. Default `"info"`; `"silent"` writes nothing. */
         level: z
           .enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(", ")}` })
-          .default("info"),
+          .default("info")
+          .meta({
+            description: 'Least severe level written; `"silent"` writes nothing.',
+            example: "debug",
+          }),
       },
       { error: "expected a table: [log]" },
     )
-    .prefault({});
+    .prefault({})
+    .meta({
+      description:
+        "What `annal start` logs on standard output (pino): JSON lines to a pipe or a file, lines for a person at a terminal.",
+    });
 }

@@ -10,23 +10,50 @@ function stringOrList() {
   });
 }
 
-/** One REST backend of the `@rest` directive. */
 function restBackend() {
   return z
     .looseObject(
       {
-        /** The name `@rest(backend: ...)` uses. Required; a letter, then letters, digits, `_`, `-`. */
-        name: text().regex(NAME, "expected a letter, then letters, digits, _ or -"),
-        /** Base URL; a request goes to `base` followed by the directive's `endpoint`. Required. */
-        base: urlWithScheme(["http:", "https:"], "https://api.example.org/v1"),
-        /** Headers of every request; the directive's own win. Default none. */
-        headers: z.record(z.string(), stringOrList()).default({}),
-        /** Query parameters of every request; the directive's own win. Default none. */
-        query: z.record(z.string(), stringOrList()).default({}),
-        /** Default payload parts, merged under the directive's `body` when both are objects. */
-        body: z.unknown().optional(),
-        /** Time limit of one request, in ms. Default 10000. */
-        timeoutMs: z.number().int().min(1).max(600_000).default(10_000),
+        name: text().regex(NAME, "expected a letter, then letters, digits, _ or -").meta({
+          description:
+            "The name `@rest(backend: ...)` uses: a letter, then letters, digits, `_` or `-`. Names are unique.",
+          example: "hr",
+        }),
+        base: urlWithScheme(["http:", "https:"], "https://api.example.org/v1").meta({
+          description: "Base URL; a request goes to `base` followed by the directive's `endpoint`.",
+          example: "https://hr.example.org/api/v2",
+        }),
+        headers: z
+          .record(z.string(), stringOrList())
+          .default({})
+          .meta({
+            description:
+              "Headers of every request; the directive's own win. A list sends the header once per value.",
+            example: { Authorization: "Bearer ${HR_API_TOKEN}" },
+          }),
+        query: z
+          .record(z.string(), stringOrList())
+          .default({})
+          .meta({
+            description:
+              "Query parameters of every request; the directive's own win. A list sends the parameter once per value.",
+            example: { tenant: "acme" },
+          }),
+        body: z
+          .unknown()
+          .optional()
+          .meta({
+            description:
+              "Default payload parts, merged under the directive's `body` when both are objects.",
+            example: { source: "annal" },
+          }),
+        timeoutMs: z
+          .number()
+          .int()
+          .min(1)
+          .max(600_000)
+          .default(10_000)
+          .meta({ description: "Time limit of one request, in milliseconds.", example: 5_000 }),
       },
       { error: "expected a table: [[graphql.rest]]" },
     )
@@ -38,14 +65,8 @@ function restBackend() {
     });
 }
 
-/**
- * `[[graphql.rest]]`: the backends the `@rest` directive may call; no other URL can be reached
- * from a schema. Other keys of an entry (an API key reference, a tenant id) are the backend's
- * options, reachable as `$options.<key>`. Names are unique. Default none.
- *
- * The product documents name this list `[[rest]]`; in annal `[rest]` is the REST channel's
- * table, so the backends live under `[graphql]`, the only part that calls them.
- */
+// The product documents name this list `[[rest]]`; in annal `[rest]` is the REST channel's
+// table, so the backends live under `[graphql]`, the only part that calls them.
 export function restBackendsSection() {
   return z
     .array(restBackend(), { error: "expected an array of tables: [[graphql.rest]]" })
@@ -62,7 +83,11 @@ export function restBackendsSection() {
         seen.add(backend.name);
       });
     })
-    .default([]);
+    .default([])
+    .meta({
+      description:
+        "The backends the `@rest` directive may call; no other URL can be reached from a schema. Other keys of an entry (an API key reference, a tenant id) are the backend's options, reachable as `$options.<key>`.",
+    });
 }
 
 /** One resolved backend. */

@@ -4,52 +4,63 @@ import { integer } from "../fields.ts";
 /** An IANA time zone name that this Node.js knows (`"UTC"`, `"Europe/Berlin"`). */
 function timeZone() {
   const expected = 'expected an IANA time zone such as "UTC" or "Europe/Berlin"';
-  return z.string({ error: expected }).refine((name) => {
-    try {
-      new Intl.DateTimeFormat("en-US", { timeZone: name });
-      return name !== "";
-    } catch {
-      return false;
-    }
-  }, expected);
+  return z
+    .string({ error: expected })
+    .refine((name) => {
+      try {
+        new Intl.DateTimeFormat("en-US", { timeZone: name });
+        return name !== "";
+      } catch {
+        return false;
+      }
+    }, expected)
+    .meta({ typeName: "IANA time zone name" });
 }
 
-/** `[rest.export]`: limits of export mode (`filename=`). */
 function exportLimits() {
   return z
     .strictObject(
       {
-        /**
-         * Most rows one export may hold. Default `1000000`; `0` for no limit. An export that
-         * would hold more is refused with 400 `ANNAL_EXPORT_TOO_LARGE` before anything is sent.
-         */
-        maxRows: integer(0, Number.MAX_SAFE_INTEGER).default(1_000_000),
-        /** Most exports this process streams at once; more get 429. Default `4`. */
-        maxConcurrent: integer(1, 1_000).default(4),
-        /** Rows read from the database cursor per round trip. Default `1000`. */
-        batchSize: integer(1, 100_000).default(1_000),
+        maxRows: integer(0, Number.MAX_SAFE_INTEGER).default(1_000_000).meta({
+          description:
+            "Most rows one export may hold; `0` for no limit. An export that would hold more is refused with 400 `ANNAL_EXPORT_TOO_LARGE` before anything is sent.",
+          example: 0,
+        }),
+        maxConcurrent: integer(1, 1_000).default(4).meta({
+          description: "Most exports this process streams at once; more get 429.",
+          example: 8,
+        }),
+        batchSize: integer(1, 100_000)
+          .default(1_000)
+          .meta({ description: "Rows read from the database cursor per round trip." }),
       },
       { error: "expected a table: [rest.export]" },
     )
-    .prefault({});
+    .prefault({})
+    .meta({ description: "Limits of export mode (`filename=`)." });
 }
 
-/** `[rest]`: the directory REST channel under `/api` (search, lookup, changes, export). */
 export function restSection() {
   return z
     .strictObject(
       {
-        /** Serve the channel. Default `true`. */
-        enabled: z.boolean({ error: "expected true or false" }).default(true),
-        /** Entries or changes per page when the request names no `first`/`last`/`limit`. Default `50`. */
-        pageSize: integer(1, 100_000).default(50),
-        /** The largest page a request may ask for. Default `1000`. */
-        maxPageSize: integer(1, 100_000).default(1_000),
-        /**
-         * The time zone in which `since` phrases (`today`, `this week`, ...) and ISO times
-         * without an offset are read. Default `"UTC"`.
-         */
-        timeZone: timeZone().default("UTC"),
+        enabled: z
+          .boolean({ error: "expected true or false" })
+          .default(true)
+          .meta({ description: "Serve the channel.", example: false }),
+        pageSize: integer(1, 100_000).default(50).meta({
+          description:
+            "Entries or changes per page when the request names no `first`, `last` or `limit`. At most `maxPageSize`.",
+          example: 100,
+        }),
+        maxPageSize: integer(1, 100_000)
+          .default(1_000)
+          .meta({ description: "The largest page a request may ask for.", example: 5_000 }),
+        timeZone: timeZone().default("UTC").meta({
+          description:
+            "The time zone in which `since` phrases (`today`, `this week`, ...) and ISO times without an offset are read.",
+          example: "Europe/Berlin",
+        }),
         export: exportLimits(),
       },
       { error: "expected a table: [rest]" },
@@ -63,7 +74,10 @@ export function restSection() {
         });
       }
     })
-    .prefault({});
+    .prefault({})
+    .meta({
+      description: "The directory REST channel under `/api`: search, lookup, changes, export.",
+    });
 }
 
 /** The resolved `[rest]` section. */
