@@ -10,6 +10,7 @@ import { createLogger } from "../src/logger.ts";
 import { EventStore } from "../src/store/index.ts";
 import { startSlapd } from "../test/support/slapd.ts";
 import { benchDatabase, fmt, machine, percentile, recordResults } from "./support.ts";
+import { createAuthentication } from "../src/auth/index.ts";
 
 const REQUESTS = 300;
 const WARMUP = 30;
@@ -101,6 +102,7 @@ export async function graphqlBenchmark(): Promise<void> {
     await server.register(
       graphqlPlugin({
         pool: db.pool,
+        authentication: createAuthentication({ pool: db.pool }),
         directory: client,
         config,
         log,

@@ -20,6 +20,7 @@ import { http as webhooks } from "../src/hooks/index.ts";
 import { startJobs } from "../src/jobs/index.ts";
 import { EventStore } from "../src/store/index.ts";
 import { benchDatabase, fmt, machine, percentile, recordResults } from "./support.ts";
+import { createAuthentication } from "../src/auth/index.ts";
 
 const WARMUP = 500;
 const DELIVERIES = 5_000;
@@ -71,7 +72,9 @@ async function serve(data: ServerData): Promise<void> {
       provider: { process: () => undefined },
     });
     const registry = resolveHooks([{ hooks }], { env: { BENCH_WEBHOOK_SECRET: SECRET } });
-    await app.register(hooksPlugin({ registry, store, jobs }));
+    await app.register(
+      hooksPlugin({ registry, store, jobs, authentication: createAuthentication({ pool }) }),
+    );
     close = async () => {
       await jobs.stop();
       await pool.end();

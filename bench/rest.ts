@@ -16,6 +16,7 @@ import { parseSort } from "../src/rest/sort.ts";
 import { EventStore } from "../src/store/index.ts";
 import { allProjections } from "../projections/index.ts";
 import { benchDatabase, fmt, machine, percentile, recordResults, time } from "./support.ts";
+import { createAuthentication } from "../src/auth/index.ts";
 
 const SEARCH_ENTRIES = 100_000;
 const EXPORT_STEPS = [100_000, 300_000, 1_000_000];
@@ -218,7 +219,16 @@ export async function restBenchmark(): Promise<void> {
   });
   try {
     const store = await EventStore.open(pool);
-    await server.register(restPlugin({ pool, epoch: store.epoch, schema, config, log }));
+    await server.register(
+      restPlugin({
+        pool,
+        epoch: store.epoch,
+        schema,
+        config,
+        log,
+        authentication: createAuthentication({ pool }),
+      }),
+    );
     const base = await server.listen({ host: "127.0.0.1", port: 0 });
     const { token } = await createToken(pool, store, { name: "bench", access: ["read", "export"] });
     const authorization = `Bearer ${token}`;

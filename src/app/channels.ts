@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { authenticateBearer, ForbiddenError, type AccessFunction } from "../auth/index.ts";
+import { createAuthentication } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
 import { captureOnce } from "../capture/index.ts";
@@ -34,26 +34,25 @@ export async function mountChannels(
   options: ChannelOptions,
 ): Promise<void> {
   const { config, pool, store, jobs, hooks, directory, log } = options;
+  // One authentication for every channel: bearer tokens, checked per route.
+  const authentication = createAuthentication({ pool });
   await server.register(
     hooksPlugin({
       registry: hooks,
       store,
       jobs,
-      // Failed work is for operators: a bearer token with the `operator` access function.
-      authorize: async (request) => {
-        await requireAccess(pool, request.headers.authorization, "operator");
-        return true;
-      },
+      authentication,
     }),
   );
   await server.register(
-    restPlugin({ pool, epoch: store.epoch, schema: directory.schema, config, log }),
+    restPlugin({ pool, epoch: store.epoch, schema: directory.schema, config, log, authentication }),
   );
   const capture = directory.capture;
   const source = config.directory?.capture.source;
   await server.register(
     graphqlPlugin({
       pool,
+      authentication,
       directory: directory.client,
       config,
       log,
@@ -81,14 +80,3 @@ export async function mountChannels(
 
 /** The projections a read after a directory write goes to. */
 const CHANGE_READERS = ["entries", "entry_versions", "changes"] as const;
-
-/** The account behind the request's bearer token, if it has `access`; else 401 or 403. */
-export async function requireAccess(
-  pool: Pool,
-  authorization: string | undefined,
-  access: AccessFunction,
-) {
-  const account = await authenticateBearer(pool, authorization);
-  if (!account.access.includes(access)) throw new ForbiddenError(access, account.name);
-  return account;
-}

@@ -10,3 +10,12 @@ export {
 } from "./accounts.ts";
 export type { AccessFunction, AccountListing, ServiceAccount } from "./accounts.ts";
 export { ForbiddenError, UnauthenticatedError } from "./errors.ts";
+export {
+  assertAccess,
+  callerOf,
+  createAuthentication,
+  hasAccess,
+  type Authentication,
+  type AuthenticationOptions,
+  type Caller,
+} from "./authentication.ts";

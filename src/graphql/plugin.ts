@@ -7,7 +7,7 @@ import {
   type ExecutionPatchResult,
 } from "graphql-helix";
 import { MAX_FILTER_DEPTH } from "../filters/index.ts";
-import { authenticateBearer } from "../auth/index.ts";
+import type { Authentication } from "../auth/index.ts";
 import { classifyError, logClassified } from "../http/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
@@ -40,6 +40,8 @@ const MAX_VARIABLES_DEPTH = 2 * MAX_FILTER_DEPTH + 16;
 
 export interface GraphqlPluginOptions {
   readonly pool: Pool;
+  /** Who the caller is; without credentials, every request is UNAUTHENTICATED. */
+  readonly authentication: Authentication;
   /** The directory; without one, fields that read or write it fail with SERVICE_UNAVAILABLE. */
   readonly directory: DirectoryClient | undefined;
   readonly config: AnnalConfig;
@@ -82,7 +84,7 @@ interface Payload {
  * `extensions.code`; a body that is not JSON answers 400.
  *
  * @example
- * await server.register(graphqlPlugin({ pool, directory, config, log, afterWrite }));
+ * await server.register(graphqlPlugin({ pool, authentication, directory, config, log, afterWrite }));
  */
 export function graphqlPlugin(options: GraphqlPluginOptions) {
   return async (server: FastifyInstance): Promise<void> => {
@@ -184,7 +186,7 @@ async function contextFor(
   options: GraphqlPluginOptions,
   gateway: Gateway,
 ): Promise<GatewayContext> {
-  const account = await authenticateBearer(options.pool, request.headers.authorization);
+  const { account } = await options.authentication.authenticate(request);
   const { config } = options;
   const directory =
     options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);

@@ -7,7 +7,7 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from "graphql";
-import { ForbiddenError, type AccessFunction } from "../auth/index.ts";
+import { assertAccess, type AccessFunction } from "../auth/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import type { GatewayContext } from "./context.ts";
 import { FIELD_DIRECTIVES, NOTHING, type BuildState, type Step } from "./directives/index.ts";
@@ -96,8 +96,7 @@ function attachField(
     context,
     info,
   ) => {
-    if (access !== undefined && !context.viewer.access.includes(access))
-      throw new ForbiddenError(access, context.viewer.account.name);
+    if (access !== undefined) assertAccess(context.viewer, access);
     let value: unknown = NOTHING;
     for (const step of steps) value = await step({ value, parent, args, context, info });
     return value === NOTHING ? null : value;

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
+import { callerOf, type Authentication } from "../auth/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { EventStore } from "../store/index.ts";
@@ -11,16 +12,6 @@ import {
 import type { HooksRegistry } from "./registry.ts";
 
 /**
- * Whether a request may read or retry failed work. Resolve to a name to record as who asked
- * for a retry (`requestedBy`), `true` to allow without one, `false` to refuse with 403.
- */
-export type AuthorizeRequest = (
-  request: FastifyRequest,
-) => boolean | string | Promise<boolean | string>;
-
-const allowEveryone: AuthorizeRequest = () => true;
-
-/**
  * `GET /api/failed-work[?state=failed,retrying,resolved|all][&limit=100]`: `{ items: [...] }`,
  * the most recent failure first. `POST /api/failed-work/<id>/retry`: `{ id, queued }`.
  * For the web application; errors are the server's problem details.
@@ -29,12 +20,14 @@ export function failedWorkRoutes(options: {
   readonly registry: HooksRegistry;
   readonly store: EventStore;
   readonly jobs: Jobs;
-  readonly authorize?: AuthorizeRequest;
+  /** Failed work is for operators: every route needs the `operator` access function. */
+  readonly authentication: Authentication;
 }) {
-  const authorize = options.authorize ?? allowEveryone;
+  const guard = options.authentication.require("operator");
   return async (scope: FastifyInstance): Promise<void> => {
+    scope.addHook("onRequest", guard);
+
     scope.get("/api/failed-work", async (request) => {
-      await authorized(authorize, request);
       const query = request.query as Record<string, unknown>;
       const items = await listFailedWork(options.store.pool, {
         states: parseStates(query.state),
@@ -44,23 +37,10 @@ export function failedWorkRoutes(options: {
     });
 
     scope.post("/api/failed-work/:id/retry", async (request) => {
-      const who = await authorized(authorize, request);
       const { id } = request.params as { id: string };
-      return retryFailedWork(options, id, {
-        requestedBy: typeof who === "string" ? who : undefined,
-      });
+      return retryFailedWork(options, id, { requestedBy: callerOf(request).account.name });
     });
   };
-}
-
-async function authorized(authorize: AuthorizeRequest, request: FastifyRequest) {
-  const verdict = await authorize(request);
-  if (verdict === false) {
-    throw new AnnalError("ANNAL_FORBIDDEN", "this request may not see or retry failed work", {
-      status: 403,
-    });
-  }
-  return verdict;
 }
 
 function parseStates(value: unknown): readonly FailedWorkState[] | undefined {

@@ -39,7 +39,6 @@ export {
 } from "./registry.ts";
 export { signDelivery, STANDARD_HEADERS, verifyDelivery } from "./signature.ts";
 export { hooksPlugin, INGRESS_STEPS_TIMEOUT_MS, type HooksPluginOptions } from "./plugin.ts";
-export type { AuthorizeRequest } from "./failed-work-routes.ts";
 export { startHookWorkers, type HookWorkerOptions, type HookWorkers } from "./worker.ts";
 export type { DirectoryAccess } from "./context.ts";
 export { CHANGE_EVENTS_QUEUE } from "./queue.ts";

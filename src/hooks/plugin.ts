@@ -11,7 +11,8 @@ import {
   type DeliveryHeaders,
 } from "./delivery.ts";
 import { WEBHOOK_ANSWERS, WebhookRefusal, type WebhookAnswer } from "./errors.ts";
-import { failedWorkRoutes, type AuthorizeRequest } from "./failed-work-routes.ts";
+import { failedWorkRoutes } from "./failed-work-routes.ts";
+import type { Authentication } from "../auth/index.ts";
 import { ensureChangeEventsQueue } from "./queue.ts";
 import type { HooksRegistry, ResolvedWebhook } from "./registry.ts";
 
@@ -23,11 +24,8 @@ export interface HooksPluginOptions {
   readonly store: EventStore;
   /** Started jobs: accepted change events are queued in the transaction that stores them. */
   readonly jobs: Jobs;
-  /**
-   * Decides who may read and retry failed work over HTTP (`/api/failed-work`). Default: everyone,
-   * until the REST channel's bearer tokens guard `/api`.
-   */
-  readonly authorize?: AuthorizeRequest;
+  /** Who may read and retry failed work over HTTP (`/api/failed-work`): operators. */
+  readonly authentication: Authentication;
   /** Default 5000 (the spec's 5 seconds); tests shorten it. */
   readonly stepsTimeoutMs?: number;
   /** annal's clock, for the timestamp check. Default `Date.now`. */
@@ -50,7 +48,7 @@ const deliveries = new WeakMap<FastifyRequest, DeliveryHeaders>();
  * 202 once the events and their jobs are committed.
  *
  * @example
- * await server.register(hooksPlugin({ registry, store, jobs }));
+ * await server.register(hooksPlugin({ registry, store, jobs, authentication }));
  */
 export function hooksPlugin(options: HooksPluginOptions): FastifyPluginAsync {
   return async (server) => {

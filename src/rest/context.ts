@@ -1,5 +1,5 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
-import { ForbiddenError, type AccessFunction, type ServiceAccount } from "../auth/index.ts";
+import type { FastifyReply } from "fastify";
+import type { Authentication } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { FilterNode } from "../filters/index.ts";
@@ -27,6 +27,8 @@ export interface RestDeps {
   readonly schema: DirectorySchema | undefined;
   readonly config: AnnalConfig;
   readonly log: Logger;
+  /** Who may read: every route needs `read`, exports `export` too. */
+  readonly authentication: Authentication;
   /** The clock; tests pass a fixed one. Default `() => new Date()`. */
   readonly now?: () => Date;
 }
@@ -52,19 +54,6 @@ export interface RestContext {
   readonly redacted: readonly string[];
   readonly exports: ExportGate;
   clock(): Clock;
-}
-
-declare module "fastify" {
-  interface FastifyRequest {
-    /** The service account a REST request authenticated as. */
-    annalAccount?: ServiceAccount;
-  }
-}
-
-/** Refuses unless the request's account has `access`. */
-export function requireAccess(request: FastifyRequest, access: AccessFunction): void {
-  if (!request.annalAccount?.access.includes(access))
-    throw new ForbiddenError(access, request.annalAccount?.name);
 }
 
 /** The served type at a path segment; 404 `ANNAL_TYPE_UNKNOWN` naming the ones there are. */

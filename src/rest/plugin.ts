@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { authenticateBearer } from "../auth/index.ts";
 import { BUILT_IN_REDACTED_ATTRIBUTES } from "../config/index.ts";
 import { catalogSource } from "./catalog.ts";
-import { requireAccess, type RestContext, type RestDeps, type ServedType } from "./context.ts";
+import type { RestContext, RestDeps, ServedType } from "./context.ts";
 import { CursorCodec, loadCursorKey } from "./cursor.ts";
 import { RestError } from "./errors.ts";
 import { ExportGate } from "./export/gate.ts";
@@ -50,7 +49,7 @@ function notFound(url: string): RestError {
  * access function (`export` too for exports); the description and the documentation are public.
  *
  * @example
- * await server.register(restPlugin({ pool, epoch: store.epoch, schema, config, log }));
+ * await server.register(restPlugin({ pool, epoch: store.epoch, schema, config, log, authentication }));
  */
 export function restPlugin(deps: RestDeps) {
   return async function rest(server: FastifyInstance): Promise<void> {
@@ -82,10 +81,7 @@ export function restPlugin(deps: RestDeps) {
     server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));
     await server.register(docsRoutes(context));
     await server.register(async (data) => {
-      data.addHook("onRequest", async (request: FastifyRequest) => {
-        request.annalAccount = await authenticateBearer(pool, request.headers.authorization);
-        requireAccess(request, "read");
-      });
+      data.addHook("onRequest", deps.authentication.require("read"));
       data.get("/api/changes", (request, reply) => answerChanges(context, request, reply));
       data.get<{ Params: { type: string } }>("/api/entries/:type", (request, reply) =>
         searchEntries(context, request, reply),

@@ -2,6 +2,7 @@ import Fastify from "fastify";
 import t from "tap";
 import { hooksPlugin } from "../../src/hooks/index.ts";
 import { change, countEvents, countJobs, deliver, hooksFixture, signed } from "./fixtures/hooks.ts";
+import { createAuthentication } from "../../src/auth/index.ts";
 
 t.test("1,000 concurrent deliveries of one change event store it exactly once", async (t) => {
   const f = await hooksFixture(t);
@@ -60,7 +61,14 @@ t.test("two annal processes taking the same change events store each once", asyn
   const f = await hooksFixture(t);
   // A second webhook server on the same database: its own group commit, as another process has.
   const other = Fastify();
-  await other.register(hooksPlugin({ registry: f.registry, store: f.store, jobs: f.jobs }));
+  await other.register(
+    hooksPlugin({
+      registry: f.registry,
+      store: f.store,
+      jobs: f.jobs,
+      authentication: createAuthentication({ pool: f.store.pool }),
+    }),
+  );
   t.teardown(() => other.close());
   const apps = [f.app, other];
   const answers = await Promise.all(

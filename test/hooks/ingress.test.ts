@@ -15,6 +15,7 @@ import {
   signed,
   testHooks,
 } from "./fixtures/hooks.ts";
+import { createAuthentication } from "../../src/auth/index.ts";
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -346,7 +347,14 @@ t.test("503 change_ingress_unavailable when the store is unavailable", async (t)
   const { default: Fastify } = await import("fastify");
   const { hooksPlugin } = await import("../../src/hooks/index.ts");
   const app = Fastify();
-  await app.register(hooksPlugin({ registry: f.registry, store, jobs: f.jobs }));
+  await app.register(
+    hooksPlugin({
+      registry: f.registry,
+      store,
+      jobs: f.jobs,
+      authentication: createAuthentication({ pool: store.pool }),
+    }),
+  );
   t.teardown(() => app.close());
   const response = await deliver(app, signed(change("e-1")));
   t.equal(response.statusCode, 503);

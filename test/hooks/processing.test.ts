@@ -9,6 +9,7 @@ import {
 import type { RecordedEvent } from "../../src/store/index.ts";
 import { change, deliver, hooksFixture, signed, testHooks } from "./fixtures/hooks.ts";
 import { eventually } from "../support/eventually.ts";
+import { createToken } from "../../src/auth/index.ts";
 
 const outcomes = (events: readonly RecordedEvent[]) =>
   events
@@ -244,16 +245,28 @@ t.test("the failed-work routes list and retry as JSON", async (t) => {
     (list) => list.some((e) => e.type === "ChangeEventAbandoned"),
   );
   await f.caughtUp();
-  const list = await f.app.inject({ method: "GET", url: "/api/failed-work" });
+  const { token } = await createToken(f.store.pool, f.store, { name: "ops", access: ["operator"] });
+  const headers = { authorization: `Bearer ${token}` };
+  t.equal(
+    (await f.app.inject({ method: "GET", url: "/api/failed-work" })).statusCode,
+    401,
+    "failed work needs credentials",
+  );
+  const list = await f.app.inject({ method: "GET", url: "/api/failed-work", headers });
   t.equal(list.statusCode, 200);
   const { items } = list.json() as { items: { id: string; state: string; eventId: string }[] };
   t.match(items, [{ state: "failed", eventId: "e-1" }]);
   const retry = await f.app.inject({
     method: "POST",
     url: `/api/failed-work/${items[0]!.id}/retry`,
+    headers,
   });
   t.equal(retry.statusCode, 200);
   t.same(retry.json(), { id: items[0]!.id, queued: true });
-  const bad = await f.app.inject({ method: "GET", url: "/api/failed-work?state=gone" });
+  const bad = await f.app.inject({
+    method: "GET",
+    url: "/api/failed-work?state=gone",
+    headers,
+  });
   t.equal(bad.statusCode, 400);
 });

@@ -9,6 +9,7 @@ import { createServer } from "../../src/http/index.ts";
 import { restPlugin } from "../../src/rest/index.ts";
 import { captureFixture } from "../support/capture.ts";
 import { testConfig } from "./fixtures/harness.ts";
+import { createAuthentication } from "../../src/auth/index.ts";
 
 t.setTimeout(300_000);
 
@@ -27,7 +28,16 @@ t.test(
     const config = testConfig();
     const log = pino({ level: "silent" });
     const app = createServer({ config, pool: f.db.pool, projectorStatus: async () => [], log });
-    await app.register(restPlugin({ pool: f.db.pool, epoch: f.store.epoch, schema, config, log }));
+    await app.register(
+      restPlugin({
+        pool: f.db.pool,
+        epoch: f.store.epoch,
+        schema,
+        config,
+        log,
+        authentication: createAuthentication({ pool: f.db.pool }),
+      }),
+    );
     await app.ready();
     t.teardown(() => app.close());
     const { token } = await createToken(f.db.pool, f.store, {

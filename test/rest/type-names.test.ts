@@ -4,6 +4,7 @@ import t from "tap";
 import type { Pool } from "../../src/db/index.ts";
 import { checkTypeNames, restPlugin, typeNamesOf } from "../../src/rest/index.ts";
 import { testConfig } from "./fixtures/harness.ts";
+import { createAuthentication } from "../../src/auth/index.ts";
 
 t.test(
   "a type's REST path is its plural; operationIds and components derive from it",
@@ -99,7 +100,14 @@ base = "ou=others,dc=example,dc=org"
   await t.rejects(
     async () => {
       await server.register(
-        restPlugin({ pool, epoch: "0123456789abcdef", schema: undefined, config, log }),
+        restPlugin({
+          pool,
+          epoch: "0123456789abcdef",
+          schema: undefined,
+          config,
+          log,
+          authentication: createAuthentication({ pool }),
+        }),
       );
       await server.ready();
     },
@@ -114,7 +122,16 @@ t.test("with [rest] enabled = false the channel serves nothing, names still chec
   const pool = {} as Pool;
   const config = testConfig("[rest]\nenabled = false");
   await server
-    .register(restPlugin({ pool, epoch: "0123456789abcdef", schema: undefined, config, log }))
+    .register(
+      restPlugin({
+        pool,
+        epoch: "0123456789abcdef",
+        schema: undefined,
+        config,
+        log,
+        authentication: createAuthentication({ pool }),
+      }),
+    )
     .ready();
   for (const url of ["/api", "/api.json", "/api/entries/users", "/api/changes"]) {
     t.equal((await server.inject({ method: "GET", url })).statusCode, 404, url);

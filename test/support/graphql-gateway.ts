@@ -12,6 +12,7 @@ import { createLogger } from "../../src/logger.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { testDatabase } from "./postgres.ts";
 import { startSlapd, type Slapd } from "./slapd.ts";
+import { createAuthentication } from "../../src/auth/index.ts";
 
 export const REPO = resolve(import.meta.dirname, "../..");
 export const PEOPLE = "ou=people,dc=example,dc=org";
@@ -175,6 +176,7 @@ export async function startGateway(
   await server.register(
     graphqlPlugin({
       pool,
+      authentication: createAuthentication({ pool }),
       directory,
       config,
       log,

@@ -2,7 +2,8 @@ import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import Cursor from "pg-cursor";
 import type { PoolClient } from "../../db/index.ts";
-import { requireAccess, type RestContext } from "../context.ts";
+import { assertAccess, callerOf } from "../../auth/index.ts";
+import type { RestContext } from "../context.ts";
 import { RestError } from "../errors.ts";
 import type { SearchRow } from "../search/page.ts";
 import type { SearchSql } from "../search/sql.ts";
@@ -46,7 +47,7 @@ export async function sendExport(
   reply: FastifyReply,
   job: ExportRequest,
 ): Promise<FastifyReply> {
-  requireAccess(request, "export");
+  assertAccess(callerOf(request), "export");
   const release = context.exports.enter();
   let client: PoolClient | undefined;
   let cursor: Cursor<SearchRow> | undefined;
