@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { BUILT_IN_REDACTED_ATTRIBUTES } from "../config/index.ts";
 import { catalogSource } from "./catalog.ts";
 import type { RestContext, RestDeps, ServedType } from "./context.ts";
