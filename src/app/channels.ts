@@ -1,38 +1,18 @@
 import type { FastifyInstance } from "fastify";
 import { createAuthentication } from "../auth/index.ts";
-import type { AnnalConfig } from "../config/index.ts";
-import type { Pool } from "../db/index.ts";
 import { captureOnce } from "../capture/index.ts";
-import { graphqlPlugin, recordMutationWrite, type Gateway } from "../graphql/index.ts";
-import { hooksPlugin, type HooksRegistry } from "../hooks/index.ts";
+import { graphqlPlugin, recordMutationWrite } from "../graphql/index.ts";
+import { hooksPlugin } from "../hooks/index.ts";
 import { waitForProjection } from "../projector/index.ts";
 import { restPlugin } from "../rest/index.ts";
-import type { Jobs } from "../jobs/index.ts";
-import type { Logger } from "../logger.ts";
-import type { EventStore } from "../store/index.ts";
-import type { RunningDirectory } from "./directory.ts";
-
-export interface ChannelOptions {
-  readonly config: AnnalConfig;
-  readonly pool: Pool;
-  readonly store: EventStore;
-  readonly directory: RunningDirectory;
-  readonly jobs: Jobs;
-  readonly hooks: HooksRegistry;
-  /** The gateway built when the configuration was checked; built here when left out. */
-  readonly gateway?: Gateway;
-  readonly log: Logger;
-}
+import type { Services } from "./services.ts";
 
 /**
  * The ways in, on the HTTP server: the change-event webhook (and failed work), the REST
  * channel and GraphQL. Each is a Fastify plugin of its own module; this is where they meet
  * annal's database, directory, jobs and accounts.
  */
-export async function mountChannels(
-  server: FastifyInstance,
-  options: ChannelOptions,
-): Promise<void> {
+export async function mountChannels(server: FastifyInstance, options: Services): Promise<void> {
   const { config, pool, store, jobs, hooks, directory, log } = options;
   // One authentication for every channel: bearer tokens, checked per route.
   const authentication = createAuthentication({ pool });

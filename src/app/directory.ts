@@ -1,7 +1,7 @@
 import type { AnnalConfig } from "../config/index.ts";
 import { createNormalizer, type CaptureContext } from "../capture/index.ts";
 import { createDirectoryClient, type DirectoryClient } from "../directory/index.ts";
-import { loadDirectorySchema, type DirectorySchema } from "../directory/schema.ts";
+import { loadDirectorySchema, type DirectorySchema } from "../directory/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";

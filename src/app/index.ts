@@ -11,3 +11,4 @@ export { ANNAL_PARTS, isAnnalPart, type AnnalPart } from "./parts.ts";
 export { shutdownSignal, type ShutdownSignal } from "./signals.ts";
 export { allProjections, replayProjection, type Projection } from "./projections.ts";
 export { checkConfiguration, type CheckedConfiguration } from "./preflight.ts";
+export { startDirectory, type RunningDirectory } from "./directory.ts";

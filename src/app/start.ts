@@ -17,6 +17,7 @@ import { ANNAL_PARTS, type AnnalPart } from "./parts.ts";
 import { allProjections, Projector, projectionStatus } from "./projections.ts";
 import { startWorkers } from "./workers.ts";
 import { mountChannels } from "./channels.ts";
+import type { Services } from "./services.ts";
 import { checkConfiguration } from "./preflight.ts";
 import { startJobs } from "../jobs/index.ts";
 
@@ -89,16 +90,19 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
       : undefined;
     if (projector) started.add("projector", () => projector.stop());
 
+    // The services every part is given. Jobs run where the api or the workers do.
+    const services: Services = {
+      config,
+      pool: database.pool,
+      store,
+      directory,
+      jobs: jobs!,
+      hooks,
+      gateway,
+      log,
+    };
     if (runs("workers")) {
-      const workers = await startWorkers({
-        config,
-        pool: database.pool,
-        store,
-        directory,
-        jobs: jobs!,
-        hooks,
-        log,
-      });
+      const workers = await startWorkers(services);
       started.add("workers", () => workers.stop());
     }
 
@@ -113,16 +117,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
         log,
       });
       started.add("http", () => server.close());
-      await mountChannels(server, {
-        config,
-        pool: database.pool,
-        store,
-        directory,
-        jobs: jobs!,
-        hooks,
-        gateway,
-        log,
-      });
+      await mountChannels(server, services);
       url = await listen(server, config);
       await instance?.publish(url);
     }

@@ -1,22 +1,7 @@
-import type { AnnalConfig } from "../config/index.ts";
-import type { Pool } from "../db/index.ts";
 import { causedWrites, startCaptureWorker } from "../capture/index.ts";
-import { startHookWorkers, type HooksRegistry } from "../hooks/index.ts";
-import type { Jobs } from "../jobs/index.ts";
-import type { Logger } from "../logger.ts";
-import type { EventStore } from "../store/index.ts";
-import type { RunningDirectory } from "./directory.ts";
+import { startHookWorkers } from "../hooks/index.ts";
+import type { Services } from "./services.ts";
 import { StartedParts, type Stoppable } from "./lifecycle.ts";
-
-export interface WorkerOptions {
-  readonly config: AnnalConfig;
-  readonly pool: Pool;
-  readonly store: EventStore;
-  readonly directory: RunningDirectory;
-  readonly jobs: Jobs;
-  readonly hooks: HooksRegistry;
-  readonly log: Logger;
-}
 
 /**
  * The background workers (`--only workers`), pg-boss job handlers: directory capture (a
@@ -24,7 +9,7 @@ export interface WorkerOptions {
  * processing of accepted change events. Stopped after the HTTP server has closed and before
  * the jobs and the pool.
  */
-export async function startWorkers(options: WorkerOptions): Promise<Stoppable> {
+export async function startWorkers(options: Services): Promise<Stoppable> {
   const { config, pool, store, directory, jobs, hooks, log } = options;
   const parts = new StartedParts(log);
   try {

@@ -1,4 +1,4 @@
-import type { DirectoryEntry } from "../directory/entry.ts";
+import type { DirectoryEntry } from "../directory/index.ts";
 import type { AttributeChange } from "../events/index.ts";
 
 /** One successful write from slapd's accesslog (`cn=accesslog`), as annal reads it. */

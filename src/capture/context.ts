@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Pool } from "../db/index.ts";
 import type { EventStore, LogPosition } from "../store/index.ts";
-import type { DirectoryClient } from "../directory/client.ts";
+import type { DirectoryClient } from "../directory/index.ts";
 import type { Normalizer } from "./normalize.ts";
 
 /** What every capture source needs. */

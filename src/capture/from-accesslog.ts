@@ -1,7 +1,7 @@
 import { withTransaction } from "../db/index.ts";
 import type { LogPosition } from "../store/index.ts";
-import { dnEquals, isDescendantOf } from "../directory/dn.ts";
-import { and, eq, ge, or } from "../directory/filter.ts";
+import { dnEquals, isDescendantOf } from "../directory/index.ts";
+import { and, eq, ge, or } from "../directory/index.ts";
 import {
   ACCESSLOG_ATTRIBUTES,
   ACCESSLOG_BINARY,

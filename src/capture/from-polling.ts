@@ -1,7 +1,7 @@
 import { withTransaction } from "../db/index.ts";
 import type { LogPosition } from "../store/index.ts";
-import type { DirectoryEntry } from "../directory/entry.ts";
-import { ge, present } from "../directory/filter.ts";
+import type { DirectoryEntry } from "../directory/index.ts";
+import { ge, present } from "../directory/index.ts";
 import { parseGeneralizedTime } from "./accesslog.ts";
 import { changeBetween } from "./changes.ts";
 import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";

@@ -1,5 +1,5 @@
-import type { DirectoryEntry } from "../directory/entry.ts";
-import type { DirectorySchema } from "../directory/schema.ts";
+import type { DirectoryEntry } from "../directory/index.ts";
+import type { DirectorySchema } from "../directory/index.ts";
 import type { AttributeMap, EntryState } from "../events/index.ts";
 import { NameSet, sortAttributes } from "../events/index.ts";
 import { storableText } from "./stored-value.ts";

@@ -1,6 +1,6 @@
 import type { DirectoryConfig } from "../config/index.ts";
 import { parseLdapFilter } from "../filters/index.ts";
-import type { DirectorySchema } from "../directory/schema.ts";
+import type { DirectorySchema } from "../directory/index.ts";
 import { accesslogHead, captureFromAccesslog } from "./from-accesslog.ts";
 import { captureByPolling } from "./from-polling.ts";
 import { formatGeneralizedTime } from "./accesslog.ts";

@@ -1,6 +1,6 @@
-import { normalizeDN, parseDN } from "../directory/dn.ts";
+import { normalizeDN, parseDN } from "../directory/index.ts";
 import type { FilterNode } from "../filters/index.ts";
-import { matchesFilter } from "../directory/match.ts";
+import { matchesFilter } from "../directory/index.ts";
 import type { AttributeMap } from "../events/index.ts";
 
 export interface EntryTypeRule {

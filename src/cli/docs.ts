@@ -6,9 +6,9 @@
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { configReference } from "../config/reference/index.ts";
+import { configReference } from "../config/index.ts";
 import { AnnalError } from "../errors/index.ts";
-import { errorReference } from "../errors/reference.ts";
+import { errorReference } from "../errors/index.ts";
 import { failureLines, type Output, processOutput } from "./output.ts";
 import { UsageError } from "./usage.ts";
 import { SOURCE_ROOT } from "./version.ts";

@@ -1,15 +1,35 @@
+import type { Command } from "./command.ts";
+import { failedWorkCommand } from "./commands/failed-work.ts";
+import { hooksCommand } from "./commands/hooks.ts";
+import { importCommand } from "./commands/import.ts";
+import { replayCommand } from "./commands/replay.ts";
+import { startCommand } from "./commands/start.ts";
+import { tokenCommand } from "./commands/token.ts";
+import { verifyCommand } from "./commands/verify.ts";
 import { processOutput, failureLines, type Output } from "./output.ts";
-import { failedWorkList, failedWorkRetry, hooksSend } from "../hooks/cli.ts";
-import { runTokenCommand } from "../rest/cli.ts";
-import { runImport } from "./import.ts";
-import { listProjections, runReplay } from "./replay.ts";
-import { runStart } from "./start.ts";
-import { USAGE } from "./help.ts";
 import { parseCommandLine, UsageError } from "./usage.ts";
-import { runVerify } from "./verify.ts";
 import { versionLines } from "./version.ts";
 
-const CONFIG_OPTION = { config: { type: "string" } } as const;
+/** Every command, in the order `annal --help` lists them. */
+export const COMMANDS: readonly Command[] = [
+  startCommand,
+  replayCommand,
+  importCommand,
+  failedWorkCommand,
+  hooksCommand,
+  tokenCommand,
+  verifyCommand,
+];
+
+/** What `annal --help` prints. */
+export const USAGE = `usage: annal <command> [options]
+
+commands:
+${COMMANDS.map((command) => command.usage).join("\n")}
+  --version [--json]
+      print the version and the source commit
+
+The configuration is --config, else $ANNAL_CONFIG, else ./annal.toml, else the demo.`;
 
 /**
  * Runs the `annal` command line and returns the exit status: 0, or 1 after printing
@@ -28,10 +48,10 @@ export async function main(
 }
 
 async function run(argv: readonly string[], output: Output): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined) throw new UsageError("no command given");
+  const [name, ...rest] = argv;
+  if (name === undefined) throw new UsageError("no command given");
 
-  if (command.startsWith("-")) {
+  if (name.startsWith("-")) {
     const { values } = parseCommandLine(
       argv,
       {
@@ -46,116 +66,12 @@ async function run(argv: readonly string[], output: Output): Promise<number> {
       for (const line of await versionLines(values.json === true)) output.out(line);
       return 0;
     }
-    throw new UsageError(`${command} needs a command, or is not an option of annal`);
+    throw new UsageError(`${name} needs a command, or is not an option of annal`);
   }
-
-  switch (command) {
-    case "start": {
-      const { values } = parseCommandLine(
-        rest,
-        { ...CONFIG_OPTION, only: { type: "string" } },
-        { min: 0, max: 0, what: "", command: "start" },
-      );
-      return runStart(values);
-    }
-    case "replay": {
-      const { values, positionals } = parseCommandLine(rest, CONFIG_OPTION, {
-        min: 0,
-        max: 1,
-        what: "the projection to replay: annal replay <projection>",
-        command: "replay",
-      });
-      // Without a name: which projections there are to replay.
-      if (positionals[0] === undefined) return listProjections(values, output);
-      return runReplay(positionals[0], values, output);
-    }
-    case "import": {
-      const { values } = parseCommandLine(rest, CONFIG_OPTION, {
-        min: 0,
-        max: 0,
-        what: "",
-        command: "import",
-      });
-      return runImport(values, output);
-    }
-    case "failed-work": {
-      const [sub, ...args] = rest;
-      if (sub === "list") {
-        const { values } = parseCommandLine(
-          args,
-          {
-            ...CONFIG_OPTION,
-            state: { type: "string" },
-            limit: { type: "string" },
-            json: { type: "boolean" },
-          },
-          { min: 0, max: 0, what: "", command: "failed-work list" },
-        );
-        return failedWorkList(values, output);
-      }
-      if (sub === "retry") {
-        const { values, positionals } = parseCommandLine(args, CONFIG_OPTION, {
-          min: 1,
-          max: 1,
-          what: "the failed work's id: annal failed-work retry <id>",
-          command: "failed-work retry",
-        });
-        return failedWorkRetry(positionals[0]!, values, output);
-      }
-      throw new UsageError("failed-work needs list or retry");
-    }
-    case "hooks": {
-      const [sub, ...args] = rest;
-      if (sub !== "send") throw new UsageError("hooks needs send");
-      const { values, positionals } = parseCommandLine(
-        args,
-        {
-          url: { type: "string" },
-          body: { type: "string" },
-          "body-file": { type: "string" },
-          "secret-env": { type: "string" },
-          id: { type: "string" },
-        },
-        {
-          min: 1,
-          max: 1,
-          what: "the webhook: annal hooks send <hook>/<webhook>",
-          command: "hooks send",
-        },
-      );
-      const [hook, webhook, extra] = positionals[0]!.split("/");
-      if (!hook || !webhook || extra !== undefined) {
-        throw new UsageError("name the webhook as <hook>/<webhook>");
-      }
-      return hooksSend(
-        {
-          hook,
-          webhook,
-          secret: process.env[values["secret-env"] ?? "WEBHOOK_SECRET"],
-          ...(values.url === undefined ? {} : { url: values.url }),
-          ...(values.body === undefined ? {} : { body: values.body }),
-          ...(values["body-file"] === undefined ? {} : { bodyFile: values["body-file"] }),
-          ...(values.id === undefined ? {} : { id: values.id }),
-        },
-        output,
-      );
-    }
-    case "token":
-      return runTokenCommand(rest, output);
-    case "verify": {
-      const { values } = parseCommandLine(rest, CONFIG_OPTION, {
-        min: 0,
-        max: 0,
-        what: "",
-        command: "verify",
-      });
-      return runVerify(values, output);
-    }
-    case "help":
-      return printUsage(output);
-    default:
-      throw new UsageError(`unknown command "${command}"`);
-  }
+  if (name === "help") return printUsage(output);
+  const command = COMMANDS.find((candidate) => candidate.name === name);
+  if (!command) throw new UsageError(`unknown command "${name}"`);
+  return command.run(rest, output);
 }
 
 function printUsage(output: Output): number {

@@ -13,3 +13,6 @@ export { SECRET_KEYS } from "./secrets.ts";
 export { BUILT_IN_REDACTED_ATTRIBUTES, type DirectoryConfig } from "./sections/directory.ts";
 export { isEnvReference } from "./env-references.ts";
 export { formatKeyPath } from "./key-path.ts";
+export type { GraphqlConfig } from "./sections/graphql.ts";
+export type { RestBackendConfig } from "./sections/rest-backends.ts";
+export { configReference } from "./reference/index.ts";

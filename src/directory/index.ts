@@ -46,3 +46,10 @@ export {
 } from "./filter.ts";
 export { ProxiedAuthorizationControl } from "./proxied-authorization.ts";
 export { matchesFilter } from "./match.ts";
+export {
+  DirectorySchema,
+  loadDirectorySchema,
+  parseSubschema,
+  type AttributeType,
+  type ObjectClass,
+} from "./schema.ts";

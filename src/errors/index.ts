@@ -18,3 +18,4 @@ export {
   type ErrorSurface,
 } from "./codes/index.ts";
 export { GRAPHQL_CODES, type GraphqlCode } from "./graphql-codes.ts";
+export { errorReference } from "./reference.ts";

@@ -1,4 +1,4 @@
-import type { GraphqlConfig } from "../config/sections/graphql.ts";
+import type { GraphqlConfig } from "../config/index.ts";
 import { filterAttributes, type FilterNode } from "../filters/index.ts";
 import { matchesFilter } from "../directory/index.ts";
 import { parseLdapFilter } from "../filters/index.ts";

@@ -12,7 +12,7 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from "graphql";
-import type { GraphqlConfig } from "../config/sections/graphql.ts";
+import type { GraphqlConfig } from "../config/index.ts";
 import { GRAPHQL_CODES, type GraphqlCode } from "./errors.ts";
 
 type Limits = GraphqlConfig["limits"];

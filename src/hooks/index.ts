@@ -3,7 +3,7 @@
  * signed ingress (`hooksPlugin`), processing by the providers (`startHookWorkers`) and failed
  * work. See README.md in this folder.
  */
-export { defineHooks, http, isHooks } from "./define.ts";
+export { defineHooks, http, isHooks } from "./definition/define.ts";
 export {
   ChangeEventConflictError,
   FailedWorkNotFoundError,
@@ -28,20 +28,24 @@ export {
   type ChangeEventRetryRequested,
   type ProcessingError,
 } from "../events/index.ts";
-export { changeEventKey, sourceStream } from "./envelope.ts";
-export { loadHooks, type LoadHooksOptions } from "./load.ts";
+export { changeEventKey, sourceStream } from "./ingress/envelope.ts";
+export { loadHooks, type LoadHooksOptions } from "./definition/load.ts";
 export {
   HooksRegistry,
   resolveHooks,
   type ResolvedHooks,
   type ResolvedWebhook,
   type ResolveOptions,
-} from "./registry.ts";
-export { signDelivery, STANDARD_HEADERS, verifyDelivery } from "./signature.ts";
-export { hooksPlugin, INGRESS_STEPS_TIMEOUT_MS, type HooksPluginOptions } from "./plugin.ts";
-export { startHookWorkers, type HookWorkerOptions, type HookWorkers } from "./worker.ts";
-export type { DirectoryAccess } from "./context.ts";
-export { CHANGE_EVENTS_QUEUE } from "./queue.ts";
+} from "./definition/registry.ts";
+export { signDelivery, STANDARD_HEADERS, verifyDelivery } from "./definition/signature.ts";
+export {
+  hooksPlugin,
+  INGRESS_STEPS_TIMEOUT_MS,
+  type HooksPluginOptions,
+} from "./ingress/plugin.ts";
+export { startHookWorkers, type HookWorkerOptions, type HookWorkers } from "./processing/worker.ts";
+export type { DirectoryAccess } from "./processing/context.ts";
+export { CHANGE_EVENTS_QUEUE } from "./processing/queue.ts";
 export {
   FAILED_WORK_STATES,
   getFailedWork,
@@ -51,7 +55,7 @@ export {
   type FailedWorkState,
   type ListFailedWorkOptions,
   type RetryResult,
-} from "./failed-work.ts";
+} from "./failed-work/failed-work.ts";
 export type {
   ChangeEventEnvelope,
   ChangeEventInput,
@@ -71,4 +75,4 @@ export type {
   Webhook,
   WebhookLimits,
   WebhookOptions,
-} from "./types.ts";
+} from "./definition/types.ts";

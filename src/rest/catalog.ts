@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/index.ts";
 import type { FilterNode } from "../filters/index.ts";
-import type { DirectorySchema } from "../directory/schema.ts";
+import type { DirectorySchema } from "../directory/index.ts";
 import { parseLdapFilter } from "../filters/index.ts";
 import { ENTRIES } from "../../projections/entries/index.ts";
 

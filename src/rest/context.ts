@@ -3,7 +3,7 @@ import type { Authentication } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { FilterNode } from "../filters/index.ts";
-import type { DirectorySchema } from "../directory/schema.ts";
+import type { DirectorySchema } from "../directory/index.ts";
 import { ABSOLUTE_TRUE, checkAttributes, parseFilter } from "../filters/index.ts";
 import type { Logger } from "../logger.ts";
 import type { AttributeCatalog } from "./catalog.ts";

@@ -3,9 +3,13 @@ import path from "node:path";
 import t from "tap";
 
 /**
- * The edges the architecture forbids, read from the sources' imports: nothing in `src/`
- * imports `ops/` (the demo's configuration and files are data a deployment replaces; the
- * private slapd launcher and the demo organisation live in `src/slapd/` and `src/demo/`).
+ * The edges the architecture forbids, read from the sources' imports:
+ * - nothing in `src/` imports `ops/` (the demo's configuration and files are data a deployment
+ *   replaces; the private slapd launcher and the demo organisation live in `src/`);
+ * - a module (a folder of `src/` or `projections/`) is reached from outside only through its
+ *   face, `index.ts`: the rest of it is private;
+ * - feature modules never import `app/` (composition) or `cli/` (the command line): commands
+ *   call features, not the other way round.
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -23,18 +27,49 @@ function imports(file: string): string[] {
   );
 }
 
+/** The module a file belongs to: `src/<folder>` or `projections/<folder>`; a top file is its own. */
+function moduleOf(file: string): string {
+  const parts = file.split("/");
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : file;
+}
+
+const edges = [...sources("src"), ...sources("projections")].flatMap((file) =>
+  imports(file).map((target) => ({ file, target })),
+);
+
 t.test("nothing in src imports ops", async (t) => {
-  const edges = sources("src").flatMap((file) =>
-    imports(file)
-      .filter((target) => target.startsWith("ops/"))
-      .map((target) => `${file} → ${target}`),
+  t.same(
+    edges.filter((e) => e.file.startsWith("src/") && e.target.startsWith("ops/")),
+    [],
   );
-  t.same(edges, []);
+});
+
+t.test("a module is imported from outside only through its index.ts", async (t) => {
+  const intoPrivate = edges.filter(({ file, target }) => {
+    const module = moduleOf(target);
+    return module !== moduleOf(file) && module !== target && target !== `${module}/index.ts`;
+  });
+  t.same(
+    intoPrivate.map((e) => `${e.file} → ${e.target}`),
+    [],
+  );
+});
+
+t.test("no feature module imports app/ or cli/", async (t) => {
+  const upward = edges.filter(({ file, target }) => {
+    const from = moduleOf(file);
+    const to = moduleOf(target);
+    const composition = (module: string) => module === "src/app" || module === "src/cli";
+    return composition(to) && !composition(from) && file !== "src/cli.ts";
+  });
+  t.same(
+    upward.map((e) => `${e.file} → ${e.target}`),
+    [],
+  );
 });
 
 t.test("the check reads the relative imports of a file", async (t) => {
-  t.same(
-    imports("test/support/capture.ts").filter((target) => target.startsWith("src/")).length > 0,
-    true,
-  );
+  t.ok(imports("test/support/capture.ts").filter((target) => target.startsWith("src/")).length > 0);
+  t.equal(moduleOf("src/capture/jobs.ts"), "src/capture");
+  t.equal(moduleOf("src/logger.ts"), "src/logger.ts");
 });

@@ -1,7 +1,7 @@
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import t from "tap";
-import { checkNodeVersion } from "../../src/cli/verify.ts";
+import { checkNodeVersion } from "../../src/cli/commands/verify.ts";
 import { DEMO_CONFIG_PATH } from "../../src/config/index.ts";
 import { freePort } from "../../src/db/index.ts";
 import { testDatabase } from "../support/postgres.ts";

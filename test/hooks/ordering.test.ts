@@ -1,5 +1,5 @@
 import t from "tap";
-import { CHANGE_EVENTS_QUEUE } from "../../src/hooks/queue.ts";
+import { CHANGE_EVENTS_QUEUE } from "../../src/hooks/processing/queue.ts";
 import { getFailedWork } from "../../src/hooks/index.ts";
 import { eventually } from "../support/eventually.ts";
 import { change, deliver, hooksFixture, signed, testHooks } from "./fixtures/hooks.ts";

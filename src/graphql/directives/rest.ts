@@ -1,4 +1,4 @@
-import type { RestBackendConfig } from "../../config/sections/rest-backends.ts";
+import type { RestBackendConfig } from "../../config/index.ts";
 import { isEntry } from "../entry.ts";
 import { BadUserInputError, RestBackendError } from "../errors.ts";
 import { authInfo } from "../viewer.ts";

@@ -13,7 +13,7 @@ import {
   type GraphQLSchema,
 } from "graphql";
 import type { AnnalConfig } from "../../config/index.ts";
-import type { GraphqlConfig } from "../../config/sections/graphql.ts";
+import type { GraphqlConfig } from "../../config/index.ts";
 import type { DirectoryClient } from "../../directory/index.ts";
 import type { GatewayContext } from "../context.ts";
 import { isEntry, valuesOf, type EntryObject } from "../entry.ts";

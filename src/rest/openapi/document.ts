@@ -1,4 +1,4 @@
-import type { DirectorySchema } from "../../directory/schema.ts";
+import type { DirectorySchema } from "../../directory/index.ts";
 import type { AttributeCatalog } from "../catalog.ts";
 import { typeAttributes } from "../catalog.ts";
 import type { ServedType } from "../context.ts";

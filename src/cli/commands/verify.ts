@@ -1,11 +1,13 @@
-import { checkConfiguration, openDatabase } from "../app/index.ts";
-import { loadConfig } from "../config/index.ts";
-import type { HooksRegistry } from "../hooks/index.ts";
-import { checkMigrations } from "../db/index.ts";
-import { AnnalError } from "../errors/index.ts";
-import { pingDatabase } from "../http/index.ts";
-import { createLogger } from "../logger.ts";
-import type { Output } from "./output.ts";
+import { checkConfiguration, openDatabase } from "../../app/index.ts";
+import { loadConfig } from "../../config/index.ts";
+import type { HooksRegistry } from "../../hooks/index.ts";
+import { checkMigrations } from "../../db/index.ts";
+import { AnnalError } from "../../errors/index.ts";
+import { pingDatabase } from "../../http/index.ts";
+import { createLogger } from "../../logger.ts";
+import type { Output } from "../output.ts";
+import { CONFIG_OPTION, type Command } from "../command.ts";
+import { parseCommandLine } from "../usage.ts";
 
 export const REQUIRED_NODE_MAJOR = 26;
 
@@ -79,3 +81,18 @@ function hooksSummary(hooks: HooksRegistry, dir: string | undefined): string {
   const names = hooks.hooks.flatMap((h) => [...h.webhooks.keys()].map((w) => `${h.name}/${w}`));
   return names.length === 0 ? `no webhooks in ${dir}` : `${names.join(", ")} from ${dir}`;
 }
+
+export const verifyCommand: Command = {
+  name: "verify",
+  usage: `  verify [--config <file>]
+      check the Node.js version, the configuration, the database and its migrations`,
+  run(args, output) {
+    const { values } = parseCommandLine(args, CONFIG_OPTION, {
+      min: 0,
+      max: 0,
+      what: "",
+      command: "verify",
+    });
+    return runVerify(values, output);
+  },
+};

@@ -1,15 +1,15 @@
 import type { FastifyInstance } from "fastify";
-import { callerOf, type Authentication } from "../auth/index.ts";
-import { AnnalError } from "../errors/index.ts";
-import type { Jobs } from "../jobs/index.ts";
-import type { EventStore } from "../store/index.ts";
+import { callerOf, type Authentication } from "../../auth/index.ts";
+import { AnnalError } from "../../errors/index.ts";
+import type { Jobs } from "../../jobs/index.ts";
+import type { EventStore } from "../../store/index.ts";
 import {
   FAILED_WORK_STATES,
   listFailedWork,
   retryFailedWork,
   type FailedWorkState,
 } from "./failed-work.ts";
-import type { HooksRegistry } from "./registry.ts";
+import type { HooksRegistry } from "../definition/registry.ts";
 
 /**
  * `GET /api/failed-work[?state=failed,retrying,resolved|all][&limit=100]`: `{ items: [...] }`,

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { jsonDepth } from "./json-depth.ts";
 import { z } from "zod";
-import { WebhookRefusal } from "./errors.ts";
-import type { ChangeEventEnvelope, MapResult } from "./types.ts";
+import { WebhookRefusal } from "../errors.ts";
+import type { ChangeEventEnvelope, MapResult } from "../definition/types.ts";
 
 const SOURCE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 // Control characters would make ids unreadable in logs and listings.

@@ -1,4 +1,4 @@
-import { openDatabase, prepareEventStore } from "../app/index.ts";
+import { openDatabase, prepareEventStore } from "../../app/index.ts";
 import {
   ACCESS_MEANINGS,
   accessOf,
@@ -9,13 +9,14 @@ import {
   revokeAccount,
   type AccessChange,
   type AccessFunction,
-} from "../auth/index.ts";
-import type { Output } from "../cli/output.ts";
-import { parseCommandLine, UsageError } from "../cli/usage.ts";
-import { loadConfig } from "../config/index.ts";
-import type { Pool } from "../db/index.ts";
-import { createLogger } from "../logger.ts";
-import type { EventStore } from "../store/index.ts";
+} from "../../auth/index.ts";
+import type { Output } from "../output.ts";
+import { parseCommandLine, UsageError } from "../usage.ts";
+import { loadConfig } from "../../config/index.ts";
+import type { Pool } from "../../db/index.ts";
+import { createLogger } from "../../logger.ts";
+import type { EventStore } from "../../store/index.ts";
+import { CONFIG_OPTION, type Command } from "../command.ts";
 
 /** What the token commands work on. */
 export interface TokenDeps {
@@ -23,7 +24,7 @@ export interface TokenDeps {
   readonly store: EventStore;
 }
 
-export const TOKEN_USAGE = `  token create --name <name> --access <read,export,...> [--config <file>]
+const TOKEN_USAGE = `  token create --name <name> --access <read,export,...> [--config <file>]
       create a service account and print its bearer token, once; for an existing account,
       add a token (its access stays as it is)
   token access <name> [--set <functions> | --add <functions> | --remove <functions>] [--config <file>]
@@ -141,7 +142,7 @@ export async function tokenRevoke(deps: TokenDeps, name: string, output: Output)
  */
 export async function runTokenCommand(args: readonly string[], output: Output): Promise<number> {
   const [subcommand, ...rest] = args;
-  const config = { config: { type: "string" } } as const;
+  const config = CONFIG_OPTION;
   let run: (deps: TokenDeps) => Promise<number>;
   let configPath: string | undefined;
   switch (subcommand) {
@@ -217,3 +218,9 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
     await database.close();
   }
 }
+
+export const tokenCommand: Command = {
+  name: "token",
+  usage: TOKEN_USAGE,
+  run: runTokenCommand,
+};

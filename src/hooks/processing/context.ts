@@ -1,5 +1,5 @@
-import type { DirectoryClient } from "../directory/index.ts";
-import type { DirectoryWrite, HookDirectory } from "./types.ts";
+import type { DirectoryClient } from "../../directory/index.ts";
+import type { DirectoryWrite, HookDirectory } from "../definition/types.ts";
 
 type DirectoryWrites = Pick<DirectoryClient, "add" | "modify" | "modifyDN" | "delete">;
 

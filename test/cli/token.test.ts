@@ -10,7 +10,7 @@ import {
   tokenCreate,
   tokenList,
   tokenRevoke,
-} from "../../src/rest/cli.ts";
+} from "../../src/cli/commands/token.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { testDatabase } from "../support/postgres.ts";
 

@@ -1,15 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { JobInsert } from "pg-boss";
-import { withTransaction, type PoolClient, type Queryable } from "../db/index.ts";
-import type { Jobs } from "../jobs/index.ts";
-import type { EventStore, NewEvent } from "../store/index.ts";
+import { withTransaction, type PoolClient, type Queryable } from "../../db/index.ts";
+import type { Jobs } from "../../jobs/index.ts";
+import type { EventStore, NewEvent } from "../../store/index.ts";
 import { changeEventKey, sourceStream } from "./envelope.ts";
-import { ChangeEventConflictError, WebhookRefusal } from "./errors.ts";
-import { CHANGE_EVENT, type ChangeEventReceived } from "../events/index.ts";
+import { ChangeEventConflictError, WebhookRefusal } from "../errors.ts";
+import { CHANGE_EVENT, type ChangeEventReceived } from "../../events/index.ts";
 import { GroupCommit } from "./group-commit.ts";
-import { CHANGE_EVENTS_QUEUE, jobOptions, type ChangeEventJob } from "./queue.ts";
-import type { ResolvedProvider } from "./registry.ts";
-import type { ChangeEventEnvelope } from "./types.ts";
+import { CHANGE_EVENTS_QUEUE, jobOptions, type ChangeEventJob } from "../processing/queue.ts";
+import type { ResolvedProvider } from "../definition/registry.ts";
+import type { ChangeEventEnvelope } from "../definition/types.ts";
 
 export interface AcceptDependencies {
   readonly store: EventStore;

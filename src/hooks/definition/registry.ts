@@ -1,6 +1,6 @@
 import { parseHooksOptions, type HooksSettings, type WebhookSettings } from "./define.ts";
-import { HooksInvalidError, HooksSecretMissingError } from "./errors.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { HooksInvalidError, HooksSecretMissingError } from "../errors.ts";
+import { RateLimiter } from "../ingress/rate-limit.ts";
 import { signingKey } from "./signature.ts";
 import type { Hooks } from "./types.ts";
 

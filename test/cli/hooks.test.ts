@@ -1,6 +1,7 @@
 import path from "node:path";
 import t from "tap";
-import { failedWorkList, failedWorkRetry, hooksSend } from "../../src/hooks/cli.ts";
+import { failedWorkList, failedWorkRetry } from "../../src/cli/commands/failed-work.ts";
+import { hooksSend } from "../../src/cli/commands/hooks.ts";
 import { PermanentFailure } from "../../src/hooks/index.ts";
 import {
   change,
@@ -10,7 +11,7 @@ import {
   SECRET,
   signed,
   testHooks,
-} from "./fixtures/hooks.ts";
+} from "../hooks/fixtures/hooks.ts";
 import { eventually } from "../support/eventually.ts";
 
 function capture() {

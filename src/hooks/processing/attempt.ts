@@ -1,10 +1,10 @@
-import type { Logger } from "../logger.ts";
-import type { EventStore } from "../store/index.ts";
+import type { Logger } from "../../logger.ts";
+import type { EventStore } from "../../store/index.ts";
 import { recordingDirectory, withCause, type DirectoryAccess } from "./context.ts";
-import type { ChangeEventReceived, ChangeEventRef } from "../events/index.ts";
-import { sourceStream } from "./envelope.ts";
-import type { ResolvedProvider } from "./registry.ts";
-import type { DirectoryWrite, ProviderContext } from "./types.ts";
+import type { ChangeEventReceived, ChangeEventRef } from "../../events/index.ts";
+import { sourceStream } from "../ingress/envelope.ts";
+import type { ResolvedProvider } from "../definition/registry.ts";
+import type { DirectoryWrite, ProviderContext } from "../definition/types.ts";
 
 export interface Attempt {
   readonly ref: ChangeEventRef;

@@ -1,7 +1,9 @@
-import { isAnnalPart, shutdownSignal, startAnnal } from "../app/index.ts";
-import { loadConfig } from "../config/index.ts";
-import { createLogger, logFormatFor } from "../logger.ts";
-import { UsageError } from "./usage.ts";
+import { isAnnalPart, shutdownSignal, startAnnal } from "../../app/index.ts";
+import { loadConfig } from "../../config/index.ts";
+import { createLogger, logFormatFor } from "../../logger.ts";
+import { UsageError } from "../usage.ts";
+import { CONFIG_OPTION, type Command } from "../command.ts";
+import { parseCommandLine } from "../usage.ts";
 
 /** How long stopping may take before the process gives up and exits 1. */
 const STOP_DEADLINE_MS = 30_000;
@@ -35,3 +37,17 @@ export async function runStart(options: { config?: string; only?: string }): Pro
     clearTimeout(deadline);
   }
 }
+
+export const startCommand: Command = {
+  name: "start",
+  usage: `  start [--config <file>] [--only api|workers|projector]
+      run annal: the HTTP server, the projector and the workers (or one of them)`,
+  run(args) {
+    const { values } = parseCommandLine(
+      args,
+      { ...CONFIG_OPTION, only: { type: "string" } },
+      { min: 0, max: 0, what: "", command: "start" },
+    );
+    return runStart(values);
+  },
+};

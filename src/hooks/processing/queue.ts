@@ -1,6 +1,6 @@
 import type { SendOptions } from "pg-boss";
-import type { Jobs } from "../jobs/index.ts";
-import type { ResolvedProvider } from "./registry.ts";
+import type { Jobs } from "../../jobs/index.ts";
+import type { ResolvedProvider } from "../definition/registry.ts";
 
 /**
  * The pg-boss queue of change events to process: one job per accepted change event, keyed by

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { formatKeyPath, isEnvReference, parseDuration } from "../config/index.ts";
-import { HooksInvalidError } from "./errors.ts";
+import { formatKeyPath, isEnvReference, parseDuration } from "../../config/index.ts";
+import { HooksInvalidError } from "../errors.ts";
 import { STANDARD_HEADERS } from "./signature.ts";
 import type {
   Hooks,

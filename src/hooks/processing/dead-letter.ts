@@ -1,15 +1,15 @@
 import type { JobWithMetadata } from "pg-boss";
-import type { Logger } from "../logger.ts";
-import type { EventStore } from "../store/index.ts";
+import type { Logger } from "../../logger.ts";
+import type { EventStore } from "../../store/index.ts";
 import { causedBy } from "./attempt.ts";
-import { sourceStream } from "./envelope.ts";
+import { sourceStream } from "../ingress/envelope.ts";
 import {
   CHANGE_EVENT,
   type ChangeEventAbandoned,
   type ChangeEventReceived,
-} from "../events/index.ts";
+} from "../../events/index.ts";
 import { CHANGE_EVENTS_QUEUE, type ChangeEventJob } from "./queue.ts";
-import type { Jobs } from "../jobs/index.ts";
+import type { Jobs } from "../../jobs/index.ts";
 
 /** What an abandonment from the dead-letter queue records as its error. */
 const ATTEMPT_LOST = {

@@ -1,11 +1,13 @@
-import { openDatabase, prepareEventStore } from "../app/index.ts";
-import { startDirectory } from "../app/directory.ts";
-import { loadConfig } from "../config/index.ts";
-import { ensureImported, importEntries } from "../capture/index.ts";
-import { AnnalError } from "../errors/index.ts";
-import { createLogger } from "../logger.ts";
-import type { Output } from "./output.ts";
-import { progressBar } from "./progress.ts";
+import { openDatabase, prepareEventStore } from "../../app/index.ts";
+import { startDirectory } from "../../app/index.ts";
+import { loadConfig } from "../../config/index.ts";
+import { ensureImported, importEntries } from "../../capture/index.ts";
+import { AnnalError } from "../../errors/index.ts";
+import { createLogger } from "../../logger.ts";
+import type { Output } from "../output.ts";
+import { progressBar } from "../progress.ts";
+import { CONFIG_OPTION, type Command } from "../command.ts";
+import { parseCommandLine } from "../usage.ts";
 
 /**
  * `annal import`: a snapshot event for every entry of the directory, with a progress bar on
@@ -68,3 +70,18 @@ export async function runImport(options: { config?: string }, output: Output): P
   output.out(`imported ${imported} entries in ${seconds} s`);
   return 0;
 }
+
+export const importCommand: Command = {
+  name: "import",
+  usage: `  import [--config <file>]
+      take a snapshot of every directory entry (the first one also starts capture)`,
+  run(args, output) {
+    const { values } = parseCommandLine(args, CONFIG_OPTION, {
+      min: 0,
+      max: 0,
+      what: "",
+      command: "import",
+    });
+    return runImport(values, output);
+  },
+};

@@ -1,7 +1,7 @@
-import type { DirectoryClient } from "../directory/index.ts";
-import type { Logger } from "../logger.ts";
-import type { EventStore, RecordedEvent } from "../store/index.ts";
-import type { ChangeEventEnvelope, DirectoryWrite } from "../events/index.ts";
+import type { DirectoryClient } from "../../directory/index.ts";
+import type { Logger } from "../../logger.ts";
+import type { EventStore, RecordedEvent } from "../../store/index.ts";
+import type { ChangeEventEnvelope, DirectoryWrite } from "../../events/index.ts";
 
 export type { ChangeEventEnvelope, DirectoryWrite };
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { ERROR_CATALOG } from "../errors/index.ts";
-import { classifyError, type ClassifiedError } from "../http/index.ts";
-import type { Jobs } from "../jobs/index.ts";
-import type { EventStore } from "../store/index.ts";
+import { ERROR_CATALOG } from "../../errors/index.ts";
+import { classifyError, type ClassifiedError } from "../../http/index.ts";
+import type { Jobs } from "../../jobs/index.ts";
+import type { EventStore } from "../../store/index.ts";
 import { ChangeEventAcceptor } from "./accept.ts";
 import {
   admitDelivery,
@@ -10,11 +10,11 @@ import {
   withDeadline,
   type DeliveryHeaders,
 } from "./delivery.ts";
-import { WEBHOOK_ANSWERS, WebhookRefusal, type WebhookAnswer } from "./errors.ts";
-import { failedWorkRoutes } from "./failed-work-routes.ts";
-import type { Authentication } from "../auth/index.ts";
-import { ensureChangeEventsQueue } from "./queue.ts";
-import type { HooksRegistry, ResolvedWebhook } from "./registry.ts";
+import { WEBHOOK_ANSWERS, WebhookRefusal, type WebhookAnswer } from "../errors.ts";
+import { failedWorkRoutes } from "../failed-work/routes.ts";
+import type { Authentication } from "../../auth/index.ts";
+import { ensureChangeEventsQueue } from "../processing/queue.ts";
+import type { HooksRegistry, ResolvedWebhook } from "../definition/registry.ts";
 
 /** The spec's limit for the secret, schema and map steps of one delivery. */
 export const INGRESS_STEPS_TIMEOUT_MS = 5_000;

@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { jsonDepth } from "./json-depth.ts";
 import { normalizeEnvelopes } from "./envelope.ts";
-import { WebhookRefusal } from "./errors.ts";
-import type { ResolvedWebhook } from "./registry.ts";
-import { verifyDelivery } from "./signature.ts";
-import type { ChangeEventEnvelope, MapResult } from "./types.ts";
+import { WebhookRefusal } from "../errors.ts";
+import type { ResolvedWebhook } from "../definition/registry.ts";
+import { verifyDelivery } from "../definition/signature.ts";
+import type { ChangeEventEnvelope, MapResult } from "../definition/types.ts";
 
 /** The signed parts of a delivery's headers, once `checkDeliveryHeaders` passed them. */
 export interface DeliveryHeaders {

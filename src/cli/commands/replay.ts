@@ -1,9 +1,16 @@
-import { allProjections, openDatabase, prepareEventStore, replayProjection } from "../app/index.ts";
-import { loadConfig } from "../config/index.ts";
-import { AnnalError } from "../errors/index.ts";
-import { createLogger } from "../logger.ts";
-import type { Output } from "./output.ts";
-import { progressBar } from "./progress.ts";
+import {
+  allProjections,
+  openDatabase,
+  prepareEventStore,
+  replayProjection,
+} from "../../app/index.ts";
+import { loadConfig } from "../../config/index.ts";
+import { AnnalError } from "../../errors/index.ts";
+import { createLogger } from "../../logger.ts";
+import type { Output } from "../output.ts";
+import { progressBar } from "../progress.ts";
+import { CONFIG_OPTION, type Command } from "../command.ts";
+import { parseCommandLine } from "../usage.ts";
 
 /** `annal replay <name>` names no projection this program has. */
 export class UnknownProjectionError extends AnnalError {
@@ -80,3 +87,20 @@ export async function runReplay(
   output.out(`replayed ${name} (version ${projection.version}): ${total} events in ${seconds} s`);
   return 0;
 }
+
+export const replayCommand: Command = {
+  name: "replay",
+  usage: `  replay <projection> [--config <file>]
+      rebuild a projection from the event log, side by side, then swap it in`,
+  run(args, output) {
+    const { values, positionals } = parseCommandLine(args, CONFIG_OPTION, {
+      min: 0,
+      max: 1,
+      what: "the projection to replay: annal replay <projection>",
+      command: "replay",
+    });
+    // Without a name: which projections there are to replay.
+    if (positionals[0] === undefined) return listProjections(values, output);
+    return runReplay(positionals[0], values, output);
+  },
+};

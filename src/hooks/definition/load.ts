@@ -1,9 +1,9 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { isAnnalError } from "../errors/index.ts";
+import { isAnnalError } from "../../errors/index.ts";
 import { isHooks } from "./define.ts";
-import { HooksDirectoryNotFoundError, HooksInvalidError } from "./errors.ts";
+import { HooksDirectoryNotFoundError, HooksInvalidError } from "../errors.ts";
 import { resolveHooks, type HooksRegistry, type ResolveOptions } from "./registry.ts";
 import type { Hooks } from "./types.ts";
 

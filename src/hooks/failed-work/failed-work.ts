@@ -1,25 +1,25 @@
-import { withTransaction, type Queryable } from "../db/index.ts";
-import type { Jobs } from "../jobs/index.ts";
+import { withTransaction, type Queryable } from "../../db/index.ts";
+import type { Jobs } from "../../jobs/index.ts";
 import {
   FAILED_WORK,
   FAILED_WORK_STATES,
   type FailedWorkRow,
   type FailedWorkState,
-} from "../../projections/failed-work/index.ts";
-import type { EventStore } from "../store/index.ts";
-import { sourceStream } from "./envelope.ts";
+} from "../../../projections/failed-work/index.ts";
+import type { EventStore } from "../../store/index.ts";
+import { sourceStream } from "../ingress/envelope.ts";
 import {
   FailedWorkNotFoundError,
   FailedWorkResolvedError,
   FailedWorkUnavailableError,
-} from "./errors.ts";
+} from "../errors.ts";
 import {
   CHANGE_EVENT,
   type ChangeEventAbandoned,
   type ChangeEventRetryRequested,
-} from "../events/index.ts";
-import { CHANGE_EVENTS_QUEUE, jobOptions, type ChangeEventJob } from "./queue.ts";
-import type { HooksRegistry } from "./registry.ts";
+} from "../../events/index.ts";
+import { CHANGE_EVENTS_QUEUE, jobOptions, type ChangeEventJob } from "../processing/queue.ts";
+import type { HooksRegistry } from "../definition/registry.ts";
 
 export { FAILED_WORK_STATES, type FailedWorkState };
 

@@ -1,11 +1,11 @@
 import type { JobResult, JobWithMetadata } from "pg-boss";
-import type { Pool } from "../db/index.ts";
-import type { Jobs } from "../jobs/index.ts";
-import type { Logger } from "../logger.ts";
-import type { EventStore, NewEvent } from "../store/index.ts";
+import type { Pool } from "../../db/index.ts";
+import type { Jobs } from "../../jobs/index.ts";
+import type { Logger } from "../../logger.ts";
+import type { EventStore, NewEvent } from "../../store/index.ts";
 import { causedBy, runAttempt, type AttemptOutcome } from "./attempt.ts";
 import type { DirectoryAccess } from "./context.ts";
-import { isPermanentFailure, PermanentFailure } from "./errors.ts";
+import { isPermanentFailure, PermanentFailure } from "../errors.ts";
 import {
   CHANGE_EVENT,
   type ChangeEventAbandoned,
@@ -14,8 +14,8 @@ import {
   type ChangeEventReceived,
   type ChangeEventRef,
   type ProcessingError,
-} from "../events/index.ts";
-import { sourceStream } from "./envelope.ts";
+} from "../../events/index.ts";
+import { sourceStream } from "../ingress/envelope.ts";
 import { settleDeadJob } from "./dead-letter.ts";
 import {
   CHANGE_EVENTS_DEAD_LETTER_QUEUE,
@@ -24,7 +24,7 @@ import {
   LEGACY_CHANGE_EVENTS_QUEUE,
   type ChangeEventJob,
 } from "./queue.ts";
-import type { HooksRegistry } from "./registry.ts";
+import type { HooksRegistry } from "../definition/registry.ts";
 
 export interface HookWorkerOptions {
   readonly jobs: Jobs;

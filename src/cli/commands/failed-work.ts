@@ -1,0 +1,158 @@
+/**
+ * `annal failed-work list|retry`: change events whose processing failed for good, and
+ * processing them again.
+ */
+import { openDatabase, prepareEventStore } from "../../app/index.ts";
+import { loadConfig } from "../../config/index.ts";
+import { AnnalError } from "../../errors/index.ts";
+import {
+  FAILED_WORK_STATES,
+  listFailedWork,
+  loadHooks,
+  retryFailedWork,
+  type FailedWork,
+  type FailedWorkState,
+} from "../../hooks/index.ts";
+import { startJobs } from "../../jobs/index.ts";
+import { createLogger } from "../../logger.ts";
+import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { Output } from "../output.ts";
+import { parseCommandLine, UsageError } from "../usage.ts";
+
+export const failedWorkCommand: Command = {
+  name: "failed-work",
+  usage: `  failed-work list [--state failed,retrying|all] [--limit N] [--json] | retry <id>
+      change events whose processing failed for good, and retrying them`,
+  run(args, output) {
+    const [sub, ...rest] = args;
+    if (sub === "list") {
+      const { values } = parseCommandLine(
+        rest,
+        {
+          ...CONFIG_OPTION,
+          state: { type: "string" },
+          limit: { type: "string" },
+          json: { type: "boolean" },
+        },
+        { min: 0, max: 0, what: "", command: "failed-work list" },
+      );
+      return failedWorkList(values, output);
+    }
+    if (sub === "retry") {
+      const { values, positionals } = parseCommandLine(rest, CONFIG_OPTION, {
+        min: 1,
+        max: 1,
+        what: "the failed work's id: annal failed-work retry <id>",
+        command: "failed-work retry",
+      });
+      return failedWorkRetry(positionals[0]!, values, output);
+    }
+    throw new UsageError("failed-work needs list or retry");
+  },
+};
+
+/**
+ * `annal failed-work list [--state failed,retrying|all] [--limit N] [--json] [--config F]`:
+ * change events whose processing failed for good, newest first, as a table or JSON lines.
+ */
+export async function failedWorkList(
+  options: { config?: string; state?: string; limit?: string; json?: boolean },
+  output: Output,
+): Promise<number> {
+  const states = parseStates(options.state);
+  const limit = options.limit === undefined ? undefined : parseLimit(options.limit);
+  const config = await loadConfig({ configPath: options.config, argv: [] });
+  const log = createLogger("warn", { destination: process.stderr });
+  const database = await openDatabase(config, log);
+  try {
+    await prepareEventStore(database.pool, log);
+    const items = await listFailedWork(database.pool, { states, limit });
+    if (options.json) {
+      for (const item of items) output.out(JSON.stringify(item));
+    } else if (items.length === 0) {
+      output.out("no failed work");
+    } else {
+      for (const line of table(items)) output.out(line);
+    }
+  } finally {
+    await database.close();
+  }
+  return 0;
+}
+
+/**
+ * `annal failed-work retry <id> [--config F]`: records the retry and queues the change event
+ * for processing again, with its provider's retry settings (hooks files are read for them;
+ * their secrets are not needed).
+ */
+export async function failedWorkRetry(
+  id: string,
+  options: { config?: string },
+  output: Output,
+): Promise<number> {
+  const config = await loadConfig({ configPath: options.config, argv: [] });
+  const log = createLogger("warn", { destination: process.stderr });
+  const registry = await loadHooks({ dir: config.hooks?.dir, secrets: false });
+  const database = await openDatabase(config, log);
+  try {
+    const store = await prepareEventStore(database.pool, log);
+    // Only to queue the job: no maintenance, no schedules in a command that ends at once.
+    const jobs = await startJobs({ pool: database.pool, log, supervise: false, schedule: false });
+    try {
+      const result = await retryFailedWork({ store, jobs, registry }, id, {
+        requestedBy: `cli:${process.env.USER ?? "unknown"}`,
+      });
+      output.out(
+        result.queued
+          ? `queued ${id} for processing again`
+          : `a retry of ${id} was already queued; nothing new queued`,
+      );
+    } finally {
+      await jobs.stop();
+    }
+  } finally {
+    await database.close();
+  }
+  return 0;
+}
+
+function parseStates(value: string | undefined): readonly FailedWorkState[] | undefined {
+  if (value === undefined) return undefined;
+  if (value === "all") return FAILED_WORK_STATES;
+  const states = value.split(",");
+  if (!states.every((s) => (FAILED_WORK_STATES as readonly string[]).includes(s))) {
+    throw new AnnalError(
+      "ANNAL_USAGE",
+      `--state ${value}: expected failed, retrying, resolved (comma-separated) or all`,
+    );
+  }
+  return states as FailedWorkState[];
+}
+
+function parseLimit(value: string): number {
+  const limit = /^\d{1,4}$/.test(value) ? Number(value) : NaN;
+  if (!(limit >= 1 && limit <= 1000)) {
+    throw new AnnalError("ANNAL_USAGE", `--limit ${value}: expected a whole number from 1 to 1000`);
+  }
+  return limit;
+}
+
+function table(items: readonly FailedWork[]): string[] {
+  const rows = items.map((item) => [
+    item.id,
+    item.state,
+    `${item.hook}/${item.webhook}`,
+    `${item.source}/${item.eventId}`,
+    String(item.attempts),
+    item.failedAt.toISOString(),
+    `${item.lastError.code ? `${item.lastError.code}: ` : ""}${item.lastError.message}`.slice(
+      0,
+      120,
+    ),
+  ]);
+  const header = ["id", "state", "webhook", "event", "attempts", "failed at", "last error"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ");
+  return [line(header), ...rows.map(line)];
+}

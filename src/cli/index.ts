@@ -1,0 +1,2 @@
+/** The `annal` command line. */
+export { main } from "./main.ts";
