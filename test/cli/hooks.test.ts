@@ -13,17 +13,12 @@ import {
   testHooks,
 } from "../hooks/fixtures/hooks.ts";
 import { eventually } from "../support/eventually.ts";
-
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  return { out, err, output: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) } };
-}
+import { capturedOutput } from "./support.ts";
 
 t.test("hooks send signs and posts a body; the webhook accepts it", async (t) => {
   const f = await hooksFixture(t);
   const url = await f.app.listen({ host: "127.0.0.1", port: 0 });
-  const { out, output } = capture();
+  const { out, output } = capturedOutput();
   const body = JSON.stringify(change("cli-1"));
   t.equal(
     await hooksSend({ url, hook: "test", webhook: "people", secret: SECRET, body }, output),
@@ -33,7 +28,10 @@ t.test("hooks send signs and posts a body; the webhook accepts it", async (t) =>
   t.equal(await countEvents(f.store), 1);
 
   await t.rejects(
-    hooksSend({ url, hook: "test", webhook: "people", secret: "wrong", body }, capture().output),
+    hooksSend(
+      { url, hook: "test", webhook: "people", secret: "wrong", body },
+      capturedOutput().output,
+    ),
     {
       code: "ANNAL_WEBHOOK_REJECTED",
       message: `the webhook answered 403 {"error":"authentication_failed"}`,
@@ -79,25 +77,25 @@ t.test("failed-work list and retry read annal.toml's database", async (t) => {
     "annal.toml": `[database]\nurl = ${JSON.stringify(f.db.url)}\n[log]\nlevel = "silent"\n`,
   });
   const config = path.join(dir, "annal.toml");
-  const table = capture();
+  const table = capturedOutput();
   t.equal(await failedWorkList({ config }, table.output), 0);
   t.match(table.out[0], /^id\s+state\s+webhook\s+event\s+attempts\s+failed at\s+last error$/);
   t.match(
     table.out[1],
     /^[0-9a-f-]{36}\s+failed\s+test\/people\s+crm\/e-1\s+1\s+\S+\s+CRM_UNKNOWN: person p-1 is unknown$/,
   );
-  const json = capture();
+  const json = capturedOutput();
   t.equal(await failedWorkList({ config, json: true, state: "all" }, json.output), 0);
   const item = JSON.parse(json.out[0]!) as { id: string; state: string };
   t.equal(item.state, "failed");
 
-  const retried = capture();
+  const retried = capturedOutput();
   t.equal(await failedWorkRetry(item.id, { config }, retried.output), 0);
   t.same(retried.out, [`queued ${item.id} for processing again`]);
   await eventually(async () =>
     (await f.stream("source-crm")).some((e) => e.type === "ChangeEventRetryRequested"),
   );
-  await t.rejects(failedWorkList({ config, state: "nope" }, capture().output), {
+  await t.rejects(failedWorkList({ config, state: "nope" }, capturedOutput().output), {
     code: "ANNAL_USAGE",
   });
 });

@@ -115,3 +115,14 @@ export async function configDir(
   await writeFile(file, toml);
   return { dir, file };
 }
+
+/** An `Output` whose lines the test reads: `out` and `err` as written. */
+export function capturedOutput() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    output: { out: (line: string) => out.push(line), err: (line: string) => err.push(line) },
+  };
+}

@@ -13,23 +13,14 @@ import {
 } from "../../src/cli/commands/token.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { testDatabase } from "../support/postgres.ts";
+import { capturedOutput } from "./support.ts";
 
 t.setTimeout(120_000);
-
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    output: { out: (line: string) => out.push(line), err: (line: string) => err.push(line) },
-  };
-}
 
 t.test("token create prints the token once; list never shows it; revoke ends it", async (t) => {
   const { pool } = await testDatabase(t);
   const store = await EventStore.open(pool);
-  const created = capture();
+  const created = capturedOutput();
   t.equal(
     await tokenCreate({ pool, store }, { name: "ci", access: "read,export" }, created.output),
     0,
@@ -45,18 +36,18 @@ t.test("token create prints the token once; list never shows it; revoke ends it"
   const stored = await pool.query("SELECT digest, hint FROM service_account_tokens");
   t.notOk(JSON.stringify(stored.rows).includes(token), "only a digest is stored");
 
-  const listed = capture();
+  const listed = capturedOutput();
   await tokenList({ pool }, {}, listed.output);
   t.match(listed.out[0], /^ci {2}access=read,export {2}active/);
   t.match(listed.out[1], /^  annal_\S{4}… {2}created \S+ {2}last used \S+$/);
   t.notOk(listed.out.join("\n").includes(token));
-  const json = capture();
+  const json = capturedOutput();
   await tokenList({ pool }, { json: true }, json.output);
   t.match(JSON.parse(json.out.join("\n")), [
     { name: "ci", access: ["read", "export"], tokens: [{ revoked: false }] },
   ]);
 
-  const revoked = capture();
+  const revoked = capturedOutput();
   await tokenRevoke({ pool, store }, "ci", revoked.output);
   t.match(revoked.out[0], /revoked service account "ci"/);
   await t.rejects(authenticateBearer(pool, `Bearer ${token}`), { code: "ANNAL_UNAUTHENTICATED" });
@@ -64,7 +55,7 @@ t.test("token create prints the token once; list never shows it; revoke ends it"
     code: "ANNAL_ACCOUNT_NOT_FOUND",
   });
   await t.rejects(
-    tokenCreate({ pool, store }, { name: "x", access: "read,fly" }, capture().output),
+    tokenCreate({ pool, store }, { name: "x", access: "read,fly" }, capturedOutput().output),
     {
       code: "ANNAL_ACCESS_UNKNOWN",
     },
@@ -74,10 +65,10 @@ t.test("token create prints the token once; list never shows it; revoke ends it"
 t.test("a second token for an account keeps the account's access", async (t) => {
   const { pool } = await testDatabase(t);
   const store = await EventStore.open(pool);
-  const first = capture();
+  const first = capturedOutput();
   await tokenCreate({ pool, store }, { name: "me", access: "read" }, first.output);
   // The README's order once turned this read token into a write token, silently.
-  const second = capture();
+  const second = capturedOutput();
   t.equal(
     await tokenCreate({ pool, store }, { name: "me", access: "read,write" }, second.output),
     0,
@@ -91,7 +82,7 @@ t.test("a second token for an account keeps the account's access", async (t) => 
   for (const token of [first.out[0]!, second.out[0]!]) {
     t.match(await authenticateBearer(pool, `Bearer ${token}`), { name: "me", access: ["read"] });
   }
-  const same = capture();
+  const same = capturedOutput();
   await tokenCreate({ pool, store }, { name: "me", access: "read" }, same.output);
   t.notMatch(same.err.join("\n"), /annal token access/, "nothing to say when --access agrees");
   const events = await pool.query<{ type: string; data: { access?: string[] } }>(
@@ -112,33 +103,39 @@ t.test(
   async (t) => {
     const { pool } = await testDatabase(t);
     const store = await EventStore.open(pool);
-    const created = capture();
+    const created = capturedOutput();
     await tokenCreate({ pool, store }, { name: "me", access: "read" }, created.output);
     const token = created.out[0]!;
-    const added = capture();
+    const added = capturedOutput();
     t.equal(await tokenAccess({ pool, store }, "me", { add: "write,export" }, added.output), 0);
     t.match(added.out.join("\n"), /"me" can now: read \(.+\), export \(.+\), write \(.+\)/);
     t.match(await authenticateBearer(pool, `Bearer ${token}`), {
       access: ["read", "export", "write"],
     });
-    const removed = capture();
+    const removed = capturedOutput();
     await tokenAccess({ pool, store }, "me", { remove: "export" }, removed.output);
     t.match(removed.out.join("\n"), /"me" can now: read \(.+\), write \(.+\)$/);
-    const set = capture();
+    const set = capturedOutput();
     await tokenAccess({ pool, store }, "me", { set: "operator" }, set.output);
     t.match(await authenticateBearer(pool, `Bearer ${token}`), { access: ["operator"] });
-    const shown = capture();
+    const shown = capturedOutput();
     await tokenAccess({ pool, store }, "me", {}, shown.output);
     t.match(shown.out.join("\n"), /"me" can: operator/, "no change asked: shows the access");
-    await t.rejects(tokenAccess({ pool, store }, "me", { remove: "operator" }, capture().output), {
-      code: "ANNAL_ACCESS_EMPTY",
-      hint: /annal token revoke me/,
-    });
-    await t.rejects(tokenAccess({ pool, store }, "nobody", { add: "read" }, capture().output), {
-      code: "ANNAL_ACCOUNT_NOT_FOUND",
-    });
     await t.rejects(
-      tokenAccess({ pool, store }, "me", { add: "read", set: "read" }, capture().output),
+      tokenAccess({ pool, store }, "me", { remove: "operator" }, capturedOutput().output),
+      {
+        code: "ANNAL_ACCESS_EMPTY",
+        hint: /annal token revoke me/,
+      },
+    );
+    await t.rejects(
+      tokenAccess({ pool, store }, "nobody", { add: "read" }, capturedOutput().output),
+      {
+        code: "ANNAL_ACCOUNT_NOT_FOUND",
+      },
+    );
+    await t.rejects(
+      tokenAccess({ pool, store }, "me", { add: "read", set: "read" }, capturedOutput().output),
       { code: "ANNAL_USAGE" },
     );
     const events = await pool.query<{ type: string; data: Record<string, unknown> }>(
@@ -167,7 +164,7 @@ t.test("annal token reads its arguments and the configuration's database", async
   const dir = mkdtempSync(path.join(tmpdir(), "annal-token-"));
   const config = path.join(dir, "annal.toml");
   writeFileSync(config, `[database]\nurl = "${url}"\n[log]\nlevel = "silent"\n`);
-  const created = capture();
+  const created = capturedOutput();
   t.equal(
     await runTokenCommand(
       ["create", "--name", "ops", "--access", "read", "--config", config],
@@ -176,16 +173,16 @@ t.test("annal token reads its arguments and the configuration's database", async
     0,
   );
   t.match(created.out[0], /^annal_/);
-  const listed = capture();
+  const listed = capturedOutput();
   await runTokenCommand(["list", "--config", config], listed.output);
   t.match(listed.out[0], /^ops {2}access=read/);
-  const changed = capture();
+  const changed = capturedOutput();
   t.equal(
     await runTokenCommand(["access", "ops", "--add", "export", "--config", config], changed.output),
     0,
   );
   t.match(changed.out.join("\n"), /"ops" can now: read .*, export /);
-  const revoked = capture();
+  const revoked = capturedOutput();
   t.equal(await runTokenCommand(["revoke", "ops", "--config", config], revoked.output), 0);
   for (const [args, message] of [
     [[], /needs a subcommand/],
@@ -198,7 +195,7 @@ t.test("annal token reads its arguments and the configuration's database", async
     [["list", "--colour"], /^unknown option --colour$/],
   ] as const) {
     await t.rejects(
-      runTokenCommand(args, capture().output),
+      runTokenCommand(args, capturedOutput().output),
       { code: "ANNAL_USAGE", message },
       args.join(" "),
     );
