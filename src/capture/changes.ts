@@ -1,4 +1,4 @@
-import { parentDN, parseDN } from "../directory/dn.ts";
+import { parentDN, parseDN } from "../directory/index.ts";
 import type { AccesslogRecord, RawChange } from "./accesslog.ts";
 import {
   ENTRY_EVENT,

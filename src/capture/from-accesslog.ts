@@ -1,6 +1,6 @@
 import { withTransaction } from "../db/index.ts";
 import type { LogPosition } from "../store/index.ts";
-import { dnEquals, isDescendantOf } from "../directory/dn.ts";
+import { dnEquals, isDescendantOf } from "../directory/index.ts";
 import { and, eq, ge, or } from "../directory/filter.ts";
 import {
   ACCESSLOG_ATTRIBUTES,

@@ -1,6 +1,6 @@
 import type { Pool, Queryable } from "../db/index.ts";
 import type { DirectoryClient } from "../directory/client.ts";
-import { normalizeDN } from "../directory/dn.ts";
+import { normalizeDN } from "../directory/index.ts";
 
 /** Why annal is about to write: the event (or request) the write is caused by. */
 export interface WriteCause {

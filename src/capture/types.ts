@@ -1,4 +1,4 @@
-import { normalizeDN, parseDN } from "../directory/dn.ts";
+import { normalizeDN, parseDN } from "../directory/index.ts";
 import type { FilterNode } from "../filters/index.ts";
 import { matchesFilter } from "../directory/match.ts";
 import type { AttributeMap } from "../events/index.ts";
