@@ -1,5 +1,5 @@
 import type { Client, Control } from "ldapts";
-import { formatDN, formatRDN, parseDN, InvalidDNError } from "./dn.ts";
+import { formatDN, formatRDN, parseDN, InvalidDNError } from "./dn-syntax.ts";
 import {
   baseName,
   binaryNameList,

@@ -12,20 +12,16 @@ export {
   type SearchOptions,
 } from "./client.ts";
 export {
-  dnEquals,
   escapeDNValue,
   formatDN,
   formatRDN,
   InvalidDNError,
-  isDescendantOf,
-  normalizeDN,
-  parentDN,
   parseDN,
-  rdnOf,
   type AttributeTypeAndValue,
   type DN,
   type RDN,
-} from "./dn.ts";
+} from "./dn-syntax.ts";
+export { dnEquals, isDescendantOf, normalizeDN, parentDN, rdnOf } from "./dn-compare.ts";
 export type { AttributeValues, DirectoryEntry, Modification } from "./entry.ts";
 export { DirectoryError, type DirectoryOperation } from "./errors.ts";
 export {

@@ -1,8 +1,18 @@
+import type { GraphQLSchema } from "graphql";
 import type { AccessFunction, ServiceAccount } from "../auth/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
-import type { Gateway } from "./gateway.ts";
+import type { EntryTypes } from "./entry-types.ts";
+import type { Translations } from "./i18n.ts";
 import type { EntryLoaders } from "./loaders.ts";
+
+/**
+ * Everything the directives are given, in two parts: `DirectiveEnvironment`, what they know of
+ * the gateway (built once by `buildGateway`, read when a directive is compiled), and
+ * `GatewayContext`, one request (built for each by the plugin, read when a directive runs).
+ * Neither holds the configuration or the gateway itself: a directive reads what is named here
+ * and nothing else.
+ */
 
 /** The caller of one request. */
 export interface Viewer {
@@ -33,15 +43,69 @@ export interface DirectoryWrite {
   readonly requestId: string;
 }
 
-/** The context of one GraphQL request. */
+/** A header or query value of a REST backend: one, or several (sent once per value). */
+type RestValues = Readonly<Record<string, string | readonly string[]>>;
+
+/** One backend `@rest` may call (`[[graphql.rest]]`). */
+export interface RestBackend {
+  readonly name: string;
+  readonly base: string;
+  readonly headers: RestValues;
+  readonly query: RestValues;
+  readonly body: unknown;
+  readonly timeoutMs: number;
+  /** Every key of the backend's table, `$options` of `@rest`. */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/** What the directives know of the gateway: fixed before the first directive is compiled. */
+export interface DirectiveEnvironment {
+  /** The schema being built: the types a directive names or returns are looked up in it. */
+  readonly schema: GraphQLSchema;
+  /**
+   * `[graphql.types]`: a type's base DN and object classes (for `@ldapAdd` and
+   * `@ldapModifyDn`), and which type an entry is behind a union or interface.
+   */
+  readonly entryTypes: EntryTypes;
+  /** The labels and descriptions `@fieldset` looks up. */
+  readonly translations: Translations;
+  /** `[i18n] fallbackLanguage`: the language `@fieldset` and `@localizeLdapAttribute` try last. */
+  readonly fallbackLanguage: string;
+  /**
+   * `[directory] base`: where a search without its own `base` looks, and where a mutation's
+   * `id` argument is looked up. Undefined without a directory.
+   */
+  readonly directoryBase: string | undefined;
+  /** `[[graphql.rest]]`: the only backends `@rest` can reach. */
+  readonly restBackends: readonly RestBackend[];
+  /**
+   * The configuration as plain values, for `$config.<path>` of `@rest`: the product documents
+   * let it name any configuration value, so this is all of them, but untyped.
+   */
+  readonly configValues: Readonly<Record<string, unknown>>;
+  /**
+   * The attributes every entry is read with, by lower-case name: directives add the ones they
+   * refer to while they are compiled (`needAttribute`); `binaryAttributes` come as bytes.
+   */
+  readonly attributes: Map<string, string>;
+  readonly binaryAttributes: Map<string, string>;
+}
+
+/** The context of one GraphQL request: what a directive (or a resolver) knows of its request. */
 export interface GatewayContext {
   /** A uuid of the request's own (also sent as `x-request-id`). */
   readonly requestId: string;
   readonly viewer: Viewer;
-  readonly gateway: Gateway;
+  /** The directory, with this request's entry budget; undefined without one. */
   readonly directory: DirectoryClient | undefined;
   /** Batched, cached lookups for this request; undefined without a directory. */
   readonly loaders: EntryLoaders | undefined;
+  /**
+   * The attributes this request's searches read entries with: the loaders read with the same,
+   * so that an entry a search primes them with is the entry a lookup would read.
+   */
+  readonly attributes: readonly string[];
+  readonly binaryAttributes: readonly string[];
   /** Languages of `Accept-Language`, most wanted first. */
   readonly languages: readonly string[];
   readonly log: Logger;

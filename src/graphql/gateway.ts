@@ -16,12 +16,12 @@ import {
 } from "graphql";
 import { validateSDL } from "graphql/validation/validate.js";
 import type { AnnalConfig } from "../config/index.ts";
+import type { DirectiveEnvironment } from "./context.ts";
 import { EntryTypes } from "./entry-types.ts";
 import { GatewaySchemaError } from "./errors.ts";
 import { Translations } from "./i18n.ts";
 import { attachResolvers } from "./resolvers.ts";
 import { SCALARS } from "./scalars.ts";
-import type { BuildState } from "./directives/index.ts";
 
 /** Where annal's own SDL lives: scalars, directives, helper types, `Query.viewer`. */
 export const BUILT_IN_SCHEMA_DIR = resolve(import.meta.dirname, "../../schema");
@@ -67,25 +67,29 @@ export async function buildGateway(config: AnnalConfig): Promise<Gateway> {
     }
   }
   const entryTypes = new EntryTypes(config.graphql.types);
-  const state: BuildState = {
+  const translations = await Translations.load(config.i18n.translations);
+  const environment: DirectiveEnvironment = {
     schema,
-    config,
-    graphql: config.graphql,
     entryTypes,
+    translations,
+    fallbackLanguage: config.i18n.fallbackLanguage,
+    directoryBase: config.directory?.base,
+    restBackends: config.graphql.rest,
+    configValues: config,
     attributes: new Map(),
     binaryAttributes: new Map(),
   };
   for (const name of ["objectClass", "entryUUID", ...entryTypes.attributes()]) {
-    state.attributes.set(name.toLowerCase(), name);
+    environment.attributes.set(name.toLowerCase(), name);
   }
-  attachResolvers(state);
+  attachResolvers(environment);
   return {
     schema,
     config,
     entryTypes,
-    translations: await Translations.load(config.i18n.translations),
-    attributes: [...state.attributes.values()],
-    binaryAttributes: [...state.binaryAttributes.values()],
+    translations,
+    attributes: [...environment.attributes.values()],
+    binaryAttributes: [...environment.binaryAttributes.values()],
     files: own,
   };
 }

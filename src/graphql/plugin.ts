@@ -190,19 +190,17 @@ async function contextFor(
   const { config } = options;
   const directory =
     options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);
+  const { attributes, binaryAttributes } = gateway;
   return {
     requestId: request.id,
     viewer: viewerOf(account, config.graphql.actorDN, config.directory?.base),
-    gateway,
     directory,
     loaders:
       directory === undefined
         ? undefined
-        : createEntryLoaders({
-            directory,
-            attributes: gateway.attributes,
-            binaryAttributes: gateway.binaryAttributes,
-          }),
+        : createEntryLoaders({ directory, attributes, binaryAttributes }),
+    attributes,
+    binaryAttributes,
     languages: acceptedLanguages(request.headers["accept-language"]),
     log: request.log as unknown as Logger,
     beforeWrite: options.beforeWrite,

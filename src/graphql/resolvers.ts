@@ -9,8 +9,8 @@ import {
 } from "graphql";
 import { assertAccess, type AccessFunction } from "../auth/index.ts";
 import { AnnalError } from "../errors/index.ts";
-import type { GatewayContext } from "./context.ts";
-import { FIELD_DIRECTIVES, NOTHING, type BuildState, type Step } from "./directives/index.ts";
+import type { DirectiveEnvironment, GatewayContext } from "./context.ts";
+import { FIELD_DIRECTIVES, NOTHING, type Step } from "./directives/index.ts";
 import { isEntry } from "./entry.ts";
 import { GatewaySchemaError } from "./errors.ts";
 import { viewerField } from "./viewer.ts";
@@ -21,19 +21,19 @@ import { viewerField } from "./viewer.ts";
  * first (`read` for queries, `write` for mutations). Unions and interfaces tell an entry's
  * type from the field that produced it or from the entry itself.
  */
-export function attachResolvers(state: BuildState): void {
-  const { schema } = state;
+export function attachResolvers(environment: DirectiveEnvironment): void {
+  const { schema, entryTypes } = environment;
   for (const type of Object.values(schema.getTypeMap())) {
     if (type.name.startsWith("__")) continue;
     if (isObjectType(type)) {
-      for (const field of Object.values(type.getFields())) attachField(state, type, field);
+      for (const field of Object.values(type.getFields())) attachField(environment, type, field);
     } else if (isAbstractType(type)) {
-      type.resolveType = (value, context: GatewayContext) => {
+      type.resolveType = (value) => {
         const candidates = schema.getPossibleTypes(type).map((member) => member.name);
         if (isEntry(value)) {
           if (value.typeName !== undefined && candidates.includes(value.typeName))
             return value.typeName;
-          const inferred = context.gateway.entryTypes.infer(value, candidates);
+          const inferred = entryTypes.infer(value, candidates);
           if (inferred !== undefined) return inferred;
           throw new AnnalError(
             "ANNAL_GRAPHQL_TYPE_UNKNOWN",
@@ -63,7 +63,7 @@ function rootAccess(schema: GraphQLSchema, type: GraphQLObjectType): AccessFunct
 }
 
 function attachField(
-  state: BuildState,
+  environment: DirectiveEnvironment,
   owner: GraphQLObjectType,
   field: GraphQLField<unknown, unknown>,
 ): void {
@@ -72,7 +72,7 @@ function attachField(
   );
   if (nodes.length === 0) return;
   const steps: Step[] = nodes.map((node, position) => {
-    const definition = state.schema.getDirective(node.name.value);
+    const definition = environment.schema.getDirective(node.name.value);
     if (!definition) throw new GatewaySchemaError(`directive @${node.name.value} is not defined`);
     let args: Record<string, unknown>;
     try {
@@ -87,9 +87,9 @@ function attachField(
         },
       );
     }
-    return FIELD_DIRECTIVES[node.name.value]!({ state, owner, field, node, args, position });
+    return FIELD_DIRECTIVES[node.name.value]!({ environment, owner, field, node, args, position });
   });
-  const access = rootAccess(state.schema, owner);
+  const access = rootAccess(environment.schema, owner);
   const resolve: GraphQLFieldResolver<unknown, GatewayContext> = async (
     parent,
     args,

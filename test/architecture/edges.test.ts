@@ -9,7 +9,9 @@ import t from "tap";
  * - a module (a folder of `src/` or `projections/`) is reached from outside only through its
  *   face, `index.ts`: the rest of it is private;
  * - feature modules never import `app/` (composition) or `cli/` (the command line): commands
- *   call features, not the other way round.
+ *   call features, not the other way round;
+ * - the GraphQL directives know the gateway only through their context
+ *   (`src/graphql/context.ts`), never the gateway itself or the configuration.
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -68,8 +70,36 @@ t.test("no feature module imports app/ or cli/", async (t) => {
   );
 });
 
+/** A target the directives may not import: the configuration, the gateway or the plugin. */
+function gatewayOrConfig(target: string): boolean {
+  return (
+    target.startsWith("src/config/") ||
+    ["src/graphql/gateway.ts", "src/graphql/plugin.ts", "src/graphql/index.ts"].includes(target)
+  );
+}
+
+t.test("the GraphQL directives import neither the gateway nor the configuration", async (t) => {
+  const files = [...sources("src/graphql/directives"), "src/graphql/context.ts"];
+  t.ok(files.length > 10, "the directives are found");
+  const directiveEdges = files.flatMap((file) =>
+    imports(file)
+      .filter(gatewayOrConfig)
+      .map((target) => `${file} → ${target}`),
+  );
+  t.same(directiveEdges, []);
+  const named = files.filter((file) =>
+    /\b(AnnalConfig|Gateway)\b/.test(readFileSync(path.join(ROOT, file), "utf8")),
+  );
+  t.same(named, [], "no directive names the Gateway or AnnalConfig type");
+});
+
 t.test("the check reads the relative imports of a file", async (t) => {
   t.ok(imports("test/support/capture.ts").filter((target) => target.startsWith("src/")).length > 0);
+  // Type-only imports count too: the plugin has both edges a directive may not.
+  t.same(imports("src/graphql/plugin.ts").filter(gatewayOrConfig).sort(), [
+    "src/config/index.ts",
+    "src/graphql/gateway.ts",
+  ]);
   t.equal(moduleOf("src/capture/jobs.ts"), "src/capture");
   t.equal(moduleOf("src/logger.ts"), "src/logger.ts");
 });

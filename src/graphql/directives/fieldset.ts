@@ -10,6 +10,7 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from "graphql";
+import type { DirectiveEnvironment } from "../context.ts";
 import { isEntry } from "../entry.ts";
 import { withFallback } from "../i18n.ts";
 import {
@@ -96,7 +97,7 @@ export const fieldset: DirectiveCompiler = (site) => {
   for (const name of names) {
     const field = own[name];
     if (field === undefined) throw siteError(site, `${site.owner.name} has no field ${name}`);
-    const kind = kindOf(site.state.schema, field);
+    const kind = kindOf(site.environment.schema, field);
     if (kind === undefined) {
       throw siteError(
         site,
@@ -108,7 +109,7 @@ export const fieldset: DirectiveCompiler = (site) => {
   checkCycles(site, names);
   const typeName = site.owner.name;
   const set = site.field.name;
-  const fallback = site.state.config.i18n.fallbackLanguage;
+  const { environment } = site;
   return async (input) => {
     const asked = fieldArgument(input, "locale");
     const requested = Array.isArray(asked)
@@ -116,9 +117,8 @@ export const fieldset: DirectiveCompiler = (site) => {
       : typeof asked === "string"
         ? [asked]
         : input.context.languages;
-    const languages = withFallback(requested, fallback);
-    const translations = input.context.gateway.translations;
-    const t = (keys: string[]) => translations.lookup(languages, keys);
+    const languages = withFallback(requested, environment.fallbackLanguage);
+    const t = (keys: string[]) => environment.translations.lookup(languages, keys);
     const fields = await Promise.all(
       names.map(async (name): Promise<FieldsetEntryValue> => {
         const field = own[name]!;
@@ -155,7 +155,7 @@ export const fieldset: DirectiveCompiler = (site) => {
           type: String(field.type),
           value:
             kind === "labeled"
-              ? await labelsOf(site.state.schema, getNamedType(field.type), value, input)
+              ? await labelsOf(environment, getNamedType(field.type), value, input)
               : (value ?? null),
           fieldset: kind === "fieldset" ? ((value ?? null) as FieldsetValue | null) : null,
         };
@@ -171,30 +171,29 @@ export const fieldset: DirectiveCompiler = (site) => {
 
 /** A Labeled value shown by its `label` field (each item of a list). */
 async function labelsOf(
-  schema: GraphQLSchema,
+  environment: DirectiveEnvironment,
   type: GraphQLNamedType,
   value: unknown,
   input: StepInput,
 ): Promise<unknown> {
   if (value === null || value === undefined) return null;
   if (Array.isArray(value))
-    return Promise.all(value.map((item) => labelsOf(schema, type, item, input)));
-  const concrete = concreteType(schema, type, value, input);
+    return Promise.all(value.map((item) => labelsOf(environment, type, item, input)));
+  const concrete = concreteType(environment, type, value);
   if (concrete === undefined) return null;
   return (await resolveField(concrete, "label", value, input)) ?? null;
 }
 
 function concreteType(
-  schema: GraphQLSchema,
+  { schema, entryTypes }: DirectiveEnvironment,
   type: GraphQLNamedType,
   value: unknown,
-  input: StepInput,
 ): GraphQLObjectType | undefined {
   if (isObjectType(type)) return type;
   if (!isAbstractType(type)) return undefined;
   const candidates = schema.getPossibleTypes(type).map((member) => member.name);
   const name = isEntry(value)
-    ? (value.typeName ?? input.context.gateway.entryTypes.infer(value, candidates))
+    ? (value.typeName ?? entryTypes.infer(value, candidates))
     : (value as { __typename?: string }).__typename;
   const found = name === undefined ? undefined : schema.getType(name);
   return isObjectType(found) ? found : undefined;

@@ -40,7 +40,7 @@ export async function searchEntries(
   options: { paged?: boolean } = {},
 ): Promise<EntryObject[]> {
   const { directory, loaders } = directoryOf(input.context);
-  const { attributes, binaryAttributes } = input.context.gateway;
+  const { attributes, binaryAttributes } = input.context;
   const entries: EntryObject[] = [];
   try {
     for await (const page of directory.search(base, {

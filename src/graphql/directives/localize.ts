@@ -30,7 +30,7 @@ export function localize(value: string, languages: readonly string[]): string {
 export const localizeLdapAttribute: DirectiveCompiler = (site) => {
   const enabled = site.args.localize !== false;
   const fixed = typeof site.args.locale === "string" ? site.args.locale : undefined;
-  const fallback = site.state.config.i18n.fallbackLanguage;
+  const fallback = site.environment.fallbackLanguage;
   return (input) => {
     const value = current(site, input);
     if (!enabled) return value ?? null;

@@ -82,7 +82,7 @@ function typeBase(site: DirectiveSite): string {
   if (shape.concrete === undefined || shape.list) {
     throw siteError(site, "the field's type must be one object type (the type of the entry)");
   }
-  const base = site.state.entryTypes.base(shape.concrete);
+  const base = site.environment.entryTypes.base(shape.concrete);
   if (base === undefined) {
     throw siteError(
       site,
@@ -98,11 +98,11 @@ function targetOf(site: DirectiveSite): (input: StepInput) => Promise<string> {
   const hasDN = argumentType(site, "dn") !== undefined;
   const hasId = argumentType(site, "id") !== undefined;
   if (!hasDN && !hasId) throw siteError(site, "the field needs an argument dn: DN! (or id: ID!)");
+  const base = site.environment.directoryBase;
   return async (input) => {
     if (typeof input.args.dn === "string") return input.args.dn;
     const decoded = decodeId(input.args.id);
     if (decoded === undefined) throw new BadUserInputError("Invalid id", { argument: "id" });
-    const base = input.context.gateway.config.directory?.base;
     const { loaders } = directoryOf(input.context);
     const found =
       base === undefined
@@ -173,7 +173,7 @@ export const ldapAdd: DirectiveCompiler = (site) => {
   const base = typeBase(site);
   const mapping = inputMapping(site, inputObjectArgument(site, "input"));
   const typeName = shapeOf(site.field).concrete!;
-  const objectClasses = site.state.entryTypes.objectClasses(typeName);
+  const objectClasses = site.environment.entryTypes.objectClasses(typeName);
   return async (input) => {
     const { directory } = directoryOf(input.context);
     const relative = parseDN(String(input.args.rdn));

@@ -18,7 +18,7 @@ import type { EntryObject } from "../entry.ts";
 
 function dnSource(site: DirectiveSite): (input: StepInput) => string[] {
   const path = typeof site.args.path === "string" ? site.args.path : undefined;
-  if (path !== undefined) needAttribute(site.state, path);
+  if (path !== undefined) needAttribute(site.environment, path);
   if (path === undefined && site.position === 0) {
     throw siteError(
       site,
@@ -54,11 +54,11 @@ export const resolveDnConnection: DirectiveCompiler = (site) => {
   const resolvedType =
     typeof site.args.resolvedType === "string" ? site.args.resolvedType : undefined;
   if (resolvedType !== undefined) {
-    const type = site.state.schema.getType(resolvedType);
-    const nodeType = site.state.schema.getType(node.name)!;
+    const type = site.environment.schema.getType(resolvedType);
+    const nodeType = site.environment.schema.getType(node.name)!;
     if (!isObjectType(type))
       throw siteError(site, `resolvedType ${resolvedType} is not an object type`);
-    if (!getPossibleTypeNames(site.state.schema, nodeType).includes(resolvedType)) {
+    if (!getPossibleTypeNames(site.environment.schema, nodeType).includes(resolvedType)) {
       throw siteError(
         site,
         `resolvedType ${resolvedType} is not a type of the connection's nodes (${node.name})`,

@@ -1,4 +1,4 @@
-import type { RestBackendConfig } from "../../config/index.ts";
+import type { RestBackend } from "../context.ts";
 import { isEntry } from "../entry.ts";
 import { BadUserInputError, RestBackendError } from "../errors.ts";
 import { authInfo } from "../viewer.ts";
@@ -105,7 +105,7 @@ function pathSegment(text: string): string {
   return encodeURIComponent(text);
 }
 
-function joinUrl(backend: RestBackendConfig, endpoint: string): URL {
+function joinUrl(backend: RestBackend, endpoint: string): URL {
   const base = new URL(backend.base);
   const path =
     endpoint === ""
@@ -134,9 +134,10 @@ function joinUrl(backend: RestBackendConfig, endpoint: string): URL {
  */
 export const rest: DirectiveCompiler = (site) => {
   const name = String(site.args.backend);
-  const backend = site.state.graphql.rest.find((candidate) => candidate.name === name);
+  const { restBackends, configValues } = site.environment;
+  const backend = restBackends.find((candidate) => candidate.name === name);
   if (backend === undefined) {
-    const known = site.state.graphql.rest.map((candidate) => candidate.name);
+    const known = restBackends.map((candidate) => candidate.name);
     throw siteError(
       site,
       `there is no REST backend named "${name}"`,
@@ -163,14 +164,13 @@ export const rest: DirectiveCompiler = (site) => {
   for (const match of JSON.stringify([endpoint, request]).matchAll(
     /\$parent\.([A-Za-z][A-Za-z0-9-]*)/g,
   )) {
-    needAttribute(site.state, match[1]!);
+    needAttribute(site.environment, match[1]!);
   }
-  const { config } = site.state;
   return async (input: StepInput) => {
     const scope: Scope = {
       parent: input.parent,
       args: input.args,
-      config,
+      config: configValues,
       options: backend.options,
       viewer: authInfo(input.context.viewer),
     };

@@ -24,11 +24,14 @@ import {
   type StepInput,
 } from "./site.ts";
 
-/** Where a search directive looks: below a DN, or below the DN in an attribute of the parent. */
+/**
+ * Where a search directive looks: below a DN, below the DN in an attribute of the parent, or
+ * below the directory's base (`[directory] base`; none without a directory).
+ */
 export type SearchBase =
   | { readonly kind: "dn"; readonly dn: string }
   | { readonly kind: "attribute"; readonly attribute: string }
-  | { readonly kind: "directory" };
+  | { readonly kind: "directory"; readonly dn: string | undefined };
 
 /** The parts of `@ldapFind`, `@ldapSearch` and the `@ldapFindBy…` directives read at build. */
 export interface SearchSpec {
@@ -99,7 +102,9 @@ function inputSpec(
 
 function searchBase(site: DirectiveSite): SearchBase {
   const base = site.args.base;
-  if (base === undefined || base === null) return { kind: "directory" };
+  if (base === undefined || base === null) {
+    return { kind: "directory", dn: site.environment.directoryBase };
+  }
   const text = String(base);
   if (text.startsWith("attribute:")) {
     const attribute = text.slice("attribute:".length);
@@ -108,7 +113,7 @@ function searchBase(site: DirectiveSite): SearchBase {
     } catch (error) {
       throw siteError(site, `base: ${(error as Error).message}`);
     }
-    needAttribute(site.state, attribute);
+    needAttribute(site.environment, attribute);
     return { kind: "attribute", attribute };
   }
   try {
@@ -126,11 +131,10 @@ function searchBase(site: DirectiveSite): SearchBase {
 export function baseDN(spec: SearchSpec, input: StepInput): string | undefined {
   switch (spec.base.kind) {
     case "dn":
+    case "directory":
       return spec.base.dn;
     case "attribute":
       return textValuesOf(input.parent, spec.base.attribute)[0];
-    case "directory":
-      return input.context.gateway.config.directory?.base;
   }
 }
 

@@ -10,14 +10,10 @@ import {
   type GraphQLNamedType,
   type GraphQLObjectType,
   type GraphQLResolveInfo,
-  type GraphQLSchema,
 } from "graphql";
-import type { AnnalConfig } from "../../config/index.ts";
-import type { GraphqlConfig } from "../../config/index.ts";
 import type { DirectoryClient } from "../../directory/index.ts";
-import type { GatewayContext } from "../context.ts";
+import type { DirectiveEnvironment, GatewayContext } from "../context.ts";
 import { isEntry, valuesOf, type EntryObject } from "../entry.ts";
-import type { EntryTypes } from "../entry-types.ts";
 import { DirectoryNotConfiguredError, GatewaySchemaError } from "../errors.ts";
 import type { EntryLoaders } from "../loaders.ts";
 
@@ -37,20 +33,9 @@ export interface StepInput {
 /** One directive of a field's chain, compiled. */
 export type Step = (input: StepInput) => unknown;
 
-/** What the schema build shares with every directive: configuration and what it collects. */
-export interface BuildState {
-  readonly schema: GraphQLSchema;
-  readonly config: AnnalConfig;
-  readonly graphql: GraphqlConfig;
-  readonly entryTypes: EntryTypes;
-  /** Attributes every entry is read with; directives add the ones they refer to. */
-  readonly attributes: Map<string, string>;
-  readonly binaryAttributes: Map<string, string>;
-}
-
 /** One use of a directive on a field, at schema build. */
 export interface DirectiveSite {
-  readonly state: BuildState;
+  readonly environment: DirectiveEnvironment;
   readonly owner: GraphQLObjectType;
   readonly field: GraphQLField<unknown, unknown>;
   readonly node: DirectiveNode;
@@ -77,11 +62,16 @@ export function siteError(site: DirectiveSite, message: string, hint?: string): 
 }
 
 /** Records an attribute every entry must be read with. */
-export function needAttribute(state: BuildState, name: string, binary = false): void {
+export function needAttribute(
+  environment: DirectiveEnvironment,
+  name: string,
+  binary = false,
+): void {
+  const { attributes, binaryAttributes } = environment;
   const key = name.toLowerCase();
   if (key === "dn" || key === "entrydn") return;
-  if (!state.attributes.has(key)) state.attributes.set(key, name);
-  if (binary && !state.binaryAttributes.has(key)) state.binaryAttributes.set(key, name);
+  if (!attributes.has(key)) attributes.set(key, name);
+  if (binary && !binaryAttributes.has(key)) binaryAttributes.set(key, name);
 }
 
 /** The shape of a field's type. */

@@ -29,7 +29,8 @@ export const alias: DirectiveCompiler = (site) => {
   if (segments[0] === site.field.name) {
     throw siteError(site, "the path starts at the field itself, which would never end");
   }
-  if (site.owner.getFields()[segments[0]!] === undefined) needAttribute(site.state, segments[0]!);
+  if (site.owner.getFields()[segments[0]!] === undefined)
+    needAttribute(site.environment, segments[0]!);
   const list = shapeOf(site.field).list;
   return async (input) => {
     let value: unknown = input.parent;
