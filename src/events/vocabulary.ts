@@ -14,6 +14,25 @@ import type {
 } from "./change-event.ts";
 import type { DirectoryWriteRequested } from "./directory-write.ts";
 import type { EntryChange, EntrySnapshot } from "./entry.ts";
+import type {
+  ChildCompleted,
+  ChildStarted,
+  DeadlinePassed,
+  DialogCompleted,
+  DialogOpened,
+  FlowValueRecorded,
+  RequestAnswered,
+  RequestSent,
+  StepCompleted,
+  StepFailed,
+  StepScheduled,
+  WorkflowCancelled,
+  WorkflowCompleted,
+  WorkflowDefinitionDeployed,
+  WorkflowErrored,
+  WorkflowRetried,
+  WorkflowStarted,
+} from "./workflow.ts";
 
 /**
  * Every event annal records, by type: the one list of what the log can hold. A projection
@@ -40,6 +59,24 @@ export interface AnnalEventMap {
   readonly ServiceAccountTokenIssued: ServiceAccountTokenIssued;
   readonly ServiceAccountRevoked: ServiceAccountRevoked;
   readonly ServiceAccountAccessChanged: ServiceAccountAccessChanged;
+  // The workflow engine: a definition's deployment, and an instance's stream.
+  readonly WorkflowDefinitionDeployed: WorkflowDefinitionDeployed;
+  readonly WorkflowStarted: WorkflowStarted;
+  readonly StepScheduled: StepScheduled;
+  readonly StepCompleted: StepCompleted;
+  readonly StepFailed: StepFailed;
+  readonly FlowValueRecorded: FlowValueRecorded;
+  readonly DialogOpened: DialogOpened;
+  readonly DialogCompleted: DialogCompleted;
+  readonly RequestSent: RequestSent;
+  readonly RequestAnswered: RequestAnswered;
+  readonly ChildStarted: ChildStarted;
+  readonly ChildCompleted: ChildCompleted;
+  readonly DeadlinePassed: DeadlinePassed;
+  readonly WorkflowCompleted: WorkflowCompleted;
+  readonly WorkflowErrored: WorkflowErrored;
+  readonly WorkflowCancelled: WorkflowCancelled;
+  readonly WorkflowRetried: WorkflowRetried;
 }
 
 export type AnnalEventType = keyof AnnalEventMap;
