@@ -26,3 +26,35 @@ export type {
   WebhookLimits,
   WebhookOptions,
 } from "./hooks/index.ts";
+
+/**
+ * Workflow definitions, the default export of each file in `[workflows] dir`:
+ *
+ * ```ts
+ * import { defineWorkflow, bind, NonRetryableError } from "annal";
+ * ```
+ */
+export {
+  AssertionError,
+  bind,
+  ChildFailedError,
+  defineWorkflow,
+  NonRetryableError,
+  StepFailedError,
+  TimeoutError,
+  ValidationError,
+} from "./workflow/index.ts";
+export type {
+  BindingDeclaration,
+  DialogAnswer,
+  DialogOptions,
+  Flow,
+  RequestOptions,
+  RestService,
+  RetryPolicy,
+  StepContext,
+  StepOptions,
+  Until,
+  WorkflowDefinition,
+  WorkflowDirectory,
+} from "./workflow/index.ts";

@@ -78,6 +78,9 @@ export interface WorkflowStarted {
 
 /** A step's attempt is about to run (attempt 1), or to run again (a retry, attempt > 1). */
 export interface StepScheduled {
+  /** The instance and its definition's name: what a directory change it causes names. */
+  readonly instanceId: string;
+  readonly workflow: string;
   readonly seq: number;
   readonly name: string;
   readonly attempt: number;

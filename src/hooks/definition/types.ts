@@ -2,37 +2,9 @@ import type { DirectoryClient } from "../../directory/index.ts";
 import type { Logger } from "../../logger.ts";
 import type { EventStore, RecordedEvent } from "../../store/index.ts";
 import type { ChangeEventEnvelope, DirectoryWrite } from "../../events/index.ts";
+import type { SchemaOutput, StandardSchemaV1 } from "../../schema/index.ts";
 
-export type { ChangeEventEnvelope, DirectoryWrite };
-
-/**
- * Standard Schema v1 (https://standardschema.dev), the interface zod 4, valibot and arktype
- * schemas all carry: a webhook's body schema may come from any of them.
- */
-export interface StandardSchemaV1<Input = unknown, Output = Input> {
-  readonly "~standard": {
-    readonly version: 1;
-    readonly vendor: string;
-    readonly validate: (
-      value: unknown,
-    ) => StandardSchemaResult<Output> | Promise<StandardSchemaResult<Output>>;
-    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
-  };
-}
-
-export type StandardSchemaResult<Output> =
-  | { readonly value: Output; readonly issues?: undefined }
-  | {
-      readonly issues: ReadonlyArray<{
-        readonly message: string;
-        readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
-      }>;
-    };
-
-/** The value a schema gives after validation (zod: `z.output<typeof schema>`). */
-export type SchemaOutput<S extends StandardSchemaV1> = NonNullable<
-  S["~standard"]["types"]
->["output"];
+export type { ChangeEventEnvelope, DirectoryWrite, SchemaOutput, StandardSchemaV1 };
 
 /** A duration: `"500ms"`, `"10s"`, `"5m"`, `"1h"` (as in annal.toml), or milliseconds. */
 export type Duration = string | number;

@@ -1,0 +1,106 @@
+import type { ErrorCodeSpec } from "./spec.ts";
+
+/**
+ * The workflow engine (spec 3): the SDK's error classes, recorded on a failed step or
+ * instance and throwable from workflow code; the refusals of commands, which GraphQL answers
+ * with the code itself in `extensions.code`; and start-up's.
+ */
+export const WORKFLOW_CODES = {
+  WF_NON_RETRYABLE: {
+    status: 422,
+    meaning: "A step threw a permanent failure (NonRetryableError); it is not retried.",
+    graphql: "WF_NON_RETRYABLE",
+  },
+  WF_VALIDATION: {
+    status: 400,
+    meaning:
+      "A value failed its schema (start parameters, a step's result, a dialog's or request's answer); not retried.",
+    graphql: "WF_VALIDATION",
+  },
+  WF_TIMEOUT: {
+    status: 504,
+    meaning:
+      "A dialog, request, child workflow, step or the instance passed its `until` deadline; not retried.",
+    graphql: "WF_TIMEOUT",
+  },
+  WF_ASSERTION: {
+    status: 422,
+    meaning: "`flow.assert(condition, message)` got a falsy condition; not retried.",
+    graphql: "WF_ASSERTION",
+  },
+  WF_STEP_FAILED: {
+    status: 502,
+    meaning: "A step failed on every attempt its retry policy allows; the last error is its cause.",
+    graphql: "WF_STEP_FAILED",
+  },
+  WF_STEP_TIMEOUT: {
+    status: 504,
+    meaning: "One attempt of a step ran longer than its `timeout`; it is retried like any failure.",
+    graphql: "WF_STEP_TIMEOUT",
+  },
+  WF_UNCAUGHT_ERROR: {
+    status: 500,
+    meaning:
+      "The workflow's code threw an error that is none of the SDK's; the instance is ERRORED.",
+    graphql: "WF_UNCAUGHT_ERROR",
+  },
+  WF_REPLAY_MISMATCH: {
+    status: 500,
+    meaning:
+      "The code no longer makes the calls its recorded history has (another call at a position): the instance is ERRORED rather than sent down another branch.",
+    hint: "the code of a deployed version must not change; deploy the change as a new version",
+    graphql: "WF_REPLAY_MISMATCH",
+  },
+  WF_CHILD_FAILED: {
+    status: 502,
+    meaning: "A child workflow ended without a result (cancelled).",
+    graphql: "WF_CHILD_FAILED",
+  },
+  WF_CANCELLED: {
+    status: 409,
+    meaning: "The instance was cancelled.",
+    graphql: "WF_CANCELLED",
+  },
+  WF_NOT_FOUND: {
+    status: 404,
+    meaning:
+      "The workflow, instance or dialog does not exist, or the account may not discover it (the two look the same).",
+    graphql: "WF_NOT_FOUND",
+  },
+  WF_FORBIDDEN: {
+    status: 403,
+    meaning:
+      "The account may see the resource but may not do the action (it needs an access function such as operator, or to be an assignee).",
+    graphql: "WF_FORBIDDEN",
+  },
+  WF_CONFLICT: {
+    status: 409,
+    meaning: "The action is allowed but the resource is no longer in the state it needs.",
+    graphql: "WF_CONFLICT",
+  },
+  WF_LOCKED: {
+    status: 423,
+    meaning: "Another command or engine holds the instance's lock; retry after a short wait.",
+    hint: "retry in a moment",
+    graphql: "WF_LOCKED",
+  },
+  WF_DEFINITION_BUNDLE_CHANGED: {
+    status: 500,
+    meaning:
+      "A definition's bundle changed while its name and version are already deployed with another bundle; the message names the definition, the version and both hashes.",
+    hint: "raise the definition's version",
+    surfaces: ["startup"],
+  },
+  WF_DEFINITION_INVALID: {
+    status: 500,
+    meaning:
+      "A file in `[workflows] dir` does not bundle, or does not export a definition made with defineWorkflow.",
+    surfaces: ["startup"],
+  },
+  WF_BINDING_MISSING: {
+    status: 500,
+    meaning:
+      "A step or request names a binding its definition does not declare, or none was provided.",
+    graphql: "WF_BINDING_MISSING",
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;

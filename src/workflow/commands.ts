@@ -1,0 +1,315 @@
+import { randomUUID } from "node:crypto";
+import { annalEvent } from "../events/index.ts";
+import type { NewEvent } from "../store/index.ts";
+import { validate } from "../schema/index.ts";
+import { loadInstance, probeCallSchema, type EngineDeps } from "./advance.ts";
+import {
+  actorRef,
+  isAssignee,
+  isOperator,
+  maySeeDefinition,
+  maySeeInstance,
+  type Actor,
+} from "./access.ts";
+import { commit, own } from "./commit.ts";
+import type { DeployedDefinition } from "./definitions.ts";
+import { WorkflowRefusal } from "./errors.ts";
+import { toJson } from "./flow.ts";
+import { databaseClock, lockInstance } from "./lock.ts";
+import type { InstanceState } from "./state.ts";
+import { deadline, passed } from "./time.ts";
+
+/**
+ * The commands people and systems give the engine. Each is refused with the spec's codes:
+ * `WF_NOT_FOUND` for what does not exist and, alike, for what the account may not see;
+ * `WF_FORBIDDEN` for what it sees but may not do; `WF_CONFLICT` for a resource no longer in
+ * the state the command needs; `WF_VALIDATION` for a value its schema refuses; `WF_LOCKED`
+ * while another command or an engine holds the instance. Each is recorded with the acting
+ * account, and wakes the instance in the same transaction.
+ */
+
+export interface StartOptions {
+  readonly name: string;
+  /** Default: the version the files deploy now. */
+  readonly version?: number;
+  readonly parameters: unknown;
+  readonly as: Actor;
+  /** Makes the start idempotent: a second start with the key returns the first's instance. */
+  readonly startKey?: string;
+}
+
+export async function startWorkflow(
+  deps: EngineDeps,
+  options: StartOptions,
+): Promise<{ readonly instanceId: string; readonly created: boolean }> {
+  const found = await findDefinition(deps, options.name, options.version);
+  if (!found || !maySeeDefinition(options.as, found.definition)) {
+    throw new WorkflowRefusal(
+      "WF_NOT_FOUND",
+      `no workflow ${options.name}${options.version === undefined ? "" : ` version ${options.version}`} is there to start`,
+    );
+  }
+  const key = options.startKey === undefined ? undefined : `workflow-start:${options.startKey}`;
+  if (key) {
+    const earlier = await startedWith(deps, key);
+    if (earlier) return { instanceId: earlier, created: false };
+  }
+  const checked = await validate(found.definition.parameters, options.parameters);
+  if (!checked.ok) {
+    throw new WorkflowRefusal(
+      "WF_VALIDATION",
+      `the parameters of ${found.name} do not match its schema: ${checked.issues.join("; ")}`,
+      { issues: checked.issues },
+    );
+  }
+  const instanceId = randomUUID();
+  const until = deadline(found.definition.until, await databaseClock(deps.pool));
+  try {
+    await commit(deps, {
+      appends: [
+        own(
+          instanceId,
+          [
+            {
+              ...annalEvent("WorkflowStarted", {
+                instanceId,
+                definition: { name: found.name, version: found.version, hash: found.hash },
+                parameters: toJson(checked.value),
+                startedBy: actorRef(options.as),
+                until,
+                parent: null,
+                startKey: options.startKey ?? null,
+              }),
+              metadata: { actor: options.as.name, source: "workflow" },
+              ...(key ? { idempotencyKey: key } : {}),
+            },
+          ],
+          "no_stream",
+        ),
+      ],
+      wakes: [instanceId],
+      timers: until ? [{ instanceId, dueAt: until, reason: "deadline" }] : [],
+    });
+  } catch (error) {
+    // The same key started an instance in another transaction at the same moment.
+    const earlier = key && (await startedWith(deps, key));
+    if (earlier) return { instanceId: earlier, created: false };
+    throw error;
+  }
+  return { instanceId, created: true };
+}
+
+async function findDefinition(
+  deps: EngineDeps,
+  name: string,
+  version: number | undefined,
+): Promise<DeployedDefinition | undefined> {
+  return version === undefined
+    ? deps.definitions.current(name)
+    : deps.definitions.version(name, version);
+}
+
+async function startedWith(deps: EngineDeps, key: string): Promise<string | undefined> {
+  const found = await deps.pool.query<{ instance_id: string }>(
+    "SELECT e.data->>'instanceId' AS instance_id FROM events AS e WHERE e.idempotency_key = $1",
+    [key],
+  );
+  return found.rows[0]?.instance_id;
+}
+
+/** The dialog's instance and call from its id (`<instanceId>.<seq>`). */
+function parseDialogId(dialogId: string): { instanceId: string; seq: number } | undefined {
+  const match = /^([0-9a-f-]{36})\.(\d{1,9})$/.exec(dialogId);
+  return match ? { instanceId: match[1]!, seq: Number(match[2]) } : undefined;
+}
+
+/**
+ * An assignee's answer to a pending dialog, checked with the dialog's own schema, recorded
+ * with who gave it; the instance goes on.
+ */
+export async function completeDialog(
+  deps: EngineDeps,
+  options: { readonly dialogId: string; readonly answer: unknown; readonly as: Actor },
+): Promise<{ readonly instanceId: string }> {
+  const notFound = () => new WorkflowRefusal("WF_NOT_FOUND", `no dialog ${options.dialogId}`);
+  const ref = parseDialogId(options.dialogId);
+  if (!ref) throw notFound();
+  return withInstance(deps, ref.instanceId, notFound, async (state) => {
+    const call = state.calls.get(ref.seq);
+    if (call?.kind !== "dialog" || !maySeeInstance(options.as, state)) throw notFound();
+    if (!isAssignee(options.as, call.assignees)) {
+      throw new WorkflowRefusal(
+        "WF_FORBIDDEN",
+        `${options.as.name} is not an assignee of dialog "${call.name}"`,
+      );
+    }
+    const now = await databaseClock(deps.pool);
+    if (call.state !== "pending" || state.status !== "WAITING" || passed(call.until, now)) {
+      throw new WorkflowRefusal(
+        "WF_CONFLICT",
+        `dialog "${call.name}" is no longer pending (${call.state === "pending" ? "its deadline passed" : call.state})`,
+      );
+    }
+    const answer = await checkAnswer(deps, state, ref.seq, options.answer, `dialog "${call.name}"`);
+    return [
+      annalEvent("DialogCompleted", {
+        seq: ref.seq,
+        dialogId: options.dialogId,
+        answer,
+        by: actorRef(options.as),
+      }),
+    ];
+  });
+}
+
+/**
+ * The answer to a pending request, correlated by its key (from a change event, through
+ * `context.workflows`). Answering again with the same answer is accepted and changes nothing
+ * (a retried change event); with another, `WF_CONFLICT`.
+ */
+export async function answerRequest(
+  deps: EngineDeps,
+  options: {
+    readonly key: string;
+    readonly answer: unknown;
+    readonly as?: Actor;
+    readonly source?: string;
+  },
+): Promise<{ readonly instanceId: string; readonly recorded: boolean }> {
+  const notFound = () =>
+    new WorkflowRefusal("WF_NOT_FOUND", `no request has the key ${options.key}`);
+  const match = /^([0-9a-f-]{36}):(\d{1,9})$/.exec(options.key);
+  if (!match) throw notFound();
+  const [, instanceId, seqText] = match;
+  const seq = Number(seqText);
+  let recorded = true;
+  await withInstance(deps, instanceId!, notFound, async (state) => {
+    const call = state.calls.get(seq);
+    if (call?.kind !== "request") throw notFound();
+    if (call.state === "answered") {
+      if (JSON.stringify(call.answer) === JSON.stringify(toJson(options.answer))) {
+        recorded = false;
+        return [];
+      }
+      throw new WorkflowRefusal("WF_CONFLICT", `the request ${options.key} was answered before`);
+    }
+    if (call.state !== "pending" || passed(call.until, await databaseClock(deps.pool))) {
+      throw new WorkflowRefusal("WF_CONFLICT", `the request ${options.key} is no longer pending`);
+    }
+    const answer = await checkAnswer(deps, state, seq, options.answer, `request ${options.key}`);
+    return [
+      annalEvent("RequestAnswered", {
+        seq,
+        key: options.key,
+        answer,
+        by: options.as ? actorRef(options.as) : null,
+        source: options.source ?? null,
+      }),
+    ];
+  });
+  return { instanceId: instanceId!, recorded };
+}
+
+/** Cancels an instance (its starter or an operator): its live children go with it. */
+export async function cancelInstance(
+  deps: EngineDeps,
+  options: { readonly instanceId: string; readonly as: Actor; readonly reason?: string },
+): Promise<void> {
+  const notFound = () => new WorkflowRefusal("WF_NOT_FOUND", `no instance ${options.instanceId}`);
+  await withInstance(deps, options.instanceId, notFound, async (state) => {
+    if (!maySeeInstance(options.as, state)) throw notFound();
+    if (!isOperator(options.as) && state.startedBy.accountId !== options.as.accountId) {
+      throw new WorkflowRefusal(
+        "WF_FORBIDDEN",
+        "cancelling an instance takes its starter or the operator access function",
+      );
+    }
+    if (state.status === "COMPLETED" || state.status === "CANCELLED") {
+      throw new WorkflowRefusal("WF_CONFLICT", `instance ${state.id} is ${state.status} already`);
+    }
+    return [
+      annalEvent("WorkflowCancelled", {
+        by: actorRef(options.as),
+        reason: options.reason ?? "cancelled",
+      }),
+    ];
+  });
+}
+
+/** Runs an ERRORED instance again from the call it failed at (operators). */
+export async function retryInstance(
+  deps: EngineDeps,
+  options: { readonly instanceId: string; readonly as: Actor },
+): Promise<void> {
+  const notFound = () => new WorkflowRefusal("WF_NOT_FOUND", `no instance ${options.instanceId}`);
+  await withInstance(deps, options.instanceId, notFound, async (state) => {
+    if (!maySeeInstance(options.as, state)) throw notFound();
+    if (!isOperator(options.as)) {
+      throw new WorkflowRefusal(
+        "WF_FORBIDDEN",
+        "retrying an instance takes the operator access function",
+      );
+    }
+    if (state.status !== "ERRORED") {
+      throw new WorkflowRefusal(
+        "WF_CONFLICT",
+        `instance ${state.id} is ${state.status}, not ERRORED`,
+      );
+    }
+    return [annalEvent("WorkflowRetried", { by: actorRef(options.as) })];
+  });
+}
+
+/**
+ * Takes the instance's lock (`WF_LOCKED` when held), lets `decide` read its state and say what
+ * to record, and records that with a wake-up in one transaction.
+ */
+async function withInstance(
+  deps: EngineDeps,
+  instanceId: string,
+  notFound: () => Error,
+  decide: (state: InstanceState) => Promise<NewEvent[]>,
+): Promise<{ readonly instanceId: string }> {
+  const lock = await lockInstance(deps.pool, instanceId);
+  if (!lock) {
+    throw new WorkflowRefusal(
+      "WF_LOCKED",
+      `instance ${instanceId} is being advanced or changed; try again in a moment`,
+    );
+  }
+  try {
+    const state = await loadInstance(deps, instanceId);
+    if (!state) throw notFound();
+    const events = await decide(state);
+    if (events.length > 0) {
+      await commit(deps, {
+        appends: [own(instanceId, events, state.version)],
+        wakes: [instanceId],
+      });
+    }
+    return { instanceId };
+  } finally {
+    await lock.release();
+  }
+}
+
+/** An answer checked with the schema the code gives at the call, as JSON. */
+async function checkAnswer(
+  deps: EngineDeps,
+  state: InstanceState,
+  seq: number,
+  answer: unknown,
+  what: string,
+): Promise<unknown> {
+  const probe = await probeCallSchema(deps, state, seq);
+  if (!probe.schema) return toJson(answer);
+  const checked = await validate(probe.schema, answer);
+  if (!checked.ok) {
+    throw new WorkflowRefusal(
+      "WF_VALIDATION",
+      `the answer to ${what} does not match its schema: ${checked.issues.join("; ")}`,
+      { issues: checked.issues },
+    );
+  }
+  return toJson(checked.value);
+}

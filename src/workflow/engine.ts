@@ -1,0 +1,123 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { advanceInstance, type EngineDeps } from "./advance.ts";
+import { wake, WAKE_QUEUE, type WakeJob } from "./commit.ts";
+import { fireDueTimers } from "./timers.ts";
+
+export interface WorkflowEngineOptions extends EngineDeps {
+  /** Instances advanced at once by this process. Default 8. */
+  readonly concurrency?: number;
+  /** How often due timers are looked for. Default 1000 ms. */
+  readonly timerIntervalMs?: number;
+  /** How often idle RUNNING instances are woken (a wake-up lost with a process). Default 60 s. */
+  readonly sweepIntervalMs?: number;
+}
+
+export interface WorkflowEngine {
+  /** Fires the timers that are due now (the loop does this every `timerIntervalMs`). */
+  fireTimers(): Promise<number>;
+  /** Wakes instances that are RUNNING and idle, as the sweep does. */
+  sweep(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the engine in this process: a pg-boss worker on the wake-up queue advances instances
+ * (many processes may run one: an instance's lock lets one advance it at a time), a loop fires
+ * due timers, and a sweep wakes instances a wake-up was lost for (their worker died). At
+ * start it sweeps once, so instances left mid-way by a stopped process go on.
+ */
+export async function startWorkflowEngine(options: WorkflowEngineOptions): Promise<WorkflowEngine> {
+  const { jobs, log } = options;
+  const concurrency = options.concurrency ?? 8;
+  await jobs.ensureQueue(WAKE_QUEUE, { retryLimit: 5, retryDelay: 1, expireInSeconds: 900 });
+  const workOptions = {
+    batchSize: concurrency,
+    burstWhenBatchFull: true,
+    pollingIntervalSeconds: 0.5,
+  } as const;
+  const worker = await jobs.boss.work<WakeJob, unknown, typeof workOptions>(
+    WAKE_QUEUE,
+    workOptions,
+    async (batch) => {
+      await Promise.all(batch.map((job) => advance(options, job.data.instanceId)));
+    },
+  );
+
+  const stopping = new AbortController();
+  const loops: Promise<void>[] = [];
+  const every = (ms: number, work: () => Promise<unknown>, what: string) => {
+    loops.push(
+      (async () => {
+        while (!stopping.signal.aborted) {
+          await sleep(ms, undefined, { signal: stopping.signal }).catch(() => {});
+          if (stopping.signal.aborted) return;
+          await work().catch((error: unknown) =>
+            log.error({ err: error }, `workflow engine: ${what} failed`),
+          );
+        }
+      })(),
+    );
+  };
+  const fireTimers = async () => {
+    let total = 0;
+    for (let fired = -1; fired !== 0;) {
+      fired = await fireDueTimers(options.pool, jobs);
+      total += fired;
+    }
+    return total;
+  };
+  const sweep = () => sweepIdle(options);
+  await sweep().catch((error: unknown) =>
+    log.error({ err: error }, "workflow engine: sweep failed"),
+  );
+  every(options.timerIntervalMs ?? 1000, fireTimers, "firing timers");
+  every(options.sweepIntervalMs ?? 60_000, sweep, "the sweep");
+
+  let stopped: Promise<void> | undefined;
+  return {
+    fireTimers,
+    sweep,
+    stop() {
+      stopped ??= (async () => {
+        stopping.abort();
+        await jobs.boss.offWork(WAKE_QUEUE, { id: worker, wait: true });
+        await Promise.all(loops);
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Advances one instance; one that another engine holds, or that changed meanwhile, is woken again shortly. */
+async function advance(deps: EngineDeps, instanceId: string): Promise<void> {
+  const result = await advanceInstance(deps, instanceId);
+  if (result === "locked" || result === "conflict") {
+    // Whoever holds it will be done soon, or is dead and its lock gone: look again shortly.
+    await wake(deps.jobs, undefined, [instanceId], {
+      startAfterSeconds: result === "locked" ? 2 : 0,
+    });
+  }
+}
+
+/**
+ * Wakes every instance whose last event says it can go on by itself (RUNNING: not waiting for
+ * an answer, a child or a timer) and that has not moved for a while: the one it was advanced
+ * by may have died before it woke it again. Read from the instance streams' last events, not
+ * a projection, so it works in a process that runs no projector.
+ */
+async function sweepIdle(deps: EngineDeps): Promise<number> {
+  const idle = await deps.pool.query<{ instance_id: string }>(
+    `SELECT substr(s.stream_id, 10) AS instance_id FROM streams AS s
+       JOIN events AS e ON e.stream_id = s.stream_id AND e.stream_version = s.version
+      WHERE s.stream_id LIKE 'workflow-%' AND s.stream_id NOT LIKE 'workflow-definition-%'
+        AND e.type IN ('WorkflowStarted', 'StepScheduled', 'StepCompleted', 'FlowValueRecorded',
+                       'DialogCompleted', 'RequestAnswered', 'ChildCompleted', 'WorkflowRetried')
+        AND s.updated_at < now() - interval '60 seconds'`,
+  );
+  await wake(
+    deps.jobs,
+    undefined,
+    idle.rows.map((row) => row.instance_id),
+  );
+  return idle.rowCount ?? 0;
+}

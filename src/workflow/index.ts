@@ -1,0 +1,71 @@
+/**
+ * The workflow engine: definitions deployed by their bundle's hash, instances as streams of
+ * the event log, resumed by replaying their code with the recorded outcomes. See
+ * `docs/workflows.md`.
+ */
+export { defineWorkflow, isWorkflowDefinition } from "./define.ts";
+export type {
+  DialogAnswer,
+  DialogOptions,
+  Flow,
+  RequestOptions,
+  RetryPolicy,
+  StepContext,
+  StepOptions,
+  Until,
+  WorkflowAccess,
+  WorkflowDefinition,
+  WorkflowOptions,
+} from "./define.ts";
+export { bind } from "./bindings.ts";
+export type {
+  BindingContext,
+  BindingDeclaration,
+  BindingSources,
+  RequestSender,
+  RestBackendSettings,
+  RestService,
+  ServicesOf,
+  WorkflowDirectory,
+} from "./bindings.ts";
+export {
+  AssertionError,
+  ChildFailedError,
+  NonRetryableError,
+  ReplayMismatchError,
+  StepFailedError,
+  TimeoutError,
+  ValidationError,
+  WorkflowRefusal,
+} from "./errors.ts";
+export type { Actor } from "./access.ts";
+export { OPERATOR, isAssignee, maySeeDefinition, maySeeInstance } from "./access.ts";
+export { deployDefinitions } from "./deploy.ts";
+export { Definitions, type DeployedDefinition } from "./definitions.ts";
+export {
+  advanceInstance,
+  instanceEvents,
+  loadInstance,
+  type AdvanceResult,
+  type EngineDeps,
+} from "./advance.ts";
+export {
+  answerRequest,
+  cancelInstance,
+  completeDialog,
+  retryInstance,
+  startWorkflow,
+  type StartOptions,
+} from "./commands.ts";
+export { startWorkflowEngine, type WorkflowEngine, type WorkflowEngineOptions } from "./engine.ts";
+export { advanceDatabaseClock, fireDueTimers } from "./timers.ts";
+export { WAKE_QUEUE } from "./commit.ts";
+export { databaseClock } from "./lock.ts";
+export { dialogIdOf } from "./flow.ts";
+export {
+  foldInstance,
+  type CallRecord,
+  type InstanceEvent,
+  type InstanceState,
+  type InstanceStatus,
+} from "./state.ts";

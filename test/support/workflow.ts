@@ -1,0 +1,139 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { EventStore } from "../../src/store/index.ts";
+import { startJobs, type Jobs } from "../../src/jobs/index.ts";
+import {
+  deployDefinitions,
+  loadInstance,
+  startWorkflowEngine,
+  type Actor,
+  type BindingSources,
+  type Definitions,
+  type EngineDeps,
+  type InstanceState,
+  type InstanceStatus,
+  type WorkflowEngine,
+} from "../../src/workflow/index.ts";
+import { eventually } from "./eventually.ts";
+import { testDatabase, type TestDatabase } from "./postgres.ts";
+
+const silent = { info() {}, warn() {}, error() {} };
+
+/** A directory of definition files inside the repository (so `zod` and `annal` resolve). */
+export function definitionsDir(
+  t: { testdir(files: Record<string, string>): string },
+  files: Record<string, string>,
+): string {
+  return t.testdir(files);
+}
+
+/** Writes (or replaces) a definition file in `dir`. */
+export function writeDefinition(dir: string, name: string, source: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, name), source);
+}
+
+export interface WorkflowFixture extends EngineDeps {
+  readonly db: TestDatabase;
+  readonly store: EventStore;
+  readonly jobs: Jobs;
+  readonly definitions: Definitions;
+  readonly engine: WorkflowEngine;
+  /** The instance's state as its events fold now. */
+  state(instanceId: string): Promise<InstanceState>;
+  /** Waits until the instance is in `status` (or `until` holds) and returns its state. */
+  settled(
+    instanceId: string,
+    status: InstanceStatus | ((state: InstanceState) => boolean),
+    timeoutMs?: number,
+  ): Promise<InstanceState>;
+  /** Deploys `dir` again and restarts the engine on it (a restart after a deploy). */
+  redeploy(dir: string): Promise<WorkflowFixture>;
+}
+
+interface Test {
+  teardown(fn: () => unknown): void;
+}
+
+/** A database of the test's own, the definitions of `dir` deployed, and a running engine. */
+export async function workflowFixture(
+  t: Test,
+  options: {
+    dir: string;
+    bindings?: Partial<BindingSources>;
+    db?: TestDatabase;
+    stepsPerAdvance?: number;
+  },
+): Promise<WorkflowFixture> {
+  const db = options.db ?? (await testDatabase(t));
+  const store = await EventStore.open(db.pool);
+  const jobs = await startJobs({ pool: db.pool, log: silent });
+  const definitions = await deployDefinitions({
+    pool: db.pool,
+    store,
+    dir: options.dir,
+    log: silent,
+  });
+  const deps: EngineDeps = {
+    pool: db.pool,
+    store,
+    jobs,
+    definitions,
+    bindings: { pool: db.pool, log: silent, ...options.bindings },
+    log: silent,
+    ...(options.stepsPerAdvance ? { stepsPerAdvance: options.stepsPerAdvance } : {}),
+  };
+  const engine = await startWorkflowEngine({ ...deps, timerIntervalMs: 100 });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await engine.stop();
+    await jobs.stop();
+  };
+  t.teardown(stop);
+  const state = async (instanceId: string) => {
+    const found = await loadInstance(deps, instanceId);
+    if (!found) throw new Error(`no instance ${instanceId}`);
+    return found;
+  };
+  return {
+    ...deps,
+    db,
+    store,
+    jobs,
+    definitions,
+    engine,
+    state,
+    settled: (instanceId, status, timeoutMs = 20_000) =>
+      eventually(
+        async () => {
+          const now = await state(instanceId);
+          const ok = typeof status === "function" ? status(now) : now.status === status;
+          return ok ? now : undefined;
+        },
+        {
+          timeout: timeoutMs,
+          what: `instance ${instanceId} to be ${typeof status === "string" ? status : "as expected"}`,
+        },
+      ),
+    async redeploy(dir) {
+      await stop();
+      return workflowFixture(t, { ...options, dir, db });
+    },
+  };
+}
+
+/** An actor for commands: an account with the given access and principals. */
+export function actor(
+  name: string,
+  options: { access?: string[]; principals?: string[] } = {},
+): Actor {
+  return {
+    accountId: `00000000-0000-4000-8000-${Buffer.from(name).toString("hex").padEnd(12, "0").slice(0, 12)}`,
+    name,
+    dn: `uid=${name},ou=people,dc=example,dc=org`,
+    principals: options.principals ?? [],
+    access: options.access ?? [],
+  };
+}
