@@ -19,11 +19,16 @@ import { testDatabase, type TestDatabase } from "./postgres.ts";
 
 const silent = { info() {}, warn() {}, error() {} };
 
-/** A directory of definition files inside the repository (so `zod` and `annal` resolve). */
-export function definitionsDir(
-  t: { testdir(files: Record<string, string>): string },
-  files: Record<string, string>,
-): string {
+/** Files by name; a nested object is a folder. */
+export interface Fixture {
+  readonly [name: string]: string | Fixture;
+}
+
+/**
+ * A directory of definition files inside the repository (so `zod` and `annal` resolve): the
+ * test's own, so a second call replaces the first one's files (a deploy of new files).
+ */
+export function definitionsDir(t: { testdir(files: Fixture): string }, files: Fixture): string {
   return t.testdir(files);
 }
 

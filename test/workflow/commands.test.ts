@@ -1,0 +1,223 @@
+import t from "tap";
+import {
+  advanceDatabaseClock,
+  cancelInstance,
+  completeDialog,
+  dialogIdOf,
+  retryInstance,
+  startWorkflow,
+} from "../../src/workflow/index.ts";
+import { lockInstance } from "../../src/workflow/lock.ts";
+import { actor, definitionsDir, workflowFixture } from "../support/workflow.ts";
+
+t.setTimeout(180_000);
+
+const APPROVAL = `
+import { defineWorkflow, TimeoutError } from "annal";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "approval",
+  version: 1,
+  parameters: z.object({ owner: z.string(), reason: z.string().min(3) }),
+  access: { start: ["requester"] },
+  async run(flow, { owner, reason }) {
+    try {
+      const { answer, by } = await flow.dialog({
+        name: "approve",
+        assignees: [owner, "cn=approvers,ou=groups,dc=example,dc=org"],
+        schema: z.object({ approved: z.boolean(), comment: z.string().optional() }),
+        until: "3d",
+        data: { reason },
+      });
+      return { approved: answer.approved, by: by.name };
+    } catch (error) {
+      if (!(error instanceof TimeoutError)) throw error;
+      const escalated = await flow.dialog({
+        name: "escalate",
+        assignees: ["operators"],
+        schema: z.object({ approved: z.boolean() }),
+      });
+      return { approved: escalated.answer.approved, escalated: true };
+    }
+  },
+});
+`;
+
+const requester = actor("rita", { access: ["requester"] });
+const owner = actor("olga");
+const stranger = actor("sam");
+const approverByGroup = actor("gus", { principals: ["CN=Approvers,OU=Groups,DC=example,DC=org"] });
+const operator = actor("opal", { access: ["operator"] });
+
+async function setup(
+  t: Parameters<typeof definitionsDir>[0] & { teardown(fn: () => unknown): void },
+) {
+  const dir = definitionsDir(t, { "approval.ts": APPROVAL });
+  const f = await workflowFixture(t, { dir });
+  const start = async () => {
+    const { instanceId } = await startWorkflow(f, {
+      name: "approval",
+      parameters: { owner: owner.accountId, reason: "on-call rota" },
+      as: requester,
+    });
+    await f.settled(instanceId, "WAITING");
+    return instanceId;
+  };
+  return { f, start };
+}
+
+t.test(
+  "a dialog waits for an assignee's schema-valid answer, recorded with who gave it",
+  async (t) => {
+    const { f, start } = await setup(t);
+    const id = await start();
+    const waiting = await f.state(id);
+    t.match(waiting.calls.get(1), {
+      kind: "dialog",
+      name: "approve",
+      state: "pending",
+      data: { reason: "on-call rota" },
+      form: { type: "object", properties: { approved: { type: "boolean" } } },
+    });
+    await t.rejects(
+      completeDialog(f, { dialogId: dialogIdOf(id, 1), answer: { approved: "yes" }, as: owner }),
+      { code: "WF_VALIDATION", message: /approved/ },
+      "an answer its schema refuses",
+    );
+    await completeDialog(f, { dialogId: dialogIdOf(id, 1), answer: { approved: true }, as: owner });
+    const done = await f.settled(id, "COMPLETED");
+    t.same(done.result, { approved: true, by: "olga" });
+    await t.rejects(
+      completeDialog(f, { dialogId: dialogIdOf(id, 1), answer: { approved: false }, as: owner }),
+      { code: "WF_CONFLICT" },
+      "a dialog no longer pending",
+    );
+  },
+);
+
+t.test("a principal (a group DN, compared as a DN) makes an assignee", async (t) => {
+  const { f, start } = await setup(t);
+  const id = await start();
+  await completeDialog(f, {
+    dialogId: dialogIdOf(id, 1),
+    answer: { approved: false },
+    as: approverByGroup,
+  });
+  t.same((await f.settled(id, "COMPLETED")).result, { approved: false, by: "gus" });
+});
+
+t.test(
+  "refusals: not found alike for absent and hidden, forbidden, conflict, locked",
+  async (t) => {
+    const { f, start } = await setup(t);
+    const id = await start();
+    const dialogId = dialogIdOf(id, 1);
+    await t.rejects(
+      startWorkflow(f, { name: "approval", parameters: {}, as: stranger }),
+      {
+        code: "WF_NOT_FOUND",
+      },
+      "a definition the account may not start is not found",
+    );
+    await t.rejects(startWorkflow(f, { name: "nothing", parameters: {}, as: requester }), {
+      code: "WF_NOT_FOUND",
+    });
+    await t.rejects(
+      startWorkflow(f, { name: "approval", parameters: { owner: "x", reason: "" }, as: requester }),
+      { code: "WF_VALIDATION", details: { issues: [/reason/] } },
+    );
+    const absent = completeDialog(f, {
+      dialogId: dialogIdOf("00000000-0000-4000-8000-000000000000", 1),
+      answer: {},
+      as: owner,
+    });
+    await t.rejects(absent, { code: "WF_NOT_FOUND" });
+    await t.rejects(
+      completeDialog(f, { dialogId, answer: { approved: true }, as: stranger }),
+      {
+        code: "WF_NOT_FOUND",
+      },
+      "hidden looks like absent",
+    );
+    await t.rejects(
+      completeDialog(f, { dialogId, answer: { approved: true }, as: operator }),
+      { code: "WF_FORBIDDEN" },
+      "an operator sees the dialog but is not its assignee",
+    );
+    await t.rejects(cancelInstance(f, { instanceId: id, as: owner }), { code: "WF_FORBIDDEN" });
+    await t.rejects(retryInstance(f, { instanceId: id, as: operator }), { code: "WF_CONFLICT" });
+    const lock = await lockInstance(f.pool, id);
+    t.ok(lock, "the test holds the instance's lock");
+    await t.rejects(completeDialog(f, { dialogId, answer: { approved: true }, as: owner }), {
+      code: "WF_LOCKED",
+      headers: { "retry-after": "1" },
+    });
+    await lock!.release();
+    await cancelInstance(f, { instanceId: id, as: requester, reason: "no longer needed" });
+    const cancelled = await f.settled(id, "CANCELLED");
+    t.match(cancelled.calls.get(1), { state: "cancelled" });
+    await t.rejects(cancelInstance(f, { instanceId: id, as: operator }), { code: "WF_CONFLICT" });
+    await t.rejects(completeDialog(f, { dialogId, answer: { approved: true }, as: owner }), {
+      code: "WF_CONFLICT",
+    });
+  },
+);
+
+t.test("a dialog's deadline on the database's clock: WF_TIMEOUT, caught to escalate", async (t) => {
+  const { f, start } = await setup(t);
+  const id = await start();
+  await advanceDatabaseClock(f.pool, 3 * 24 * 3600 * 1000 + 1000);
+  await f.engine.fireTimers();
+  const escalated = await f.settled(id, (s) => s.calls.get(2)?.kind === "dialog");
+  t.match(escalated.calls.get(1), { kind: "dialog", state: "timed_out" });
+  t.match(escalated.calls.get(2), { kind: "dialog", name: "escalate", state: "pending" });
+  await t.rejects(
+    completeDialog(f, { dialogId: dialogIdOf(id, 1), answer: { approved: true }, as: owner }),
+    { code: "WF_CONFLICT" },
+    "too late to answer the first",
+  );
+  await completeDialog(f, {
+    dialogId: dialogIdOf(id, 2),
+    answer: { approved: true },
+    as: actor("ops", { principals: ["operators"] }),
+  });
+  t.same((await f.settled(id, "COMPLETED")).result, { approved: true, escalated: true });
+});
+
+const BROKEN = `
+import { defineWorkflow } from "annal";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "broken",
+  version: 1,
+  parameters: z.object({}),
+  async run(flow) {
+    const n = await flow.step("count", ({ bindings }) => bindings.counter.next());
+    if (n < 2) throw new Error("not yet: " + n);
+    return n;
+  },
+  bindings: { counter: { kind: "service", create: () => ({ next: () => 0 }) } },
+});
+`;
+
+t.test("an ERRORED instance is retried by an operator from where it failed", async (t) => {
+  const dir = definitionsDir(t, { "broken.ts": BROKEN });
+  let n = 0;
+  const f = await workflowFixture(t, {
+    dir,
+    bindings: { fixtures: { counter: { next: () => ++n } } },
+  });
+  const { instanceId } = await startWorkflow(f, { name: "broken", parameters: {}, as: requester });
+  const errored = await f.settled(instanceId, "ERRORED");
+  t.match(errored.error, { code: "WF_UNCAUGHT_ERROR", message: "not yet: 1" });
+  await t.rejects(retryInstance(f, { instanceId, as: requester }), { code: "WF_FORBIDDEN" });
+  await retryInstance(f, { instanceId, as: operator });
+  // The step completed before the failure: a retry replays its result, it does not run again.
+  const again = await f.settled(
+    instanceId,
+    (s) => s.status === "ERRORED" && s.version > errored.version,
+  );
+  t.equal(n, 1, "the completed step ran once");
+  t.match(again.error, { message: "not yet: 1" });
+});
