@@ -8,8 +8,15 @@ import { changesProjection } from "./changes/index.ts";
 import { entriesProjection } from "./entries/index.ts";
 import { entryVersionsProjection } from "./entry-versions/index.ts";
 import { failedWorkProjection } from "./failed-work/index.ts";
+import { workflowsProjection } from "./workflows/index.ts";
 
-export { changesProjection, entriesProjection, entryVersionsProjection, failedWorkProjection };
+export {
+  changesProjection,
+  entriesProjection,
+  entryVersionsProjection,
+  failedWorkProjection,
+  workflowsProjection,
+};
 
 /** Every projection annal runs. */
 export const allProjections: readonly AnyProjection[] = [
@@ -17,4 +24,5 @@ export const allProjections: readonly AnyProjection[] = [
   entryVersionsProjection,
   changesProjection,
   failedWorkProjection,
+  workflowsProjection,
 ];

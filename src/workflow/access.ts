@@ -1,7 +1,9 @@
-import { normalizeDN } from "../directory/index.ts";
 import type { ActorRef } from "../events/index.ts";
 import type { WorkflowDefinition } from "./define.ts";
-import type { InstanceState } from "./state.ts";
+import {
+  canonicalPrincipal as canonical,
+  type InstanceState,
+} from "../../projections/workflows/index.ts";
 
 /**
  * Who acts on the engine: an account, its principals (group DNs, `account:<id>`) and its access
@@ -56,13 +58,4 @@ export function maySeeInstance(actor: Actor, state: InstanceState): boolean {
 
 export function isOperator(actor: Actor): boolean {
   return actor.access.includes(OPERATOR);
-}
-
-function canonical(principal: string): string {
-  if (!principal.includes("=")) return principal;
-  try {
-    return normalizeDN(principal);
-  } catch {
-    return principal.toLowerCase();
-  }
 }

@@ -6,6 +6,7 @@ import {
   type InstanceEventType,
 } from "../events/index.ts";
 import { AnnalError } from "../errors/index.ts";
+import type { Queryable } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 import { readStream, WrongExpectedVersionError, type RecordedEvent } from "../store/index.ts";
 import { provideBindings, type BindingSources, type StepCause } from "./bindings.ts";
@@ -15,7 +16,11 @@ import type { Definitions } from "./definitions.ts";
 import { recordError } from "./errors.ts";
 import { ReplayFlow, Suspend, toJson } from "./flow.ts";
 import { databaseClock, lockInstance } from "./lock.ts";
-import { foldInstance, type InstanceEvent, type InstanceState } from "./state.ts";
+import {
+  foldInstance,
+  type InstanceEvent,
+  type InstanceState,
+} from "../../projections/workflows/index.ts";
 import type { ReplayDeps } from "./flow.ts";
 import { passed } from "./time.ts";
 import type { StandardSchemaV1 } from "../schema/index.ts";
@@ -47,7 +52,7 @@ export async function advanceInstance(
   const lock = await lockInstance(deps.pool, instanceId);
   if (!lock) return "locked";
   try {
-    const state = await loadInstance(deps, instanceId);
+    const state = await loadInstance(deps.pool, instanceId);
     if (!state) return "missing";
     const now = await databaseClock(deps.pool);
     const clock = clockFrom(now);
@@ -91,17 +96,15 @@ export async function advanceInstance(
 
 /** An instance's events, folded; undefined when it has none. */
 export async function loadInstance(
-  deps: { readonly pool: CommitDeps["pool"] },
+  db: Queryable,
   instanceId: string,
 ): Promise<InstanceState | undefined> {
-  return foldInstance(await instanceEvents(deps, instanceId));
+  return foldInstance(await instanceEvents(db, instanceId));
 }
 
-export async function instanceEvents(
-  deps: { readonly pool: CommitDeps["pool"] },
-  instanceId: string,
-): Promise<InstanceEvent[]> {
-  const events = await readStream(deps.pool, workflowStream(instanceId));
+/** An instance's events, in stream order. */
+export async function instanceEvents(db: Queryable, instanceId: string): Promise<InstanceEvent[]> {
+  const events = await readStream(db, workflowStream(instanceId));
   return eventsOfTypes<InstanceEventType>(events, INSTANCE_TYPES);
 }
 
@@ -230,7 +233,7 @@ class InstanceRun implements ReplayDeps {
   }
 
   async childOutcome(childId: string) {
-    const child = await loadInstance(this.#deps, childId);
+    const child = await loadInstance(this.#deps.pool, childId);
     return child && { status: child.status, version: child.version, result: child.result };
   }
 }
@@ -244,7 +247,7 @@ async function settleCancelled(deps: EngineDeps, state: InstanceState): Promise<
   const wakes: string[] = state.parent ? [state.parent.instanceId] : [];
   for (const call of state.calls.values()) {
     if (call.kind !== "child" || call.state !== "running") continue;
-    const child = await loadInstance(deps, call.childId);
+    const child = await loadInstance(deps.pool, call.childId);
     if (!child || child.status === "COMPLETED" || child.status === "CANCELLED") continue;
     appends.push({
       streamId: workflowStream(call.childId),

@@ -16,7 +16,7 @@ import type { DeployedDefinition } from "./definitions.ts";
 import { WorkflowRefusal } from "./errors.ts";
 import { toJson } from "./flow.ts";
 import { databaseClock, lockInstance } from "./lock.ts";
-import type { InstanceState } from "./state.ts";
+import type { InstanceState } from "../../projections/workflows/index.ts";
 import { deadline, passed } from "./time.ts";
 
 /**
@@ -278,7 +278,7 @@ async function withInstance(
     );
   }
   try {
-    const state = await loadInstance(deps, instanceId);
+    const state = await loadInstance(deps.pool, instanceId);
     if (!state) throw notFound();
     const events = await decide(state);
     if (events.length > 0) {

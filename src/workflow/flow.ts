@@ -13,7 +13,7 @@ import {
   errorFromRecord,
 } from "./errors.ts";
 import { runStep, type StepRunner } from "./step.ts";
-import type { CallRecord, InstanceState } from "./state.ts";
+import type { CallRecord, InstanceState } from "../../projections/workflows/index.ts";
 import { deadline, passed } from "./time.ts";
 
 /**

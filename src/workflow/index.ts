@@ -68,4 +68,5 @@ export {
   type InstanceEvent,
   type InstanceState,
   type InstanceStatus,
-} from "./state.ts";
+} from "../../projections/workflows/index.ts";
+export { definitionInventory, inboxOf, instanceAt } from "./queries.ts";

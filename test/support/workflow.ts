@@ -98,7 +98,7 @@ export async function workflowFixture(
   };
   t.teardown(stop);
   const state = async (instanceId: string) => {
-    const found = await loadInstance(deps, instanceId);
+    const found = await loadInstance(deps.pool, instanceId);
     if (!found) throw new Error(`no instance ${instanceId}`);
     return found;
   };

@@ -1,10 +1,11 @@
+import { normalizeDN } from "../../src/directory/index.ts";
 import type {
   ActorRef,
   DefinitionRef,
   InstanceEventType,
   RecordedAnnalEvent,
   RecordedError,
-} from "../events/index.ts";
+} from "../../src/events/index.ts";
 
 /** An instance's state: the spec's ERRORED, and the others a user of an engine expects. */
 export type InstanceStatus = "RUNNING" | "WAITING" | "COMPLETED" | "ERRORED" | "CANCELLED";
@@ -101,8 +102,14 @@ export type InstanceEvent = RecordedAnnalEvent<InstanceEventType>;
  * instance's history that the engine (to resume it), the projections and reads `at` a past
  * moment share. Pure and deterministic.
  */
-export function foldInstance(events: readonly InstanceEvent[]): InstanceState | undefined {
-  let state: Mutable<InstanceState> | undefined;
+export function foldInstance(
+  events: readonly InstanceEvent[],
+  prior?: InstanceState,
+): InstanceState | undefined {
+  let state: Mutable<InstanceState> | undefined = prior && {
+    ...prior,
+    calls: new Map(prior.calls),
+  };
   for (const event of events) {
     if (event.type === "WorkflowStarted") {
       const data = event.data;
@@ -310,4 +317,40 @@ export function pendingDialog(state: InstanceState, dialogId: string) {
     if (call.kind === "dialog" && call.dialogId === dialogId) return call;
   }
   return undefined;
+}
+
+/** An instance's state as JSON (for a projection to keep and fold on from). */
+export function stateToJson(state: InstanceState): unknown {
+  return { ...state, calls: [...state.calls.values()] };
+}
+
+const DATES = ["startedAt", "updatedAt", "openedAt", "sentAt", "endedAt"];
+
+/** The state `stateToJson` wrote, with its dates and its map of calls back. */
+export function stateFromJson(json: unknown): InstanceState {
+  const revive = (value: Record<string, unknown>) => {
+    const copy = { ...value };
+    for (const key of DATES) {
+      if (typeof copy[key] === "string") copy[key] = new Date(copy[key]);
+    }
+    return copy;
+  };
+  const raw = revive(json as Record<string, unknown>) as unknown as InstanceState & {
+    calls: Record<string, unknown>[];
+  };
+  const calls = raw.calls.map((call) => revive(call) as unknown as CallRecord);
+  return { ...raw, calls: new Map(calls.map((call) => [call.seq, call])) };
+}
+
+/**
+ * A principal as assignees and principals are compared: a DN normalised (case, spacing,
+ * escapes), anything else (`account:<id>`, a name) as it is.
+ */
+export function canonicalPrincipal(principal: string): string {
+  if (!principal.includes("=")) return principal;
+  try {
+    return normalizeDN(principal);
+  } catch {
+    return principal.toLowerCase();
+  }
 }
