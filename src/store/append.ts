@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../db/index.ts";
+import { pausePoint } from "../pause-points.ts";
 import { WrongExpectedVersionError } from "./errors.ts";
 import { logOrder } from "./log-order.ts";
 import { eventColumns, toRecordedEvent, type EventRow } from "./rows.ts";
@@ -78,6 +79,9 @@ export async function appendInTransaction(
       fresh.length,
     ],
   );
+  // Positions are drawn and the transaction is in flight: where a test stops a writer to
+  // show that readers wait for it (test/store/concurrency.test.ts).
+  await pausePoint("store.append.afterInsert", streamId);
   const recorded = inserted.rows.map((row) => toRecordedEvent(row));
   let next = 0;
   return {

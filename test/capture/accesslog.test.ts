@@ -2,8 +2,7 @@ import t from "tap";
 import { captureFromAccesslog, causedWrites } from "../../src/capture/index.ts";
 import { entryAtTime, feed } from "../support/history.ts";
 import { captureFixture, person } from "../support/capture.ts";
-
-const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1001 - (Date.now() % 1000)));
+import { nextSecond } from "../support/clock.ts";
 
 const ALICE = "uid=alice,ou=people,dc=example,dc=org";
 
@@ -77,9 +76,8 @@ t.test("the state at a moment between two modifications is the earlier state", a
   await f.sync();
   // slapd stamps changes with whole seconds (reqStart's fraction is a counter): keep the
   // moment asked about in a second of its own.
-  await nextSecond();
-  const between = new Date();
-  await nextSecond();
+  const between = await nextSecond();
+  await nextSecond(between);
   await f.directory.modify(ALICE, [{ operation: "replace", attribute: "title", values: "Lead" }]);
   await f.sync();
   const [{ entry_uuid: uuid }] = (await feed(f.db.pool)).slice(0, 1);

@@ -1,8 +1,7 @@
 import t from "tap";
 import { feed } from "../support/history.ts";
 import { captureFixture, person } from "../support/capture.ts";
-
-const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1001 - (Date.now() % 1000)));
+import { nextSecond } from "../support/clock.ts";
 
 t.test(
   "polling records adds, modifies and renames as observed changes without an actor",
@@ -11,6 +10,7 @@ t.test(
     await f.directory.add("uid=before,ou=people,dc=example,dc=org", person("before"));
     await f.sync(); // first start: the import sees "before" as a snapshot, not as a change
     t.same(await feed(f.db.pool), [], "the import records snapshots, no changes");
+    // modifyTimestamp has whole seconds: each round of changes gets a second of its own.
     await nextSecond();
     await f.directory.add("uid=bob,ou=people,dc=example,dc=org", person("bob"));
     await f.directory.modify("uid=before,ou=people,dc=example,dc=org", [

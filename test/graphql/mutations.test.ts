@@ -2,19 +2,22 @@ import t from "tap";
 import { eq, type DirectoryEntry } from "../../src/directory/index.ts";
 import type { DirectoryWrite } from "../../src/graphql/index.ts";
 import { startGateway, PEOPLE } from "../support/graphql-gateway.ts";
+import { armPausePoint } from "../support/pause-points.ts";
 
 // Mutations write as the caller (RFC 4370): slapd's accesslog, which capture reads, names them.
 let pending = 0;
 const announced: DirectoryWrite[] = [];
 let refuse = false;
+const REQ_TYPES = { add: "add", modify: "modify", modifyDN: "modrdn", delete: "delete" } as const;
 const gateway = await startGateway(t, {
   beforeWrite: async (write) => {
     if (refuse) throw new Error("the cause could not be noted");
     announced.push(write);
   },
-  afterWrite: async () => {
-    // The app waits here for capture and the projections; the answer must wait for it too.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  afterWrite: async (write) => {
+    // The app waits here for capture (which reads the accesslog) and the projections, so
+    // this reads the write's accesslog record: work that takes a round trip to the directory.
+    await accesslog(REQ_TYPES[write.operation], write.dn);
     pending++;
   },
 });
@@ -38,18 +41,30 @@ const NEW = `uid=newbie,${PEOPLE}`;
 
 t.test("@ldapAdd creates rdn + the type's base with the input's attributes", async (t) => {
   const before = pending;
-  const { body } = await gateway.query(
-    `mutation($input: PersonInput!) { createPerson(rdn: "uid=newbie", input: $input) { dn uid displayName mail telephoneNumbers title } }`,
-    {
-      input: {
-        cn: "New Bie",
-        sn: "Bie",
-        mail: ["newbie@example.org"],
-        phone: ["+49 30 1"],
-        title: "Intern",
+  // Stop the mutation where it goes on to answer: afterWrite must have ended by then.
+  const answering = armPausePoint(t, "graphql.mutation.written", { subject: NEW });
+  let pendingAtAnswer: number | undefined;
+  const answer = gateway
+    .query(
+      `mutation($input: PersonInput!) { createPerson(rdn: "uid=newbie", input: $input) { dn uid displayName mail telephoneNumbers title } }`,
+      {
+        input: {
+          cn: "New Bie",
+          sn: "Bie",
+          mail: ["newbie@example.org"],
+          phone: ["+49 30 1"],
+          title: "Intern",
+        },
       },
-    },
-  );
+    )
+    .then((response) => {
+      pendingAtAnswer = pending;
+      return response;
+    });
+  await answering.reached();
+  t.equal(pending, before + 1, "afterWrite has ended before the mutation answers");
+  answering.release();
+  const { body } = await answer;
   t.notOk(body.errors);
   t.same((body.data as Record<string, unknown>).createPerson, {
     dn: NEW,
@@ -59,7 +74,7 @@ t.test("@ldapAdd creates rdn + the type's base with the input's attributes", asy
     telephoneNumbers: ["+49 30 1"],
     title: "Intern",
   });
-  t.equal(pending, before + 1, "the answer came after afterWrite finished");
+  t.equal(pendingAtAnswer, before + 1, "the answer came after afterWrite finished");
   t.match(gateway.writes.at(-1), {
     operation: "add",
     dn: NEW,

@@ -1,4 +1,5 @@
-import { request as httpRequest } from "node:http";
+import { request as httpRequest, type ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 import { parse as parseCsv } from "csv-parse/sync";
 import ldif from "ldif";
 import t, { type Test } from "tap";
@@ -349,8 +350,16 @@ t.test("exports stream with backpressure; more than maxConcurrent at once get 42
        FROM generate_series(1, 20000) AS g`,
   );
   const address = await app.listen({ host: "127.0.0.1", port: 0 });
+  // The export's response, and the stream of rows Fastify pipes into it.
+  let served: ServerResponse | undefined;
+  let rows: Readable | undefined;
+  app.server.once("request", (_request, response) => {
+    served = response;
+    response.once("pipe", (source) => (rows = source));
+  });
   const url = new URL("/api/entries/users?fields=cn&filename=big.csv", address);
   const slow = httpRequest(url, { headers: harness.auth });
+  t.teardown(() => slow.destroy());
   const received = await new Promise<{ bytes: number; destroy: () => void }>((resolve, reject) => {
     slow.on("error", reject);
     slow.on("response", (response) => {
@@ -358,12 +367,27 @@ t.test("exports stream with backpressure; more than maxConcurrent at once get 42
       response.once("data", (chunk: Buffer) => {
         bytes += chunk.length;
         response.pause();
-        setTimeout(() => resolve({ bytes, destroy: () => slow.destroy() }), 500);
+        resolve({ bytes, destroy: () => slow.destroy() });
       });
     });
     slow.end();
   });
   t.ok(received.bytes > 0, "the first export is streaming");
+  // The client reads no more. Once the socket's buffers are full the response can take
+  // nothing either, and once the stream of rows holds its high-water mark it asks the
+  // database for no more: from then on the export waits for the client, and nothing is read.
+  // (An export that read ahead regardless would never get there.)
+  const held = await eventually(
+    () =>
+      served?.writableNeedDrain && rows && rows.readableLength >= rows.readableHighWaterMark
+        ? rows
+        : undefined,
+    { what: "the export waits for the paused client", interval: 10 },
+  );
+  t.ok(
+    held.readableLength < 1_000_000,
+    `${held.readableLength} bytes of rows wait in memory, of over 20 MB`,
+  );
   const busy = await get("/api/entries/users?fields=cn&filename=other.csv");
   t.equal(busy.statusCode, 429);
   t.equal(busy.headers["retry-after"], "5");

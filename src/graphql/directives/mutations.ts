@@ -13,6 +13,7 @@ import {
   type Modification,
 } from "../../directory/index.ts";
 import { AnnalError } from "../../errors/index.ts";
+import { pausePoint } from "../../pause-points.ts";
 import type { DirectoryWrite, GatewayContext } from "../context.ts";
 import { BadUserInputError } from "../errors.ts";
 import { inputAttribute } from "../input-attributes.ts";
@@ -154,6 +155,8 @@ async function written(context: GatewayContext, write: WriteDescription) {
       "the change was written but capturing it failed",
     );
   }
+  // What follows is the answer: where a test checks that afterWrite has ended before it.
+  await pausePoint("graphql.mutation.written", write.dn);
 }
 
 async function reread(input: StepInput, dn: string, typeName: string | undefined) {
