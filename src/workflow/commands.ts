@@ -260,8 +260,11 @@ export async function retryInstance(
   });
 }
 
+/** How long a command waits for an instance's lock before `WF_LOCKED`: an advance's tail. */
+const COMMAND_LOCK_WAIT_MS = 1000;
+
 /**
- * Takes the instance's lock (`WF_LOCKED` when held), lets `decide` read its state and say what
+ * Takes the instance's lock (`WF_LOCKED` when still held after a moment), lets `decide` read its state and say what
  * to record, and records that with a wake-up in one transaction.
  */
 async function withInstance(
@@ -270,7 +273,7 @@ async function withInstance(
   notFound: () => Error,
   decide: (state: InstanceState) => Promise<NewEvent[]>,
 ): Promise<{ readonly instanceId: string }> {
-  const lock = await lockInstance(deps.pool, instanceId);
+  const lock = await lockInstance(deps.pool, instanceId, { waitMs: COMMAND_LOCK_WAIT_MS });
   if (!lock) {
     throw new WorkflowRefusal(
       "WF_LOCKED",

@@ -5,25 +5,40 @@ export interface InstanceLock {
 }
 
 /**
- * Takes an instance's lock, or returns undefined at once when another engine or command holds
- * it. A session-level advisory lock on a connection of its own, held while the instance is
+ * Takes an instance's lock, or returns undefined when another engine or command holds it: at
+ * once, or after waiting up to `waitMs` for it. A session-level advisory lock on a connection of its own, held while the instance is
  * advanced or a command decides: it is released by `release`, or by PostgreSQL when the
  * process that held it dies, so a killed worker never leaves an instance locked.
  */
 export async function lockInstance(
   pool: Pool,
   instanceId: string,
+  options: { readonly waitMs?: number } = {},
 ): Promise<InstanceLock | undefined> {
   const client = await pool.connect();
   const key = `annal-workflow:${instanceId}`;
   try {
-    const taken = await client.query<{ locked: boolean }>(
-      "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked",
-      [key],
-    );
-    if (!taken.rows[0]?.locked) {
-      client.release();
-      return undefined;
+    if (options.waitMs) {
+      // Wait a moment for the holder (an engine finishing its advance) rather than refuse.
+      await client.query(`SET lock_timeout = ${Math.ceil(options.waitMs)}`);
+      try {
+        await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [key]);
+      } catch (error) {
+        await client.query("RESET lock_timeout");
+        if ((error as { code?: string }).code !== "55P03") throw error;
+        client.release();
+        return undefined;
+      }
+      await client.query("RESET lock_timeout");
+    } else {
+      const taken = await client.query<{ locked: boolean }>(
+        "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked",
+        [key],
+      );
+      if (!taken.rows[0]?.locked) {
+        client.release();
+        return undefined;
+      }
     }
   } catch (error) {
     client.release(true);
