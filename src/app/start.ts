@@ -20,6 +20,7 @@ import { mountChannels } from "./channels.ts";
 import type { Services } from "./services.ts";
 import { checkConfiguration } from "./preflight.ts";
 import { startJobs } from "../jobs/index.ts";
+import { deployDefinitions } from "../workflow/index.ts";
 
 export interface StartAnnalOptions {
   readonly config: AnnalConfig;
@@ -62,7 +63,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
   try {
     // The configuration's own checks (type names, hooks files, the gateway schema) stop
     // start-up first; `annal verify` runs the same ones.
-    const { hooks, gateway } = await checkConfiguration(config);
+    const { hooks, gateway, workflows: prepared } = await checkConfiguration(config);
     // A whole annal owns its data directory (the embedded PostgreSQL, the demo slapd): a
     // second one beside it stops here, before touching any of its files.
     const instance = ownsDataDir(config, options.only)
@@ -72,6 +73,10 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
     const database = await openDatabase(config, log);
     started.add("database", () => database.close());
     const store = await prepareEventStore(database.pool, log);
+
+    // Definitions are deployed before anything may start an instance; a changed bundle under
+    // a deployed version stops start-up here (WF_DEFINITION_BUNDLE_CHANGED).
+    const workflows = await deployDefinitions({ pool: database.pool, store, prepared, log });
 
     const directory = await startDirectory({ config, pool: database.pool, store, parts, log });
     started.add("directory", () => directory.stop());
@@ -98,6 +103,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
       directory,
       jobs: jobs!,
       hooks,
+      workflows,
       gateway,
       log,
     };

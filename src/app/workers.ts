@@ -1,13 +1,14 @@
 import { causedWrites, startCaptureWorker } from "../capture/index.ts";
 import { startHookWorkers } from "../hooks/index.ts";
+import { startWorkflowEngine, type BindingSources } from "../workflow/index.ts";
 import type { Services } from "./services.ts";
 import { StartedParts, type Stoppable } from "./lifecycle.ts";
 
 /**
  * The background workers (`--only workers`), pg-boss job handlers: directory capture (a
  * scheduled job that runs in one process at a time across every annal process) and the
- * processing of accepted change events. Stopped after the HTTP server has closed and before
- * the jobs and the pool.
+ * processing of accepted change events, and the workflow engine. Stopped after the HTTP
+ * server has closed and before the jobs and the pool.
  */
 export async function startWorkers(options: Services): Promise<Stoppable> {
   const { config, pool, store, directory, jobs, hooks, log } = options;
@@ -44,9 +45,48 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
         : {}),
     });
     parts.add("hook workers", () => hookWorkers.stop());
+    const engine = await startWorkflowEngine({
+      pool,
+      store,
+      jobs,
+      definitions: options.workflows,
+      bindings: bindingSources(options),
+      log,
+      ...(config.workflows
+        ? {
+            concurrency: config.workflows.concurrency,
+            timerIntervalMs: config.workflows.timerInterval,
+            stepsPerAdvance: config.workflows.stepsPerAdvance,
+          }
+        : {}),
+    });
+    parts.add("workflow engine", () => engine.stop());
     return { stop: () => parts.stopAll() };
   } catch (error) {
     await parts.stopAll().catch(() => {});
     throw error;
   }
+}
+
+/** What the engine makes workflows' bindings from: the directory and the REST backends. */
+function bindingSources(services: Services): BindingSources {
+  const { config, directory, pool, log } = services;
+  return {
+    pool,
+    log,
+    ...(directory.client && config.directory
+      ? {
+          directory: {
+            client: directory.client,
+            base: config.directory.base,
+            boundAs: config.directory.bindDN,
+          },
+        }
+      : {}),
+    rest: config.graphql.rest.map((backend) => ({
+      name: backend.name,
+      base: backend.base,
+      headers: backend.headers,
+    })),
+  };
 }

@@ -6,6 +6,7 @@ import { replayCommand } from "./commands/replay.ts";
 import { startCommand } from "./commands/start.ts";
 import { tokenCommand } from "./commands/token.ts";
 import { verifyCommand } from "./commands/verify.ts";
+import { workflowsCommand } from "./commands/workflows.ts";
 import { processOutput, failureLines, type Output } from "./output.ts";
 import { parseCommandLine, UsageError } from "./usage.ts";
 import { versionLines } from "./version.ts";
@@ -18,6 +19,7 @@ export const COMMANDS: readonly Command[] = [
   failedWorkCommand,
   hooksCommand,
   tokenCommand,
+  workflowsCommand,
   verifyCommand,
 ];
 

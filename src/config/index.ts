@@ -16,3 +16,4 @@ export { formatKeyPath } from "./key-path.ts";
 export type { GraphqlConfig } from "./sections/graphql.ts";
 export type { RestBackendConfig } from "./sections/rest-backends.ts";
 export { configReference } from "./reference/index.ts";
+export type { WorkflowsConfig } from "./sections/workflows.ts";

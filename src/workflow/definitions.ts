@@ -1,5 +1,7 @@
 import type { Pool } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
+import { definitionStream } from "../events/index.ts";
+import { readStream } from "../store/index.ts";
 import { loadBundle } from "./bundle.ts";
 import { definitionProblem, isWorkflowDefinition, type WorkflowDefinition } from "./define.ts";
 
@@ -48,12 +50,8 @@ export class Definitions {
   async version(name: string, version: number): Promise<DeployedDefinition | undefined> {
     const current = this.#current.get(name);
     if (current?.version === version) return current;
-    const found = await this.#pool.query<{ hash: string }>(
-      `SELECT e.data->>'hash' AS hash FROM events AS e
-        WHERE e.stream_id = $1 AND e.type = 'WorkflowDefinitionDeployed'`,
-      [`workflow-definition-${name}@${version}`],
-    );
-    const hash = found.rows[0]?.hash;
+    const [deployed] = await readStream(this.#pool, definitionStream(name, version), { limit: 1 });
+    const hash = (deployed?.data as { hash?: string } | undefined)?.hash;
     if (!hash) return undefined;
     return { name, version, hash, definition: await this.byHash(hash) };
   }

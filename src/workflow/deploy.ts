@@ -6,32 +6,33 @@ import { AnnalError } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
 import { WrongExpectedVersionError, type EventStore } from "../store/index.ts";
 import { bundleDefinition, loadBundle } from "./bundle.ts";
+import type { WorkflowDefinition } from "./define.ts";
 import { Definitions, definitionOf, type DeployedDefinition } from "./definitions.ts";
 
 const DEFINITION_FILE = /^[^._].*\.(?:[cm]?ts|[cm]?js)$/;
 
+/** A definition file bundled and loaded, ready to deploy. */
+export interface PreparedDefinition {
+  readonly file: string;
+  readonly bundle: { readonly hash: string; readonly code: string };
+  readonly definition: WorkflowDefinition;
+}
+
 /**
- * Deploys every definition file of `dir` (`*.ts`, `*.js`; not `_*`, `.*` or `*.test.*`):
- * bundles it, and stores the bundle and a `WorkflowDefinitionDeployed` event under its name and
- * version, once. A name and version already deployed with another bundle stops start-up:
- * changed code needs a new version, so that instances of the old one replay the code they
- * started with.
+ * Bundles and loads every definition file of `dir` (`*.ts`, `*.js` directly in it; not `_*`,
+ * `.*` or `*.test.*`), checking each exports a definition and no two share a name and
+ * version. Needs no database: `annal verify` runs it as start-up does.
  *
- * @throws AnnalError `WF_DEFINITION_BUNDLE_CHANGED` naming the definition, the version and both
- *   hashes; `WF_DEFINITION_INVALID` for a file that does not bundle or export a definition.
+ * @throws AnnalError `WF_DEFINITION_INVALID` for a file that does not bundle or does not
+ *   export a definition, or two files with one name and version.
  */
-export async function deployDefinitions(options: {
-  readonly pool: Pool;
-  readonly store: EventStore;
-  readonly dir: string | undefined;
-  readonly log: Pick<Logger, "info">;
-}): Promise<Definitions> {
-  const files = options.dir === undefined ? [] : await definitionFiles(options.dir);
-  const deployed: DeployedDefinition[] = [];
+export async function prepareDefinitions(dir: string | undefined): Promise<PreparedDefinition[]> {
+  const files = dir === undefined ? [] : await definitionFiles(dir);
+  const prepared: PreparedDefinition[] = [];
   const seen = new Map<string, string>();
   for (const file of files) {
     const bundle = await bundleDefinition(file);
-    const relative = path.relative(options.dir!, file);
+    const relative = path.relative(dir!, file);
     const definition = definitionOf(await loadBundle(bundle.code), relative);
     const id = `${definition.name}@${definition.version}`;
     if (seen.has(id)) {
@@ -42,20 +43,40 @@ export async function deployDefinitions(options: {
       );
     }
     seen.set(id, relative);
-    const fresh = await storeDeployment(
-      options,
-      definition.name,
-      definition.version,
-      bundle,
-      relative,
-    );
+    prepared.push({ file: relative, bundle, definition });
+  }
+  return prepared;
+}
+
+/**
+ * Deploys prepared definitions: stores each bundle and a `WorkflowDefinitionDeployed` event
+ * under its name and version, once. A name and version already deployed with another bundle
+ * stops start-up: changed code needs a new version, so that instances of the old one replay
+ * the code they started with.
+ *
+ * @throws AnnalError `WF_DEFINITION_BUNDLE_CHANGED` naming the definition, the version and both
+ *   hashes; what `prepareDefinitions` throws when given a directory.
+ */
+export async function deployDefinitions(options: {
+  readonly pool: Pool;
+  readonly store: EventStore;
+  /** The definitions to deploy, or the directory to prepare them from. */
+  readonly prepared?: readonly PreparedDefinition[];
+  readonly dir?: string | undefined;
+  readonly log: Pick<Logger, "info">;
+}): Promise<Definitions> {
+  const prepared = options.prepared ?? (await prepareDefinitions(options.dir));
+  const deployed: DeployedDefinition[] = [];
+  for (const { file, bundle, definition } of prepared) {
+    const fresh = await storeDeployment(options, definition.name, definition.version, bundle, file);
+    const id = `${definition.name}@${definition.version}`;
     if (fresh) options.log.info({ workflow: id, hash: bundle.hash }, `deployed workflow ${id}`);
     deployed.push({
       name: definition.name,
       version: definition.version,
       hash: bundle.hash,
       definition,
-      file: relative,
+      file,
     });
   }
   return new Definitions(options.pool, deployed);

@@ -40,7 +40,7 @@ export {
 } from "./errors.ts";
 export type { Actor } from "./access.ts";
 export { OPERATOR, isAssignee, maySeeDefinition, maySeeInstance } from "./access.ts";
-export { deployDefinitions } from "./deploy.ts";
+export { deployDefinitions, prepareDefinitions, type PreparedDefinition } from "./deploy.ts";
 export { Definitions, type DeployedDefinition } from "./definitions.ts";
 export {
   advanceInstance,

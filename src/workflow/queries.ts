@@ -39,29 +39,36 @@ export async function inboxOf(db: Queryable, actor: Actor, limit = 100): Promise
   return result.rows;
 }
 
-/** Per deployed definition version: its hash and its instances that are not over. */
-export async function definitionInventory(db: Queryable): Promise<
-  {
-    readonly name: string;
-    readonly version: number;
-    readonly hash: string;
-    readonly file: string;
-    readonly deployedAt: Date;
-    readonly live: number;
-  }[]
-> {
+/** A deployed definition version, and how many of its instances are not over. */
+export interface DefinitionVersion {
+  readonly name: string;
+  readonly version: number;
+  readonly hash: string;
+  readonly file: string;
+  readonly deployedAt: Date;
+  /** Instances neither COMPLETED nor CANCELLED; null before the projection is built. */
+  readonly live: number | null;
+}
+
+/** Every deployed definition version, by name and version (`annal workflows list`). */
+export async function definitionInventory(db: Queryable): Promise<DefinitionVersion[]> {
+  const built = await db.query<{ built: boolean }>("SELECT to_regclass($1) IS NOT NULL AS built", [
+    WORKFLOW_INSTANCES,
+  ]);
+  const live = built.rows[0]?.built
+    ? `(SELECT count(*)::int FROM ${WORKFLOW_INSTANCES} AS i
+         WHERE i.hash = d.data->>'hash' AND i.status NOT IN ('COMPLETED', 'CANCELLED'))`
+    : "NULL::int";
   const result = await db.query<{
     name: string;
     version: number;
     hash: string;
     file: string;
     deployed_at: Date;
-    live: number;
+    live: number | null;
   }>(
     `SELECT d.data->>'name' AS name, (d.data->>'version')::int AS version, d.data->>'hash' AS hash,
-            d.data->>'file' AS file, d.recorded_at AS deployed_at,
-            (SELECT count(*)::int FROM ${WORKFLOW_INSTANCES} AS i
-              WHERE i.hash = d.data->>'hash' AND i.status NOT IN ('COMPLETED', 'CANCELLED')) AS live
+            d.data->>'file' AS file, d.recorded_at AS deployed_at, ${live} AS live
        FROM events AS d WHERE d.type = 'WorkflowDefinitionDeployed'
       ORDER BY d.data->>'name', (d.data->>'version')::int`,
   );

@@ -8,6 +8,7 @@ import { i18nSection } from "./i18n.ts";
 import { logSection } from "./log.ts";
 import { restSection } from "./rest.ts";
 import { serverSection } from "./server.ts";
+import { workflowsSection } from "./workflows.ts";
 
 /**
  * The configuration's sections, one schema per file. A new section is one file exporting a
@@ -23,6 +24,7 @@ export const sections = {
   log: logSection,
   directory: directorySection,
   hooks: hooksSection,
+  workflows: workflowsSection,
   rest: restSection,
   graphql: graphqlSection,
   i18n: i18nSection,
