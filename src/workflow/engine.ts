@@ -15,8 +15,8 @@ export interface WorkflowEngineOptions extends EngineDeps {
 export interface WorkflowEngine {
   /** Fires the timers that are due now (the loop does this every `timerIntervalMs`). */
   fireTimers(): Promise<number>;
-  /** Wakes instances that are RUNNING and idle, as the sweep does. */
-  sweep(): Promise<number>;
+  /** Wakes instances that can go on by themselves and have been idle `idleMs` (default 60 s). */
+  sweep(idleMs?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -66,12 +66,14 @@ export async function startWorkflowEngine(options: WorkflowEngineOptions): Promi
     }
     return total;
   };
-  const sweep = () => sweepIdle(options);
-  await sweep().catch((error: unknown) =>
+  const sweep = (idleMs = 60_000) => sweepIdle(options, idleMs);
+  // At start every instance that can go on is woken: those a stopped or killed process was
+  // advancing included (their locks went with their connections).
+  await sweep(0).catch((error: unknown) =>
     log.error({ err: error }, "workflow engine: sweep failed"),
   );
   every(options.timerIntervalMs ?? 1000, fireTimers, "firing timers");
-  every(options.sweepIntervalMs ?? 60_000, sweep, "the sweep");
+  every(options.sweepIntervalMs ?? 60_000, () => sweep(), "the sweep");
 
   let stopped: Promise<void> | undefined;
   return {
@@ -100,19 +102,22 @@ async function advance(deps: EngineDeps, instanceId: string): Promise<void> {
 }
 
 /**
- * Wakes every instance whose last event says it can go on by itself (RUNNING: not waiting for
- * an answer, a child or a timer) and that has not moved for a while: the one it was advanced
- * by may have died before it woke it again. Read from the instance streams' last events, not
+ * Wakes every instance whose last event says it may have something to do by itself (not
+ * waiting for an answer or a child; a retry whose timer a dying process took) and that has not
+ * moved for `idleMs`: the process advancing it may have died before it was done. Waking one
+ * with nothing to do costs one look. Read from the instance streams' last events, not
  * a projection, so it works in a process that runs no projector.
  */
-async function sweepIdle(deps: EngineDeps): Promise<number> {
+async function sweepIdle(deps: EngineDeps, idleMs: number): Promise<number> {
   const idle = await deps.pool.query<{ instance_id: string }>(
     `SELECT substr(s.stream_id, 10) AS instance_id FROM streams AS s
        JOIN events AS e ON e.stream_id = s.stream_id AND e.stream_version = s.version
       WHERE s.stream_id LIKE 'workflow-%' AND s.stream_id NOT LIKE 'workflow-definition-%'
-        AND e.type IN ('WorkflowStarted', 'StepScheduled', 'StepCompleted', 'FlowValueRecorded',
-                       'DialogCompleted', 'RequestAnswered', 'ChildCompleted', 'WorkflowRetried')
-        AND s.updated_at < now() - interval '60 seconds'`,
+        AND e.type IN ('WorkflowStarted', 'StepScheduled', 'StepCompleted', 'StepFailed',
+                       'FlowValueRecorded', 'DialogCompleted', 'RequestAnswered', 'ChildCompleted',
+                       'DeadlinePassed', 'WorkflowRetried', 'WorkflowCancelled')
+        AND s.updated_at <= now() - make_interval(secs => $1)`,
+    [idleMs / 1000],
   );
   await wake(
     deps.jobs,

@@ -19,6 +19,13 @@ import { testDatabase, type TestDatabase } from "./postgres.ts";
 
 const silent = { info() {}, warn() {}, error() {} };
 
+/** The engine of a fixture that runs none. */
+const noEngine: WorkflowEngine = {
+  fireTimers: () => Promise.reject(new Error("this fixture runs no engine")),
+  sweep: () => Promise.reject(new Error("this fixture runs no engine")),
+  stop: async () => {},
+};
+
 /** Files by name; a nested object is a folder. */
 export interface Fixture {
   readonly [name: string]: string | Fixture;
@@ -68,6 +75,8 @@ export async function workflowFixture(
     bindings?: Partial<BindingSources>;
     db?: TestDatabase;
     stepsPerAdvance?: number;
+    /** Default true; false for a fixture that only gives commands (another process runs the engine). */
+    startEngine?: boolean;
   },
 ): Promise<WorkflowFixture> {
   const db = options.db ?? (await testDatabase(t));
@@ -88,12 +97,15 @@ export async function workflowFixture(
     log: silent,
     ...(options.stepsPerAdvance ? { stepsPerAdvance: options.stepsPerAdvance } : {}),
   };
-  const engine = await startWorkflowEngine({ ...deps, timerIntervalMs: 100 });
+  const engine =
+    options.startEngine === false
+      ? undefined
+      : await startWorkflowEngine({ ...deps, timerIntervalMs: 100 });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await engine.stop();
+    await engine?.stop();
     await jobs.stop();
   };
   t.teardown(stop);
@@ -108,7 +120,7 @@ export async function workflowFixture(
     store,
     jobs,
     definitions,
-    engine,
+    engine: engine ?? noEngine,
     state,
     settled: (instanceId, status, timeoutMs = 20_000) =>
       eventually(

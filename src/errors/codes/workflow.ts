@@ -56,11 +56,6 @@ export const WORKFLOW_CODES = {
     meaning: "A child workflow ended without a result (cancelled).",
     graphql: "WF_CHILD_FAILED",
   },
-  WF_CANCELLED: {
-    status: 409,
-    meaning: "The instance was cancelled.",
-    graphql: "WF_CANCELLED",
-  },
   WF_NOT_FOUND: {
     status: 404,
     meaning:
