@@ -27,6 +27,19 @@ export type ChangeCause =
       readonly account: string;
     }
   | {
+      /** A step of a workflow instance, made for the account it acted for (an approver). */
+      readonly kind: "workflow";
+      /** The id of the step's `StepScheduled` event. */
+      readonly id: string;
+      readonly instanceId: string;
+      /** The definition's name. */
+      readonly workflow: string;
+      readonly step: string;
+      readonly attempt: number;
+      /** Whom the step acted for (`{ as }`): the person who approved, when there was one. */
+      readonly approvedBy: { readonly accountId: string; readonly name: string } | null;
+    }
+  | {
       /** Any other recorded event (its type says what). */
       readonly kind: "event";
       readonly id: string;
@@ -69,6 +82,20 @@ export function causeOf(row: CauseRow): ChangeCause | null {
         id: row.cause_id,
         requestId: text(data.requestId),
         account: text(account.name),
+      };
+    }
+    case "StepScheduled": {
+      const actingFor = data.actingFor as { accountId?: unknown; name?: unknown } | null;
+      return {
+        kind: "workflow",
+        id: row.cause_id,
+        instanceId: text(data.instanceId),
+        workflow: text(data.workflow),
+        step: text(data.name),
+        attempt: typeof data.attempt === "number" ? data.attempt : 0,
+        approvedBy: actingFor
+          ? { accountId: text(actingFor.accountId), name: text(actingFor.name) }
+          : null,
       };
     }
     default:

@@ -172,7 +172,7 @@ export function commonSchemas(): Record<string, Schema> {
         },
         cause: {
           description:
-            "Why the change was made, when annal made it: the change event (webhook) or GraphQL mutation behind it, and for whom; null for changes made in the directory by others.",
+            "Why the change was made, when annal made it: the change event (webhook), GraphQL mutation or workflow step behind it, and for whom; null for changes made in the directory by others.",
           oneOf: [
             { type: "null" },
             {
@@ -195,6 +195,30 @@ export function commonSchemas(): Record<string, Schema> {
                 id: { type: "string", description: "The id of its DirectoryWriteRequested event." },
                 requestId: { type: "string", description: "The GraphQL request that made it." },
                 account: { type: "string", description: "The account it was made for." },
+              },
+            },
+            {
+              type: "object",
+              required: ["kind", "id", "instanceId", "workflow", "step", "attempt", "approvedBy"],
+              properties: {
+                kind: { const: "workflow" },
+                id: { type: "string", description: "The id of the step's StepScheduled event." },
+                instanceId: { type: "string", description: "The workflow instance." },
+                workflow: { type: "string", description: "The workflow definition's name." },
+                step: { type: "string", description: "The step that made the change." },
+                attempt: { type: "integer", description: "The step's attempt that made it." },
+                approvedBy: {
+                  description:
+                    "The account the step acted for (the person who approved), or null.",
+                  oneOf: [
+                    { type: "null" },
+                    {
+                      type: "object",
+                      required: ["accountId", "name"],
+                      properties: { accountId: { type: "string" }, name: { type: "string" } },
+                    },
+                  ],
+                },
               },
             },
             {
