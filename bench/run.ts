@@ -7,6 +7,7 @@ import { hooksBenchmark } from "./hooks.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
+import { workflowsBenchmark } from "./workflows.ts";
 
 const suites: Record<string, () => Promise<void>> = {
   store: storeBenchmark,
@@ -14,6 +15,7 @@ const suites: Record<string, () => Promise<void>> = {
   capture: captureBenchmark,
   hooks: hooksBenchmark,
   rest: restBenchmark,
+  workflows: workflowsBenchmark,
 };
 
 const chosen = process.argv.slice(2);

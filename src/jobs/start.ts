@@ -1,6 +1,6 @@
 import { PgBoss, type ConstructorOptions, type Db, type Queue } from "pg-boss";
 import { AnnalError } from "../errors/index.ts";
-import type { Pool, Queryable } from "../db/index.ts";
+import type { Pool, PoolClient, Queryable } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 
 /** Where annal's pg-boss keeps its tables, beside annal's own in the same database. */
@@ -59,7 +59,7 @@ export async function startJobs(options: StartJobsOptions): Promise<Jobs> {
   const schema = options.schema ?? JOBS_SCHEMA;
   const connection: ConstructorOptions =
     options.pool !== undefined
-      ? { db: inTransaction(options.pool) }
+      ? { db: poolDb(options.pool, options.log), useListenNotify: true }
       : options.connectionString !== undefined
         ? { connectionString: options.connectionString, max: 4, application_name: "annal-jobs" }
         : missingConnection();
@@ -105,6 +105,59 @@ export function inTransaction(db: Queryable): Db {
         };
       }
       return { rows: (result as { rows: unknown[] }).rows };
+    },
+  };
+}
+
+/**
+ * pg-boss's `Db` over annal's pool, with LISTEN/NOTIFY: a worker of a queue created with
+ * `notify: true` is woken the moment a job for it commits, instead of at its next poll. The
+ * listener holds one connection of its own; when it breaks it is made again (with backoff) and
+ * pg-boss told, so that every worker looks once for what came meanwhile.
+ */
+export function poolDb(pool: Pool, log: Pick<Logger, "warn">): Db {
+  return {
+    ...inTransaction(pool),
+    async listen(channel, onNotification, onReconnect) {
+      let closed = false;
+      let client: PoolClient | undefined;
+      let attempt = 0;
+      const subscribe = async () => {
+        const connection = await pool.connect();
+        connection.on("notification", (message) => {
+          if (message.channel === channel) onNotification(message.payload ?? "");
+        });
+        connection.on("error", (error) => {
+          if (closed || client !== connection) return;
+          log.warn({ err: error }, "the jobs' notification listener broke; listening again");
+          client = undefined;
+          connection.release(true);
+          void again();
+        });
+        await connection.query(`LISTEN "${channel.replaceAll('"', '""')}"`);
+        client = connection;
+        attempt = 0;
+        onReconnect();
+      };
+      const again = async () => {
+        while (!closed && !client) {
+          await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt++)));
+          await subscribe().catch((error: unknown) =>
+            log.warn({ err: error }, "the jobs' notification listener could not listen yet"),
+          );
+        }
+      };
+      await subscribe();
+      return {
+        async close() {
+          closed = true;
+          const connection = client;
+          client = undefined;
+          if (!connection) return;
+          await connection.query(`UNLISTEN *`).catch(() => {});
+          connection.release();
+        },
+      };
     },
   };
 }

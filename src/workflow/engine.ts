@@ -29,7 +29,13 @@ export interface WorkflowEngine {
 export async function startWorkflowEngine(options: WorkflowEngineOptions): Promise<WorkflowEngine> {
   const { jobs, log } = options;
   const concurrency = options.concurrency ?? 8;
-  await jobs.ensureQueue(WAKE_QUEUE, { retryLimit: 5, retryDelay: 1, expireInSeconds: 900 });
+  // notify: a wake-up reaches an idle engine at once (LISTEN/NOTIFY), not at its next poll.
+  await jobs.ensureQueue(WAKE_QUEUE, {
+    retryLimit: 5,
+    retryDelay: 1,
+    expireInSeconds: 900,
+    notify: true,
+  });
   const workOptions = {
     batchSize: concurrency,
     burstWhenBatchFull: true,
