@@ -1,6 +1,6 @@
 import t from "tap";
 import { readStream } from "../../src/store/index.ts";
-import { startWorkflow } from "../../src/workflow/index.ts";
+import { advanceDatabaseClock, startWorkflow } from "../../src/workflow/index.ts";
 import { backoff } from "../../src/workflow/step.ts";
 import { actor, definitionsDir, workflowFixture } from "../support/workflow.ts";
 
@@ -206,3 +206,55 @@ t.test(
     t.same([result.second.now, result.second.id, result.second.r], values.slice(3));
   },
 );
+
+const SLOW_AND_LATE = `
+import { defineWorkflow } from "annal";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "late",
+  version: 1,
+  parameters: z.object({ mode: z.string() }),
+  until: "1h",
+  async run(flow, { mode }) {
+    if (mode === "timeout") {
+      return flow.step("slow", ({ attempt }) => attempt === 1 ? new Promise(() => {}) : "second try", {
+        timeout: "200ms",
+        retry: { initialDelay: "10ms" },
+      });
+    }
+    await flow.dialog({ name: "never answered", assignees: ["nobody"], schema: z.object({}) });
+    return "answered";
+  },
+});
+`;
+
+t.test("an attempt over its timeout fails with WF_STEP_TIMEOUT and is retried", async (t) => {
+  const dir = definitionsDir(t, { "late.ts": SLOW_AND_LATE });
+  const f = await workflowFixture(t, { dir });
+  const { instanceId } = await startWorkflow(f, {
+    name: "late",
+    parameters: { mode: "timeout" },
+    as: actor("a"),
+  });
+  const done = await f.settled(instanceId, "COMPLETED");
+  t.equal(done.result, "second try");
+  const events = await readStream(f.pool, `workflow-${instanceId}`);
+  const failed = events.find((e) => e.type === "StepFailed");
+  t.match(failed?.data, { attempt: 1, error: { code: "WF_STEP_TIMEOUT" } });
+});
+
+t.test("an instance past its own deadline ends ERRORED with WF_TIMEOUT", async (t) => {
+  const dir = definitionsDir(t, { "late.ts": SLOW_AND_LATE });
+  const f = await workflowFixture(t, { dir });
+  const { instanceId } = await startWorkflow(f, {
+    name: "late",
+    parameters: { mode: "wait" },
+    as: actor("a"),
+  });
+  await f.settled(instanceId, "WAITING");
+  await advanceDatabaseClock(f.pool, 3600 * 1000 + 1000);
+  await f.engine.fireTimers();
+  const errored = await f.settled(instanceId, "ERRORED");
+  t.match(errored.error, { code: "WF_TIMEOUT", message: /did not finish by its deadline/ });
+  t.ok(errored.deadlinePassed);
+});
