@@ -141,7 +141,9 @@ export function poolDb(pool: Pool, log: Pick<Logger, "warn">): Db {
       };
       const again = async () => {
         while (!closed && !client) {
-          await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt++)));
+          await new Promise((resolve) =>
+            setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt++)),
+          );
           await subscribe().catch((error: unknown) =>
             log.warn({ err: error }, "the jobs' notification listener could not listen yet"),
           );

@@ -111,7 +111,12 @@ export interface BindingSources {
   };
   readonly rest?: readonly RestBackendSettings[];
   /** Services by binding name that replace what the definitions declare (tests' fixtures). */
-  readonly fixtures?: Readonly<Record<string, unknown>>;
+  readonly fixtures?: ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>>;
+  /**
+   * Fixtures only (the test driver): a binding without a fixture is not provided from the
+   * declaration; this error says so instead.
+   */
+  readonly fixtureMissing?: (binding: string) => Error;
   readonly log: Pick<Logger, "info" | "warn" | "error">;
 }
 
@@ -131,10 +136,13 @@ export async function provideBindings(
 ): Promise<Record<string, unknown>> {
   const services: Record<string, unknown> = {};
   for (const [name, declaration] of Object.entries(declarations)) {
-    if (sources.fixtures && Object.hasOwn(sources.fixtures, name)) {
-      services[name] = sources.fixtures[name];
+    const { fixtures } = sources;
+    if (fixtures instanceof Map ? fixtures.has(name) : fixtures && Object.hasOwn(fixtures, name)) {
+      services[name] =
+        fixtures instanceof Map ? fixtures.get(name) : (fixtures as Record<string, unknown>)[name];
       continue;
     }
+    if (sources.fixtureMissing) throw sources.fixtureMissing(name);
     services[name] = await provide(sources, name, declaration, cause);
   }
   return services;

@@ -78,13 +78,19 @@ export async function runStep(
     actingFor,
   });
   const scheduled = (await runner.flush(flow)).at(-1)!;
-  let error: unknown;
+  let bindings: Record<string, unknown>;
   try {
-    const bindings = await runner.services({
+    bindings = await runner.services({
       instanceId: flow.instanceId,
       eventId: scheduled.id,
       actingFor,
     });
+  } catch (caught) {
+    // A binding that cannot be provided is not mended by another attempt.
+    return fail(flow, step, recordError(caught));
+  }
+  let error: unknown;
+  try {
     const value = await withTimeout(
       (signal) => step.fn({ bindings, attempt, instanceId: flow.instanceId, signal }),
       durationMs(options.timeout ?? DEFAULT_TIMEOUT, `step "${name}" timeout`),

@@ -5,7 +5,7 @@ import { HTTP_CODES } from "./http.ts";
 import { PROGRAM_CODES } from "./program.ts";
 import { REST_CODES } from "./rest.ts";
 import type { ErrorCodeSpec } from "./spec.ts";
-import { WORKFLOW_CODES } from "./workflow.ts";
+import { WORKFLOW_CODES, WORKFLOW_TEST_CODES } from "./workflow.ts";
 
 export type { ErrorCodeSpec, ErrorSurface } from "./spec.ts";
 
@@ -22,6 +22,7 @@ export const ERROR_CATALOG = {
   ...GRAPHQL_ERROR_CODES,
   ...PROGRAM_CODES,
   ...WORKFLOW_CODES,
+  ...WORKFLOW_TEST_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -99,3 +99,37 @@ export const WORKFLOW_CODES = {
     graphql: "WF_BINDING_MISSING",
   },
 } as const satisfies Record<string, ErrorCodeSpec>;
+
+/** The workflow test driver (`annal/testing`): every failure is a WorkflowTestError with one. */
+export const WORKFLOW_TEST_CODES = {
+  WF_TEST_WAIT_TIMEOUT: {
+    status: 500,
+    meaning:
+      "`waitFor` did not see the expected state within its timeout; the message says the state it saw.",
+    hint: "raise the timeout if the workflow sleeps or retries, or advance the clock",
+  },
+  WF_TEST_MUTATION_REJECTED: {
+    status: 500,
+    meaning:
+      "`start` or `completeActivity` was refused (not an assignee, invalid parameters, ...); the refusal's own WF_* code is its cause.",
+  },
+  WF_TEST_BINDING_FIXTURE_MISSING: {
+    status: 500,
+    meaning: "A binding has no fixture; the message names it.",
+    hint: "register one with fixture(binding, value) before start()",
+  },
+  WF_TEST_UNSUPPORTED_CALL: {
+    status: 500,
+    meaning:
+      "The workflow made a call the test cannot serve: `flow.request` through a fixture without `send`, or `flow.start` of a definition and version not registered.",
+    hint: "register the child definition in workflows with the version the parent asks for, or give the request's fixture a send(payload, { key }) method",
+  },
+  WF_TEST_CHILD_DEFINITION_MISMATCH: {
+    status: 500,
+    meaning: "`toHaveChild` got a definition that is not registered or not a started child.",
+  },
+  WF_TEST_INSTANCE_ERRORED: {
+    status: 500,
+    meaning: "The instance ended ERRORED while the test waited; its error is the cause.",
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;

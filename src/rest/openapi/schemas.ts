@@ -208,8 +208,7 @@ export function commonSchemas(): Record<string, Schema> {
                 step: { type: "string", description: "The step that made the change." },
                 attempt: { type: "integer", description: "The step's attempt that made it." },
                 approvedBy: {
-                  description:
-                    "The account the step acted for (the person who approved), or null.",
+                  description: "The account the step acted for (the person who approved), or null.",
                   oneOf: [
                     { type: "null" },
                     {
