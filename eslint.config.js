@@ -17,6 +17,8 @@ export default tseslint.config(
           allowForKnownSafeCalls: [
             { from: "package", name: ["test", "only", "skip", "todo"], package: "@tapjs/core" },
             { from: "package", name: ["test", "only", "skip", "todo"], package: "@tapjs/test" },
+            // node:test runs its tests itself, as tap does.
+            { from: "package", name: ["test", "describe", "it"], package: "node:test" },
           ],
         },
       ],
