@@ -13,6 +13,7 @@ export type {
   DirectoryWrite,
   Duration,
   HookDirectory,
+  HookWorkflows,
   Hooks,
   HooksOptions,
   MapResult,

@@ -1,6 +1,11 @@
 import { causedWrites, startCaptureWorker } from "../capture/index.ts";
 import { startHookWorkers } from "../hooks/index.ts";
-import { startWorkflowEngine, type BindingSources } from "../workflow/index.ts";
+import {
+  startWorkflowEngine,
+  workflowsForChangeEvent,
+  type BindingSources,
+  type EngineDeps,
+} from "../workflow/index.ts";
 import type { Services } from "./services.ts";
 import { StartedParts, type Stoppable } from "./lifecycle.ts";
 
@@ -25,11 +30,23 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
       parts.add("capture", () => worker.stop());
     }
     const client = directory.client;
+    // The engine's dependencies, shared by the engine and by hooks providers that start
+    // workflows or answer their requests (`context.workflows`).
+    const engineDeps: EngineDeps = {
+      pool,
+      store,
+      jobs,
+      definitions: options.workflows,
+      bindings: bindingSources(options),
+      log,
+      ...(config.workflows ? { stepsPerAdvance: config.workflows.stepsPerAdvance } : {}),
+    };
     const hookWorkers = await startHookWorkers({
       jobs,
       store,
       registry: hooks,
       log,
+      workflows: workflowsForChangeEvent(engineDeps),
       ...(config.hooks ? { concurrency: config.hooks.concurrency } : {}),
       ...(client && config.directory
         ? {
@@ -46,17 +63,11 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
     });
     parts.add("hook workers", () => hookWorkers.stop());
     const engine = await startWorkflowEngine({
-      pool,
-      store,
-      jobs,
-      definitions: options.workflows,
-      bindings: bindingSources(options),
-      log,
+      ...engineDeps,
       ...(config.workflows
         ? {
             concurrency: config.workflows.concurrency,
             timerIntervalMs: config.workflows.timerInterval,
-            stepsPerAdvance: config.workflows.stepsPerAdvance,
           }
         : {}),
     });

@@ -63,6 +63,7 @@ export type {
   DirectoryWrite,
   Duration,
   HookDirectory,
+  HookWorkflows,
   Hooks,
   HooksOptions,
   MapResult,

@@ -36,6 +36,13 @@ export interface StartOptions {
   readonly as: Actor;
   /** Makes the start idempotent: a second start with the key returns the first's instance. */
   readonly startKey?: string;
+  /**
+   * annal starts it itself (for a change event): the definition's start access, which is for
+   * people, is not asked.
+   */
+  readonly trusted?: boolean;
+  /** What caused the start (a change event), recorded as its metadata. */
+  readonly cause?: { readonly causationId: string; readonly correlationId?: string };
 }
 
 export async function startWorkflow(
@@ -43,7 +50,7 @@ export async function startWorkflow(
   options: StartOptions,
 ): Promise<{ readonly instanceId: string; readonly created: boolean }> {
   const found = await findDefinition(deps, options.name, options.version);
-  if (!found || !maySeeDefinition(options.as, found.definition)) {
+  if (!found || (!options.trusted && !maySeeDefinition(options.as, found.definition))) {
     throw new WorkflowRefusal(
       "WF_NOT_FOUND",
       `no workflow ${options.name}${options.version === undefined ? "" : ` version ${options.version}`} is there to start`,
@@ -80,7 +87,7 @@ export async function startWorkflow(
                 parent: null,
                 startKey: options.startKey ?? null,
               }),
-              metadata: { actor: options.as.name, source: "workflow" },
+              metadata: { actor: options.as.name, source: "workflow", ...options.cause },
               ...(key ? { idempotencyKey: key } : {}),
             },
           ],

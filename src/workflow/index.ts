@@ -70,3 +70,4 @@ export {
   type InstanceStatus,
 } from "../../projections/workflows/index.ts";
 export { definitionInventory, inboxOf, instanceAt } from "./queries.ts";
+export { workflowsForChangeEvent } from "./change-events.ts";

@@ -145,6 +145,8 @@ export interface ProviderContext {
   readonly store: EventStore;
   /** The directory, when annal has one configured; `undefined` otherwise. */
   readonly directory: HookDirectory | undefined;
+  /** The workflow engine, where this process runs it; `undefined` otherwise. */
+  readonly workflows: HookWorkflows | undefined;
   /** Aborted when the processing's time is up (`provider.timeout`) or annal stops. */
   readonly signal: AbortSignal;
   /**
@@ -173,6 +175,37 @@ export interface HooksOptions {
   /** The webhooks by name (the URL's last segment), each from `http.webhook({...})`. */
   readonly webhooks: Readonly<Record<string, Webhook>>;
   readonly provider: ChangeEventProvider;
+}
+
+/**
+ * What a provider may ask of the workflow engine, idempotently: a change event retried starts
+ * nothing twice and answers nothing twice.
+ *
+ * @example
+ * if (envelope.type === "employee.hired") {
+ *   await context.workflows?.start("joiner", { uid }, { key: "joiner" });
+ * }
+ * if (envelope.type === "ticket.done") await context.workflows?.answer(data.key, { serial });
+ */
+export interface HookWorkflows {
+  /**
+   * Starts the workflow `name` (its current version, or `version`) for this change event.
+   * Starting it again for the same change event and `key` (default: the name) returns the
+   * instance the first start made.
+   */
+  start(
+    name: string,
+    parameters: unknown,
+    options?: { readonly key?: string; readonly version?: number },
+  ): Promise<{ readonly instanceId: string; readonly created: boolean }>;
+  /**
+   * Answers the pending `flow.request` whose key is `key` (the key the request's binding was
+   * sent with). The same answer again is accepted and changes nothing.
+   */
+  answer(
+    key: string,
+    answer: unknown,
+  ): Promise<{ readonly instanceId: string; readonly recorded: boolean }>;
 }
 
 /** A hooks file's default export, from `defineHooks`. */

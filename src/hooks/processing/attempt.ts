@@ -4,7 +4,7 @@ import { recordingDirectory, withCause, type DirectoryAccess } from "./context.t
 import type { ChangeEventReceived, ChangeEventRef } from "../../events/index.ts";
 import { sourceStream } from "../ingress/envelope.ts";
 import type { ResolvedProvider } from "../definition/registry.ts";
-import type { DirectoryWrite, ProviderContext } from "../definition/types.ts";
+import type { DirectoryWrite, HookWorkflows, ProviderContext } from "../definition/types.ts";
 
 export interface Attempt {
   readonly ref: ChangeEventRef;
@@ -30,6 +30,8 @@ export async function runAttempt(
     readonly store: EventStore;
     readonly log: Logger;
     readonly directory: DirectoryAccess | undefined;
+    /** The workflow engine for this change event's provider, where this process runs it. */
+    readonly workflows: ((ref: ChangeEventRef) => HookWorkflows) | undefined;
   },
 ): Promise<AttemptOutcome> {
   const { ref, received } = attempt;
@@ -49,6 +51,7 @@ export async function runAttempt(
     store: deps.store,
     directory:
       deps.directory && recordingDirectory(withCause(deps.directory, causedBy(ref)), writes),
+    workflows: deps.workflows?.(ref),
     signal,
     async record(event) {
       const { events } = await deps.store.appendToStream(sourceStream(ref.source), [

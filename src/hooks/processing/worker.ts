@@ -25,6 +25,7 @@ import {
   type ChangeEventJob,
 } from "./queue.ts";
 import type { HooksRegistry } from "../definition/registry.ts";
+import type { HookWorkflows } from "../definition/types.ts";
 
 export interface HookWorkerOptions {
   readonly jobs: Jobs;
@@ -33,6 +34,8 @@ export interface HookWorkerOptions {
   readonly log: Logger;
   /** The directory providers may write to; without it `context.directory` is undefined. */
   readonly directory?: DirectoryAccess;
+  /** The workflow engine providers may start and answer; without it `context.workflows` is undefined. */
+  readonly workflows?: (ref: ChangeEventRef) => HookWorkflows;
   /** Change events processed at once by this process. Default 10 (`[hooks] concurrency`). */
   readonly concurrency?: number;
   /** How often an idle worker looks for jobs, in seconds (≥ 0.5). Default 1. */
@@ -160,7 +163,7 @@ async function processJob(
       ? await runAttempt(
           provider,
           { ref, received: received.data, attempt, signal: job.signal },
-          { store, log, directory: options.directory },
+          { store, log, directory: options.directory, workflows: options.workflows },
         )
       : {
           ok: false,
