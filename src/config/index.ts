@@ -16,3 +16,5 @@ export { formatKeyPath } from "./key-path.ts";
 export type { GraphqlConfig } from "./sections/graphql.ts";
 export type { RestBackendConfig } from "./sections/rest-backends.ts";
 export { configReference } from "./reference/index.ts";
+export type { AuthConfig } from "./sections/auth.ts";
+export { ACCESS_NAME, type AuthorizationConfig } from "./sections/authorization.ts";

@@ -7,6 +7,7 @@ import {
   type ExecutionPatchResult,
 } from "graphql-helix";
 import { MAX_FILTER_DEPTH } from "../filters/index.ts";
+import { AnnalError } from "../errors/index.ts";
 import type { Authentication } from "../auth/index.ts";
 import { classifyError, logClassified } from "../http/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
@@ -186,14 +187,24 @@ async function contextFor(
   options: GraphqlPluginOptions,
   gateway: Gateway,
 ): Promise<GatewayContext> {
-  const { account } = await options.authentication.authenticate(request);
+  const caller = await options.authentication.authenticate(request);
   const { config } = options;
+  // Cross-site requests cannot send JSON without a preflight: with the cookie, only JSON.
+  if (caller.credential === "session" && request.method === "POST") {
+    const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== "application/json") {
+      throw new AnnalError(
+        "ANNAL_CSRF_REJECTED",
+        "GraphQL requests made with the session cookie must be posted as application/json",
+      );
+    }
+  }
   const directory =
     options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);
   const { attributes, binaryAttributes } = gateway;
   return {
     requestId: request.id,
-    viewer: viewerOf(account, config.graphql.actorDN, config.directory?.base),
+    viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
     directory,
     loaders:
       directory === undefined

@@ -7,7 +7,7 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from "graphql";
-import { assertAccess, type AccessFunction } from "../auth/index.ts";
+import { assertAccess, assertAuthority } from "../auth/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import type { DirectiveEnvironment, GatewayContext } from "./context.ts";
 import { FIELD_DIRECTIVES, NOTHING, type Step } from "./directives/index.ts";
@@ -56,7 +56,7 @@ export function attachResolvers(environment: DirectiveEnvironment): void {
   }
 }
 
-function rootAccess(schema: GraphQLSchema, type: GraphQLObjectType): AccessFunction | undefined {
+function rootAccess(schema: GraphQLSchema, type: GraphQLObjectType): "read" | "write" | undefined {
   if (type === schema.getQueryType()) return "read";
   if (type === schema.getMutationType()) return "write";
   return undefined;
@@ -97,6 +97,8 @@ function attachField(
     info,
   ) => {
     if (access !== undefined) assertAccess(context.viewer, access);
+    // A mutation is a command: it needs authority confirmed by the account's provider.
+    if (access === "write") assertAuthority(context.viewer);
     let value: unknown = NOTHING;
     for (const step of steps) value = await step({ value, parent, args, context, info });
     return value === NOTHING ? null : value;

@@ -1,14 +1,14 @@
 import { escapeDNValue } from "../directory/index.ts";
-import type { ServiceAccount } from "../auth/index.ts";
+import type { Caller } from "../auth/index.ts";
 import type { Viewer } from "./context.ts";
 
 /**
- * The DN an account's writes are made as: `[graphql] actorDN` with `{name}`, `{id}` and
- * `{base}` (the directory's base DN) filled in, values escaped as RFC 4514 asks.
+ * The DN a service account's writes are made as: `[graphql] actorDN` with `{name}`, `{id}`
+ * and `{base}` (the directory's base DN) filled in, values escaped as RFC 4514 asks.
  */
 export function actorDN(
   template: string,
-  account: ServiceAccount,
+  account: { readonly id: string; readonly name: string },
   base: string | undefined,
 ): string {
   const filled = (base === undefined ? template.replace(/,\s*\{base\}/g, "") : template)
@@ -17,33 +17,54 @@ export function actorDN(
   return base === undefined ? filled : filled.replaceAll("{base}", base);
 }
 
-export function viewerOf(
-  account: ServiceAccount,
-  template: string,
-  base: string | undefined,
-): Viewer {
-  return { account, dn: actorDN(template, account, base), access: account.access };
+/**
+ * The viewer of a request: the caller, writing as themselves when a person (their own entry,
+ * so the directory's history names them), as `[graphql] actorDN` when a service account.
+ */
+export function viewerOf(caller: Caller, template: string, base: string | undefined): Viewer {
+  return {
+    ...caller,
+    actorDN:
+      caller.account.kind === "person"
+        ? caller.account.dn
+        : actorDN(template, caller.account, base),
+  };
 }
 
 /** `AuthInfo`, also `$viewer` of `@rest`. */
 export function authInfo(viewer: Viewer) {
+  const { account } = viewer;
   return {
-    dn: viewer.dn,
-    name: viewer.account.name,
+    dn: viewer.actorDN,
+    name: account.name,
     access: [...viewer.access],
-    serviceAccount: {
-      id: viewer.account.id,
-      name: viewer.account.name,
-      access: [...viewer.access],
-    },
+    principals: [...viewer.principals],
+    credential: viewer.credential,
+    authority: viewer.authority,
+    serviceAccount:
+      account.kind === "service"
+        ? { id: account.id, name: account.name, access: [...viewer.access] }
+        : null,
+    person:
+      account.kind === "person"
+        ? {
+            id: account.id,
+            name: account.name,
+            displayName: account.displayName ?? null,
+            origin: account.origin,
+            subject: account.subject ?? null,
+            dn: account.dn,
+          }
+        : null,
   };
 }
 
 /** `Query.viewer`. */
 export function viewerField(viewer: Viewer) {
+  const type = viewer.account.kind === "service" ? "ServiceAccount" : "Person";
   return {
-    id: Buffer.from(`ServiceAccount:${viewer.account.id}`, "utf8").toString("base64"),
-    dn: viewer.dn,
+    id: Buffer.from(`${type}:${viewer.account.id}`, "utf8").toString("base64"),
+    dn: viewer.actorDN,
     authInfo: authInfo(viewer),
   };
 }
