@@ -5,6 +5,7 @@ import type { HooksRegistry } from "../hooks/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
+import type { RunningAccounts } from "./accounts.ts";
 import type { RunningDirectory } from "./directory.ts";
 
 /**
@@ -18,6 +19,8 @@ export interface Services {
   readonly directory: RunningDirectory;
   readonly jobs: Jobs;
   readonly hooks: HooksRegistry;
+  /** The one authentication, and sign-in's routes. */
+  readonly accounts: RunningAccounts;
   /** The gateway built when the configuration was checked; built when needed if left out. */
   readonly gateway?: Gateway;
   readonly log: Logger;

@@ -66,13 +66,14 @@ export interface ActiveGrants {
 }
 
 /**
- * A principal as grants and principal sets hold it: `account:<id>` and `service:<name>` as
+ * A principal as grants and principal sets hold it: `account:<id>`, `service:<name>` and
+ * `group:<name>` (a group an OpenID provider names without a DN) as
  * written, anything else a DN in annal's normalised form (so `CN=Ops,OU=Groups,...` and
  * `cn=ops,ou=groups,...` are one principal). Throws `InvalidDNError` for a DN that is not one.
  */
 export function normalizePrincipal(principal: string): string {
   const trimmed = principal.trim();
-  if (/^(account|service):/.test(trimmed)) return trimmed;
+  if (/^(account|service|group):/.test(trimmed)) return trimmed;
   return normalizeDN(trimmed);
 }
 

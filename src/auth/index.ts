@@ -51,3 +51,6 @@ export {
   type SessionPolicy,
 } from "./sessions.ts";
 export type { FoundPrincipals, PersonAccount, PersonIdentity } from "./persons.ts";
+export { directoryOrigin, type DirectoryOrigin } from "./sign-in/ldap.ts";
+export { oidcOrigin, type OidcOrigin } from "./sign-in/oidc.ts";
+export { signInRoutes, type ErrorReading, type SignInRoutesOptions } from "./sign-in/routes.ts";
