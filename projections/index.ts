@@ -4,12 +4,19 @@
  * projection's table names and row types from its folder instead of deriving them.
  */
 import type { AnyProjection } from "../src/projector/index.ts";
+import { accessProjection } from "./access/index.ts";
 import { changesProjection } from "./changes/index.ts";
 import { entriesProjection } from "./entries/index.ts";
 import { entryVersionsProjection } from "./entry-versions/index.ts";
 import { failedWorkProjection } from "./failed-work/index.ts";
 
-export { changesProjection, entriesProjection, entryVersionsProjection, failedWorkProjection };
+export {
+  accessProjection,
+  changesProjection,
+  entriesProjection,
+  entryVersionsProjection,
+  failedWorkProjection,
+};
 
 /** Every projection annal runs. */
 export const allProjections: readonly AnyProjection[] = [
@@ -17,4 +24,5 @@ export const allProjections: readonly AnyProjection[] = [
   entryVersionsProjection,
   changesProjection,
   failedWorkProjection,
+  accessProjection,
 ];

@@ -54,3 +54,4 @@ export type { FoundPrincipals, PersonAccount, PersonIdentity } from "./persons.t
 export { directoryOrigin, type DirectoryOrigin } from "./sign-in/ldap.ts";
 export { oidcOrigin, type OidcOrigin } from "./sign-in/oidc.ts";
 export { signInRoutes, type ErrorReading, type SignInRoutesOptions } from "./sign-in/routes.ts";
+export { accessAt, type AccessReport, type AccountAccess } from "./access-history.ts";

@@ -1,5 +1,5 @@
 import type { GraphQLSchema } from "graphql";
-import type { Caller } from "../auth/index.ts";
+import type { AccessReport, Caller } from "../auth/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EntryTypes } from "./entry-types.ts";
@@ -101,6 +101,8 @@ export interface GatewayContext {
   /** A uuid of the request's own (also sent as `x-request-id`). */
   readonly requestId: string;
   readonly viewer: Viewer;
+  /** Who could do what at a moment (`Query.access`), from the `access` projection. */
+  readonly accessAt: (options: { at?: Date; account?: string }) => Promise<AccessReport>;
   /** The directory, with this request's entry budget; undefined without one. */
   readonly directory: DirectoryClient | undefined;
   /** Batched, cached lookups for this request; undefined without a directory. */

@@ -8,7 +8,7 @@ import {
 } from "graphql-helix";
 import { MAX_FILTER_DEPTH } from "../filters/index.ts";
 import { AnnalError } from "../errors/index.ts";
-import type { Authentication } from "../auth/index.ts";
+import { accessAt, type Authentication } from "../auth/index.ts";
 import { classifyError, logClassified } from "../http/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
@@ -205,6 +205,7 @@ async function contextFor(
   return {
     requestId: request.id,
     viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
+    accessAt: (at) => accessAt(options.pool, at),
     directory,
     loaders:
       directory === undefined

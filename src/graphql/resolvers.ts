@@ -13,7 +13,7 @@ import type { DirectiveEnvironment, GatewayContext } from "./context.ts";
 import { FIELD_DIRECTIVES, NOTHING, type Step } from "./directives/index.ts";
 import { isEntry } from "./entry.ts";
 import { GatewaySchemaError } from "./errors.ts";
-import { viewerField } from "./viewer.ts";
+import { accessField, viewerField } from "./viewer.ts";
 
 /**
  * Gives every field that carries directives its resolver: the directives' steps, run left to
@@ -54,6 +54,8 @@ export function attachResolvers(environment: DirectiveEnvironment): void {
   if (viewer !== undefined) {
     viewer.resolve = (_parent, _args, context: GatewayContext) => viewerField(context.viewer);
   }
+  const access = query?.getFields().access;
+  if (access !== undefined) access.resolve = accessField;
 }
 
 function rootAccess(schema: GraphQLSchema, type: GraphQLObjectType): "read" | "write" | undefined {

@@ -1,6 +1,7 @@
 import { escapeDNValue } from "../directory/index.ts";
-import type { Caller } from "../auth/index.ts";
-import type { Viewer } from "./context.ts";
+import { assertAccess, type Caller } from "../auth/index.ts";
+import { AnnalError } from "../errors/index.ts";
+import type { GatewayContext, Viewer } from "./context.ts";
 
 /**
  * The DN a service account's writes are made as: `[graphql] actorDN` with `{name}`, `{id}`
@@ -66,5 +67,41 @@ export function viewerField(viewer: Viewer) {
     id: Buffer.from(`${type}:${viewer.account.id}`, "utf8").toString("base64"),
     dn: viewer.actorDN,
     authInfo: authInfo(viewer),
+  };
+}
+
+/** `Query.access(at, account)`: for operators and auditors. */
+export async function accessField(
+  _parent: unknown,
+  args: { at?: string | null; account?: string | null },
+  context: GatewayContext,
+) {
+  const { viewer } = context;
+  if (!viewer.has("operator")) assertAccess(viewer, "auditor");
+  let at: Date | undefined;
+  if (args.at !== undefined && args.at !== null) {
+    at = new Date(args.at);
+    if (Number.isNaN(at.getTime())) {
+      throw new AnnalError("ANNAL_GRAPHQL_BAD_USER_INPUT", "Invalid at", {
+        hint: "give a moment in ISO 8601, such as 2026-11-24T10:00:00Z",
+      });
+    }
+  }
+  const report = await context.accessAt({
+    ...(at === undefined ? {} : { at }),
+    ...(args.account == null ? {} : { account: args.account }),
+  });
+  const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+  return {
+    at: report.at.toISOString(),
+    configuration: report.configuration && {
+      ...report.configuration,
+      activatedAt: report.configuration.activatedAt.toISOString(),
+    },
+    accounts: report.accounts.map((account) => ({
+      ...account,
+      principalsRefreshedAt: iso(account.principalsRefreshedAt),
+      since: account.since.toISOString(),
+    })),
   };
 }
