@@ -2,7 +2,8 @@ import path from "node:path";
 import { startAnnal, type RunningAnnal } from "../../src/app/index.ts";
 import type { AnnalConfig } from "../../src/config/index.ts";
 import { freePort } from "../../src/db/index.ts";
-import { sampleLdif } from "../../src/demo/index.ts";
+import { sampleLdif, startDemoIdentityProvider } from "../../src/demo/index.ts";
+import { createDirectoryClient } from "../../src/directory/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { capturedLogger } from "../http/support.ts";
 import { appConfig } from "./app-config.ts";
@@ -40,6 +41,8 @@ export interface AccountsAnnal {
   readonly logged: ReturnType<typeof capturedLogger>;
   /** The demo OpenID provider's issuer. */
   readonly issuer: string;
+  /** Stops the provider, when the test started it (`provider: "test"`). */
+  stopProvider(): Promise<void>;
   /** GraphQL over real HTTP with the given headers (a cookie, a token). */
   graphql(
     query: string,
@@ -63,6 +66,11 @@ export async function startAccountsAnnal(
     extraToml?: string;
     seedLdif?: string;
     slapd?: Slapd;
+    /**
+     * Who starts the demo provider: annal itself (`[auth.oidc.demo]`, the default), or this
+     * support, so that the test can stop it (`stopProvider`) to make the origin unreachable.
+     */
+    provider?: "annal" | "test";
   } = {},
 ): Promise<AccountsAnnal> {
   const slapd =
@@ -108,8 +116,7 @@ clientSecret = "\${LDAP_PASSWORD}"
 origin = "demo-sso"
 personFilter = "(uid={preferred_username})"
 
-[auth.oidc.demo]
-port = ${providerPort}
+${options.provider === "test" ? "" : `[auth.oidc.demo]\nport = ${providerPort}`}
 
 [auth.ldap]
 origin = "directory"
@@ -124,6 +131,32 @@ by = "the test"`
 }
 `,
   });
+  let stopProvider = async () => {};
+  if (options.provider === "test") {
+    const directory = createDirectoryClient({
+      url: slapd.url,
+      bindDN: slapd.bindDN,
+      password: slapd.password,
+    });
+    const provider = await startDemoIdentityProvider({
+      port: providerPort,
+      clientId: "annal-test",
+      clientSecret: slapd.password,
+      redirectUri: `http://127.0.0.1:${config.server.port}/auth/callback`,
+      directory,
+      base: slapd.base,
+    });
+    let stopped = false;
+    stopProvider = async () => {
+      if (stopped) return;
+      stopped = true;
+      await provider.stop();
+    };
+    test.teardown(async () => {
+      await stopProvider();
+      await directory.close();
+    });
+  }
   const logged = capturedLogger();
   const annal = await startAnnal({ config, log: logged.log });
   test.teardown(() => annal.stop());
@@ -137,6 +170,7 @@ by = "the test"`
     annal,
     logged,
     issuer: `http://127.0.0.1:${providerPort}`,
+    stopProvider: () => stopProvider(),
     async graphql(query, headers, variables) {
       const response = await fetch(`${url}/graphql`, {
         method: "POST",

@@ -92,8 +92,8 @@ function accessLines(config: AnnalConfig): string[] {
       `warn access: hint: ${notActive.hint}`,
     ];
   }
-  normalizeGrants(grants); // a principal that is not one fails here, as it would at start
-  const functions = Object.keys(grants).filter((fn) => (grants[fn] ?? []).length > 0);
+  // A principal that is not one fails here, as it would at start.
+  const functions = Object.keys(normalizeGrants(grants));
   return [
     `ok access: version ${activate.version} (by ${activate.by}) grants ${functions.length === 0 ? "nothing" : functions.join(", ")}`,
   ];
