@@ -55,3 +55,4 @@ export { directoryOrigin, type DirectoryOrigin } from "./sign-in/ldap.ts";
 export { oidcOrigin, type OidcOrigin } from "./sign-in/oidc.ts";
 export { signInRoutes, type ErrorReading, type SignInRoutesOptions } from "./sign-in/routes.ts";
 export { accessAt, type AccessReport, type AccountAccess } from "./access-history.ts";
+export { completeSignIn } from "./sign-in/complete.ts";
