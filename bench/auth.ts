@@ -10,7 +10,6 @@ import http from "node:http";
 import os from "node:os";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import Fastify from "fastify";
-import { pino } from "pino";
 import {
   activateAccessConfiguration,
   callerOf,
