@@ -45,6 +45,7 @@ export type { PeopleOptions, PrincipalSource } from "./session-caller.ts";
 export {
   SESSION_COOKIE,
   endSession,
+  sessionCookieOf,
   listSessions,
   revokeSession,
   type SessionListing,

@@ -8,7 +8,7 @@ import {
 } from "graphql-helix";
 import { MAX_FILTER_DEPTH } from "../filters/index.ts";
 import { AnnalError } from "../errors/index.ts";
-import { accessAt, type Authentication } from "../auth/index.ts";
+import { accessAt, sessionCookieOf, type Authentication } from "../auth/index.ts";
 import { classifyError, logClassified } from "../http/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
@@ -122,7 +122,9 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
           method: request.method,
           query: request.query,
         };
-        if (graphiql && shouldRenderGraphiQL(helixRequest)) return graphiql.send(reply);
+        if (graphiql && shouldRenderGraphiQL(helixRequest)) {
+          return graphiql.send(reply, sessionCookieOf(request.headers.cookie) !== undefined);
+        }
         if (
           request.method === "POST" &&
           (request.body === null || typeof request.body !== "object" || Array.isArray(request.body))

@@ -71,6 +71,55 @@ t.test("a person's mutation is made as that person: the directory's log names th
 });
 
 t.test(
+  "principals are asked for again after [auth] principalsRefresh: new groups, nested ones too",
+  async (t) => {
+    const app = await startAccountsAnnal(t);
+    const cookie = await ldapSignIn(app.url, "owojcik");
+    const principals = async () =>
+      (await app.graphql(`{ viewer { authInfo { principals access } } }`, { cookie })).body.data
+        .viewer.authInfo;
+    t.notOk((await principals()).principals.includes("cn=night-shift,ou=groups,dc=example,dc=org"));
+    const root = createDirectoryClient({
+      url: app.slapd.url,
+      bindDN: app.slapd.bindDN,
+      password: app.slapd.password,
+    });
+    t.teardown(() => root.close());
+    // A new group with her in it, inside the operators' role: operator through two levels.
+    await root.add("cn=night-shift,ou=groups,dc=example,dc=org", {
+      objectClass: "groupOfNames",
+      cn: "night-shift",
+      member: "uid=owojcik,ou=engineering,ou=people,dc=example,dc=org",
+    });
+    await root.modify("cn=annal-operators,ou=roles,dc=example,dc=org", [
+      {
+        operation: "add",
+        attribute: "member",
+        values: "cn=night-shift,ou=groups,dc=example,dc=org",
+      },
+    ]);
+    t.notOk(
+      (await principals()).principals.includes("cn=night-shift,ou=groups,dc=example,dc=org"),
+      "fresh principals are kept",
+    );
+    await app.db.pool.query(
+      "UPDATE account_principals SET refreshed_at = now() - interval '1 day'",
+    );
+    const refreshed = await principals();
+    t.ok(refreshed.principals.includes("cn=night-shift,ou=groups,dc=example,dc=org"));
+    t.ok(refreshed.access.includes("operator"), "the grant through the nested role applies");
+    const events = await app.db.pool.query(
+      "SELECT data->>'reason' AS reason FROM events WHERE type = 'PrincipalsRefreshed' ORDER BY position",
+    );
+    t.same(
+      events.rows.map((r) => r.reason),
+      ["sign-in", "refresh"],
+      "the change is recorded",
+    );
+  },
+);
+
+t.test(
   "when the origin's provider cannot be reached and principals are stale, commands fail with WF_AUTHORIZATION_DENIED",
   async (t) => {
     const app = await startAccountsAnnal(t, { provider: "test" });

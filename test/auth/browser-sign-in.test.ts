@@ -94,6 +94,18 @@ t.test(
       },
     });
 
+    // GraphiQL, for the signed-in person, runs queries as them without a token.
+    await page.locator(".graphiql-container").waitFor();
+    t.match(await page.locator("#annal-token-state").textContent(), /signed in/);
+    await page.evaluate(
+      `document.querySelector(".graphiql-query-editor .CodeMirror").CodeMirror.setValue(${JSON.stringify(
+        "{ viewer { authInfo { person { displayName } } } }",
+      )})`,
+    );
+    await page.click(".graphiql-execute-button");
+    await page.locator(".graphiql-response", { hasText: "Priya Rossi" }).waitFor();
+    await page.screenshot({ path: path.join(SCREENSHOTS, "annal-sign-in-4-graphiql.png") });
+
     // Signing out ends the session: the same query is then UNAUTHENTICATED.
     await page.goto(`${app.url}/auth/session`);
     await page.click("form[action='/auth/logout'] button");

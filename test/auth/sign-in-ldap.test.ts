@@ -207,3 +207,23 @@ t.test("the REST channel takes the session cookie too", async (t) => {
   });
   t.equal(answer.status, 200, "read granted to everyone in Engineering");
 });
+
+// Last: it uses up this address's attempts for the window.
+t.test("attempts are limited per address too, whatever the login", async (t) => {
+  const statuses: number[] = [];
+  for (let i = 0; i < 45 && !statuses.includes(429); i++) {
+    const answer = await new Browserless().request(`${app.url}/auth/login/oidc`);
+    statuses.push(answer.status);
+    if (answer.status === 429) {
+      t.match(answer.headers.get("retry-after"), /^\d+$/);
+      t.match(await answer.text(), /ANNAL_SIGN_IN_RATE_LIMITED/);
+    }
+  }
+  t.ok(statuses.includes(429), "refused within [auth.rateLimit] perAddress");
+  t.ok(
+    statuses.slice(0, -1).every((status) => status === 302),
+    "redirected to the provider before",
+  );
+  const form = await signIn(new Browserless(), "owojcik", DEMO_PASSWORD);
+  t.equal(form.status, 429, "the form from the same address waits as well");
+});
