@@ -7,6 +7,7 @@ const parse = (toml: string, env: Record<string, string> = { SECRET: "s3cret" })
 t.test("[auth] and [authorization] default to sign-in off and nothing activated", async (t) => {
   const config = parse("");
   t.equal(config.auth.maxPrincipals, 7_000);
+  t.same(config.auth.rateLimit, { perAccount: 5, perAddress: 100, window: 15 * 60_000 });
   t.equal(config.auth.principalsRefresh, 15 * 60_000);
   t.same(config.auth.session, { idleTimeout: 2 * 3_600_000, absoluteTimeout: 12 * 3_600_000 });
   t.equal(config.auth.oidc, undefined);

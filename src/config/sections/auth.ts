@@ -41,9 +41,10 @@ function signInLimits() {
           description: "Failed sign-ins one login may have in a window before it waits.",
           example: 10,
         }),
-        perAddress: integer(1, 100_000).default(30).meta({
-          description: "Sign-in attempts one client address may make in a window.",
-          example: 100,
+        perAddress: integer(1, 100_000).default(100).meta({
+          description:
+            "Sign-in attempts one client address may make in a window (each OpenID sign-in is two: its start and its return). People behind one proxy share an address: raise it for them.",
+          example: 500,
         }),
         window: duration()
           .prefault("15m")
