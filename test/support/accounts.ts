@@ -84,6 +84,7 @@ export async function startAccountsAnnal(
     captureInterval: "1h",
     extraToml: `${options.extraToml ?? ""}
 [graphql]
+introspection = true
 schema = ["${GATEWAY}/*.graphql"]
 
 [graphql.types.Person]
