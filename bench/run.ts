@@ -2,6 +2,7 @@
  * `npm run bench [-- suite ...]`: runs the benchmark suites (all by default) and records each
  * one's figures in bench/RESULTS.md. Not part of `npm test`.
  */
+import { authBenchmark } from "./auth.ts";
 import { captureBenchmark } from "./capture.ts";
 import { hooksBenchmark } from "./hooks.ts";
 import { graphqlBenchmark } from "./graphql.ts";
@@ -16,6 +17,7 @@ const suites: Record<string, () => Promise<void>> = {
   hooks: hooksBenchmark,
   rest: restBenchmark,
   workflows: workflowsBenchmark,
+  auth: authBenchmark,
 };
 
 const chosen = process.argv.slice(2);

@@ -4,6 +4,7 @@
  * projection's table names and row types from its folder instead of deriving them.
  */
 import type { AnyProjection } from "../src/projector/index.ts";
+import { accessProjection } from "./access/index.ts";
 import { changesProjection } from "./changes/index.ts";
 import { entriesProjection } from "./entries/index.ts";
 import { entryVersionsProjection } from "./entry-versions/index.ts";
@@ -11,6 +12,7 @@ import { failedWorkProjection } from "./failed-work/index.ts";
 import { workflowsProjection } from "./workflows/index.ts";
 
 export {
+  accessProjection,
   changesProjection,
   entriesProjection,
   entryVersionsProjection,
@@ -25,4 +27,5 @@ export const allProjections: readonly AnyProjection[] = [
   changesProjection,
   failedWorkProjection,
   workflowsProjection,
+  accessProjection,
 ];

@@ -18,6 +18,12 @@ export const REDACTED_LOG_KEYS: readonly string[] = [
   "token",
   "userPassword",
   "webhook-signature",
+  // A session's provider tokens, and the sign-in's PKCE verifier (never logged on purpose).
+  "provider_tokens",
+  "providerTokens",
+  "accessToken",
+  "refreshToken",
+  "codeVerifier",
   // A PostgreSQL error's DETAIL and CONTEXT (and the query of an internal one) may quote the
   // values of a row: a directory value, a secret.
   "detail",
@@ -92,6 +98,18 @@ function hasChanged(original: object, redacted: object): boolean {
 const SECRET_PARAMETER =
   /(token|secret|password|passwd|signature|key|auth|authorization|bearer|credentials?)$/i;
 
+// OAuth and OpenID Connect parameters that carry a credential or bind one (RFC 6749, RFC 7636,
+// OpenID Connect Core): the provider sends `code` and `state` back in the URL of /auth/callback.
+const OAUTH_PARAMETERS = new Set([
+  "code",
+  "state",
+  "nonce",
+  "code_verifier",
+  "id_token",
+  "id_token_hint",
+  "session_state",
+]);
+
 // An annal token, under whatever parameter name it was sent (or with none).
 const ANNAL_TOKEN = /annal_[A-Za-z0-9_-]/;
 
@@ -119,6 +137,7 @@ export function redactUrl(url: string): string {
       const name = decoded(parameter.slice(0, equals));
       const secret =
         SECRET_PARAMETER.test(name) ||
+        OAUTH_PARAMETERS.has(name.toLowerCase()) ||
         ANNAL_TOKEN.test(name) ||
         ANNAL_TOKEN.test(decoded(parameter.slice(equals + 1)));
       return secret ? `${parameter.slice(0, equals)}=${CENSOR}` : parameter;

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from "fastify";
-import { createAuthentication } from "../auth/index.ts";
 import { captureOnce } from "../capture/index.ts";
 import { graphqlPlugin, recordMutationWrite } from "../graphql/index.ts";
 import { hooksPlugin } from "../hooks/index.ts";
@@ -13,9 +12,10 @@ import type { Services } from "./services.ts";
  * annal's database, directory, jobs and accounts.
  */
 export async function mountChannels(server: FastifyInstance, options: Services): Promise<void> {
-  const { config, pool, store, jobs, hooks, directory, log } = options;
-  // One authentication for every channel: bearer tokens, checked per route.
-  const authentication = createAuthentication({ pool });
+  const { config, pool, store, jobs, hooks, directory, log, accounts } = options;
+  // One authentication for every channel: the session cookie or a bearer token, per route.
+  const { authentication } = accounts;
+  await server.register(accounts.signInRoutes);
   await server.register(
     hooksPlugin({
       registry: hooks,

@@ -17,6 +17,7 @@ import { ANNAL_PARTS, type AnnalPart } from "./parts.ts";
 import { allProjections, Projector, projectionStatus } from "./projections.ts";
 import { startWorkers } from "./workers.ts";
 import { mountChannels } from "./channels.ts";
+import { startAccounts } from "./accounts.ts";
 import type { Services } from "./services.ts";
 import { checkConfiguration } from "./preflight.ts";
 import { startJobs } from "../jobs/index.ts";
@@ -81,6 +82,17 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
     const directory = await startDirectory({ config, pool: database.pool, store, parts, log });
     started.add("directory", () => directory.stop());
 
+    // The Access Configuration is activated (or not) by every start; sign-in is the API's.
+    const accounts = await startAccounts({
+      config,
+      pool: database.pool,
+      store,
+      directory,
+      serveHttp: runs("api"),
+      log,
+    });
+    started.add("accounts", () => accounts.stop());
+
     // One pg-boss for the process: webhook ingress queues jobs, the workers run them. Added
     // before the HTTP server and the workers, so it stops after both.
     const jobs =
@@ -104,6 +116,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
       jobs: jobs!,
       hooks,
       workflows,
+      accounts,
       gateway,
       log,
     };

@@ -6,11 +6,14 @@ import type { EventStore } from "../store/index.ts";
 import { accountNotFound, UnauthenticatedError } from "./errors.ts";
 
 /**
- * What an account may do. `read`: the REST channel and GraphQL queries; `export`: export
- * mode of the REST channel; `write`: GraphQL mutations (directory writes); `operator`:
- * operations such as failed work.
+ * The built-in access functions, which a service account's tokens may carry. `read`: the
+ * REST channel and GraphQL queries; `export`: export mode of the REST channel; `write`:
+ * GraphQL mutations (directory writes); `operator`: operations such as failed work;
+ * `auditor`: reading who could do what (`access`). Access functions are open strings
+ * beyond these: workflows and endpoints declare their own, which only the Access
+ * Configuration grants.
  */
-export const ACCESS_FUNCTIONS = ["read", "export", "write", "operator"] as const;
+export const ACCESS_FUNCTIONS = ["read", "export", "write", "operator", "auditor"] as const;
 export type AccessFunction = (typeof ACCESS_FUNCTIONS)[number];
 
 /** What each access function lets an account do, in words a user reads back. */
@@ -19,6 +22,7 @@ export const ACCESS_MEANINGS: Readonly<Record<AccessFunction, string>> = {
   export: "REST exports",
   write: "GraphQL mutations, directory writes",
   operator: "operations such as failed work",
+  auditor: "reading who could do what, and since when",
 };
 
 export interface ServiceAccount {

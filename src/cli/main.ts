@@ -1,4 +1,6 @@
 import type { Command } from "./command.ts";
+import { accessCommand } from "./commands/access.ts";
+import { sessionsCommand } from "./commands/sessions.ts";
 import { failedWorkCommand } from "./commands/failed-work.ts";
 import { hooksCommand } from "./commands/hooks.ts";
 import { importCommand } from "./commands/import.ts";
@@ -20,6 +22,8 @@ export const COMMANDS: readonly Command[] = [
   hooksCommand,
   tokenCommand,
   workflowsCommand,
+  sessionsCommand,
+  accessCommand,
   verifyCommand,
 ];
 

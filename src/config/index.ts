@@ -17,3 +17,5 @@ export type { GraphqlConfig } from "./sections/graphql.ts";
 export type { RestBackendConfig } from "./sections/rest-backends.ts";
 export { configReference } from "./reference/index.ts";
 export type { WorkflowsConfig } from "./sections/workflows.ts";
+export type { AuthConfig } from "./sections/auth.ts";
+export { ACCESS_NAME, type AuthorizationConfig } from "./sections/authorization.ts";

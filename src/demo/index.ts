@@ -4,4 +4,14 @@
  * schema and hooks stay in `ops/demo/`: they are what a deployment would write itself.
  */
 export { startDemoDirectory, type DemoDirectory } from "./directory.ts";
-export { sampleEntries, sampleLdif, type SampleDataOptions } from "./sample-data.ts";
+export {
+  DEMO_PERSON_PASSWORD,
+  sampleEntries,
+  sampleLdif,
+  type SampleDataOptions,
+} from "./sample-data.ts";
+export {
+  startDemoIdentityProvider,
+  type DemoIdentityProvider,
+  type DemoIdentityProviderOptions,
+} from "./identity-provider.ts";

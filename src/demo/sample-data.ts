@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   type LdifEntry,
   SLAPD_BASE,
@@ -18,10 +19,21 @@ export interface SampleDataOptions {
   readonly people?: number;
   /** The service account's password (stored as `{SSHA}`). */
   readonly servicePassword?: string;
+  /** Every person's password (stored as `{SSHA}`), so that anyone can sign in to the demo. */
+  readonly personPassword?: string;
 }
+
+/** The password of every demo person: the README's sign-in uses it. */
+export const DEMO_PERSON_PASSWORD = "demo";
 
 const PEOPLE_BASE = `ou=people,${SLAPD_BASE}`;
 const GROUPS_BASE = `ou=groups,${SLAPD_BASE}`;
+/** Groups of groups: roles held through membership of other groups (nested). */
+const ROLES_BASE = `ou=roles,${SLAPD_BASE}`;
+
+/** A fixed salt per person, so the LDIF stays the same byte for byte (and the PRNG untouched). */
+const saltOf = (uid: string) =>
+  createHash("sha256").update(`annal-demo:${uid}`).digest().subarray(0, 8);
 
 /** Text in three languages, written `en~…|de~…|fr~…` in `description`. */
 type Tri = readonly [en: string, de: string, fr: string];
@@ -301,6 +313,7 @@ export function sampleEntries(options: SampleDataOptions = {}): LdifEntry[] {
         telephoneNumber: [`${site.phone} ${String(1000 + Math.floor(random() * 9000))}`],
         description: [tri(description)],
         preferredLanguage: [pick(["en", "de", "fr"])],
+        userPassword: [sshaPassword(options.personPassword ?? DEMO_PERSON_PASSWORD, saltOf(uid))],
       };
       if (random() < 0.2)
         attributes.mobile = [`${site.phone} ${String(7000 + Math.floor(random() * 2999))}`];
@@ -351,6 +364,40 @@ export function sampleEntries(options: SampleDataOptions = {}): LdifEntry[] {
         cn: [cn],
         description: [tri(text)],
         member: membersOf.get(cn) ?? [SLAPD_SERVICE_DN],
+      },
+    });
+  }
+
+  // Roles: groups whose members are groups, so a person holds them through nesting
+  // (annal-operators ← managers ← the department leads).
+  entries.push({
+    dn: ROLES_BASE,
+    attributes: {
+      objectClass: ["organizationalUnit"],
+      ou: ["roles"],
+      description: [tri(["Roles held through groups", "Rollen über Gruppen", "Rôles par groupe"])],
+    },
+  });
+  const roles: Array<[cn: string, members: string[], text: Tri]> = [
+    [
+      "annal-operators",
+      [`cn=managers,${GROUPS_BASE}`, `cn=annal-admins,${GROUPS_BASE}`],
+      ["Operate annal", "Betreiben annal", "Exploitent annal"],
+    ],
+    [
+      "annal-auditors",
+      [`cn=identity-team,${GROUPS_BASE}`, `cn=annal-operators,${ROLES_BASE}`],
+      ["Audit who could do what", "Prüfen Berechtigungen", "Auditent les droits"],
+    ],
+  ];
+  for (const [cn, members, text] of roles) {
+    entries.push({
+      dn: `cn=${cn},${ROLES_BASE}`,
+      attributes: {
+        objectClass: ["groupOfNames"],
+        cn: [cn],
+        description: [tri(text)],
+        member: members,
       },
     });
   }

@@ -19,6 +19,7 @@ import {
 } from "./errors.ts";
 import type { FilterNode } from "../filters/index.ts";
 import { present } from "./filter.ts";
+import { checkPassword } from "./password.ts";
 import { ConnectionPool } from "./pool.ts";
 import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";
 import { toWireFilter } from "./wire-filter.ts";
@@ -156,6 +157,19 @@ export class DirectoryClient {
         if (healthy) this.pool.release(client);
         else this.pool.discard(client);
       }
+    }
+  }
+
+  /**
+   * Whether `password` is the password of `dn` (a bind of its own, not on the pool's
+   * connections): how the directory origin signs people in. A directory that cannot be
+   * reached throws a `DirectoryError`.
+   */
+  async checkPassword(dn: string, password: string): Promise<boolean> {
+    try {
+      return await checkPassword({ url: this.url, timeoutMs: this.timeoutMs }, dn, password);
+    } catch (error) {
+      throw this.failure(error, "bind", dn);
     }
   }
 

@@ -56,8 +56,21 @@ export {
 } from "./change-event.ts";
 export { DIRECTORY_WRITE_REQUESTED, type DirectoryWriteRequested } from "./directory-write.ts";
 export {
+  ACCESS_CONFIGURATION_EVENT,
+  ACCESS_CONFIGURATION_STREAM,
+  ACCOUNT_EVENT,
+  accountStream,
   SERVICE_ACCOUNT_EVENT,
   serviceAccountStream,
+  type AccessConfigurationActivated,
+  type AccessConfigurationDeactivated,
+  type AccessGrants,
+  type PersonAccountCreated,
+  type PersonAccountUpdated,
+  type PrincipalLimitExceeded,
+  type PrincipalsRefreshed,
+  type SessionEnded,
+  type SessionStarted,
   type ServiceAccountAccessChanged,
   type ServiceAccountRevoked,
   type ServiceAccountTokenIssued,

@@ -1,8 +1,16 @@
 import type { NewEvent, RecordedEvent } from "../store/index.ts";
 import type {
+  AccessConfigurationActivated,
+  AccessConfigurationDeactivated,
+  PersonAccountCreated,
+  PersonAccountUpdated,
+  PrincipalLimitExceeded,
+  PrincipalsRefreshed,
   ServiceAccountAccessChanged,
   ServiceAccountRevoked,
   ServiceAccountTokenIssued,
+  SessionEnded,
+  SessionStarted,
 } from "./accounts.ts";
 import type { DirectoryChangeNotRecorded } from "./capture.ts";
 import type {
@@ -59,6 +67,16 @@ export interface AnnalEventMap {
   readonly ServiceAccountTokenIssued: ServiceAccountTokenIssued;
   readonly ServiceAccountRevoked: ServiceAccountRevoked;
   readonly ServiceAccountAccessChanged: ServiceAccountAccessChanged;
+  // A person's account stream (`account-<id>`): the account, its principals, its sessions.
+  readonly PersonAccountCreated: PersonAccountCreated;
+  readonly PersonAccountUpdated: PersonAccountUpdated;
+  readonly PrincipalsRefreshed: PrincipalsRefreshed;
+  readonly PrincipalLimitExceeded: PrincipalLimitExceeded;
+  readonly SessionStarted: SessionStarted;
+  readonly SessionEnded: SessionEnded;
+  // The Access Configuration's stream.
+  readonly AccessConfigurationActivated: AccessConfigurationActivated;
+  readonly AccessConfigurationDeactivated: AccessConfigurationDeactivated;
   // The workflow engine: a definition's deployment, and an instance's stream.
   readonly WorkflowDefinitionDeployed: WorkflowDefinitionDeployed;
   readonly WorkflowStarted: WorkflowStarted;

@@ -1,5 +1,5 @@
 import type { GraphQLSchema } from "graphql";
-import type { AccessFunction, ServiceAccount } from "../auth/index.ts";
+import type { AccessReport, Caller } from "../auth/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EntryTypes } from "./entry-types.ts";
@@ -14,12 +14,17 @@ import type { EntryLoaders } from "./loaders.ts";
  * and nothing else.
  */
 
-/** The caller of one request. */
-export interface Viewer {
-  readonly account: ServiceAccount;
-  /** The DN the caller's writes are made as (RFC 4370), from `[graphql] actorDN`. */
-  readonly dn: string;
-  readonly access: readonly AccessFunction[];
+/**
+ * The caller of one request, as authentication found them (`has`, `hasGroup`, ... included),
+ * and the DN their writes are made as.
+ */
+export interface Viewer extends Caller {
+  /**
+   * The DN the caller's writes are made as (RFC 4370 proxied authorization): a person's own
+   * entry, a service account's `[graphql] actorDN`; null for a person the directory does not
+   * know, who cannot write.
+   */
+  readonly actorDN: string | null;
 }
 
 /**
@@ -37,7 +42,7 @@ export interface DirectoryWrite {
   readonly changes?: readonly { readonly operation: string; readonly attribute: string }[];
   /** The identity the write was made as, which the directory's log records. */
   readonly actor: string;
-  /** The service account that asked for it. */
+  /** The account that asked for it. */
   readonly account: { readonly id: string; readonly name: string };
   /** The GraphQL request that asked for it (unique: a uuid). */
   readonly requestId: string;
@@ -96,6 +101,8 @@ export interface GatewayContext {
   /** A uuid of the request's own (also sent as `x-request-id`). */
   readonly requestId: string;
   readonly viewer: Viewer;
+  /** Who could do what at a moment (`Query.access`), from the `access` projection. */
+  readonly accessAt: (options: { at?: Date; account?: string }) => Promise<AccessReport>;
   /** The directory, with this request's entry budget; undefined without one. */
   readonly directory: DirectoryClient | undefined;
   /** Batched, cached lookups for this request; undefined without a directory. */

@@ -32,7 +32,7 @@ const ASSETS: Readonly<Record<string, readonly [string, string]>> = {
 /** Where the token is kept in the browser (localStorage), so it is pasted once. */
 const TOKEN_KEY = "annal.graphiql.token";
 
-const page = (assets: string) => `<!doctype html>
+const page = (assets: string, signedIn: boolean) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -42,7 +42,7 @@ const page = (assets: string) => `<!doctype html>
 <link rel="stylesheet" href="${assets}/graphiql.css">
 <link rel="stylesheet" href="${assets}/annal.css">
 </head>
-<body>
+<body${signedIn ? ' data-session="1"' : ""}>
 <form id="annal-token" autocomplete="off">
   <label for="annal-token-input">Bearer token</label>
   <input id="annal-token-input" type="password" placeholder="paste a token from: annal token create --name me --access read" spellcheck="false">
@@ -70,7 +70,8 @@ body { display: flex; flex-direction: column; font-family: system-ui, sans-serif
 
 // Our page script. The token is kept in localStorage and sent as `Authorization: Bearer` by
 // the fetcher. Without a token GraphiQL gets `schema: null` (no introspection, so no error);
-// setting one remounts it, and GraphiQL then loads the schema and its docs.
+// setting one remounts it, and GraphiQL then loads the schema and its docs. A page served to
+// a browser with a session cookie (`data-session`) runs as the person without a token.
 const script = (endpoint: string) => `"use strict";
 (function () {
   var KEY = ${JSON.stringify(TOKEN_KEY)};
@@ -90,13 +91,16 @@ const script = (endpoint: string) => `"use strict";
       credentials: "same-origin",
     }).then(function (response) { return response.json(); });
   }
+  var session = document.body.getAttribute("data-session") === "1";
   function render() {
     var current = token();
     state.textContent = current
       ? "token set (kept in this browser)"
-      : "paste a token to load the schema and run queries";
+      : session
+        ? "signed in: queries run as you (or paste a token)"
+        : "paste a token to load the schema and run queries";
     var props = { fetcher: fetcher, key: current ? "with-token" : "without-token" };
-    if (!current) props.schema = null;
+    if (!current && !session) props.schema = null;
     root.render(React.createElement(GraphiQL, props));
   }
   document.getElementById("annal-token").addEventListener("submit", function (event) {
@@ -130,15 +134,16 @@ const CSP =
  */
 export function graphiqlRoutes(endpoint: string) {
   const assets = `${endpoint}/assets`;
-  const html = page(assets);
+  const html = { anonymous: page(assets, false), signedIn: page(assets, true) };
   const js = script(endpoint);
   return {
-    send: (reply: FastifyReply) =>
+    /** The page; `signedIn` when the browser sent a session cookie (it is checked by GraphQL). */
+    send: (reply: FastifyReply, signedIn = false) =>
       reply
         .type("text/html; charset=utf-8")
         .header("content-security-policy", CSP)
         .header("cache-control", "no-cache")
-        .send(html),
+        .send(signedIn ? html.signedIn : html.anonymous),
     routes: async (server: FastifyInstance): Promise<void> => {
       server.get(`${assets}/annal.js`, (_request, reply) =>
         reply.type("text/javascript; charset=utf-8").header("cache-control", "no-cache").send(js),

@@ -7,7 +7,8 @@ import {
   type ExecutionPatchResult,
 } from "graphql-helix";
 import { MAX_FILTER_DEPTH } from "../filters/index.ts";
-import type { Authentication } from "../auth/index.ts";
+import { AnnalError } from "../errors/index.ts";
+import { accessAt, sessionCookieOf, type Authentication } from "../auth/index.ts";
 import { classifyError, logClassified } from "../http/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
@@ -121,7 +122,9 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
           method: request.method,
           query: request.query,
         };
-        if (graphiql && shouldRenderGraphiQL(helixRequest)) return graphiql.send(reply);
+        if (graphiql && shouldRenderGraphiQL(helixRequest)) {
+          return graphiql.send(reply, sessionCookieOf(request.headers.cookie) !== undefined);
+        }
         if (
           request.method === "POST" &&
           (request.body === null || typeof request.body !== "object" || Array.isArray(request.body))
@@ -186,14 +189,25 @@ async function contextFor(
   options: GraphqlPluginOptions,
   gateway: Gateway,
 ): Promise<GatewayContext> {
-  const { account } = await options.authentication.authenticate(request);
+  const caller = await options.authentication.authenticate(request);
   const { config } = options;
+  // Cross-site requests cannot send JSON without a preflight: with the cookie, only JSON.
+  if (caller.credential === "session" && request.method === "POST") {
+    const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== "application/json") {
+      throw new AnnalError(
+        "ANNAL_CSRF_REJECTED",
+        "GraphQL requests made with the session cookie must be posted as application/json",
+      );
+    }
+  }
   const directory =
     options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);
   const { attributes, binaryAttributes } = gateway;
   return {
     requestId: request.id,
-    viewer: viewerOf(account, config.graphql.actorDN, config.directory?.base),
+    viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
+    accessAt: (at) => accessAt(options.pool, at),
     directory,
     loaders:
       directory === undefined

@@ -7,13 +7,13 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from "graphql";
-import { assertAccess, type AccessFunction } from "../auth/index.ts";
+import { assertAccess, assertAuthority } from "../auth/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import type { DirectiveEnvironment, GatewayContext } from "./context.ts";
 import { FIELD_DIRECTIVES, NOTHING, type Step } from "./directives/index.ts";
 import { isEntry } from "./entry.ts";
 import { GatewaySchemaError } from "./errors.ts";
-import { viewerField } from "./viewer.ts";
+import { accessField, viewerField } from "./viewer.ts";
 
 /**
  * Gives every field that carries directives its resolver: the directives' steps, run left to
@@ -54,9 +54,11 @@ export function attachResolvers(environment: DirectiveEnvironment): void {
   if (viewer !== undefined) {
     viewer.resolve = (_parent, _args, context: GatewayContext) => viewerField(context.viewer);
   }
+  const access = query?.getFields().access;
+  if (access !== undefined) access.resolve = accessField;
 }
 
-function rootAccess(schema: GraphQLSchema, type: GraphQLObjectType): AccessFunction | undefined {
+function rootAccess(schema: GraphQLSchema, type: GraphQLObjectType): "read" | "write" | undefined {
   if (type === schema.getQueryType()) return "read";
   if (type === schema.getMutationType()) return "write";
   return undefined;
@@ -97,6 +99,8 @@ function attachField(
     info,
   ) => {
     if (access !== undefined) assertAccess(context.viewer, access);
+    // A mutation is a command: it needs authority confirmed by the account's provider.
+    if (access === "write") assertAuthority(context.viewer);
     let value: unknown = NOTHING;
     for (const step of steps) value = await step({ value, parent, args, context, info });
     return value === NOTHING ? null : value;

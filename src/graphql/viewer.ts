@@ -1,14 +1,15 @@
 import { escapeDNValue } from "../directory/index.ts";
-import type { ServiceAccount } from "../auth/index.ts";
-import type { Viewer } from "./context.ts";
+import { assertAccess, type Caller } from "../auth/index.ts";
+import { AnnalError } from "../errors/index.ts";
+import type { GatewayContext, Viewer } from "./context.ts";
 
 /**
- * The DN an account's writes are made as: `[graphql] actorDN` with `{name}`, `{id}` and
- * `{base}` (the directory's base DN) filled in, values escaped as RFC 4514 asks.
+ * The DN a service account's writes are made as: `[graphql] actorDN` with `{name}`, `{id}`
+ * and `{base}` (the directory's base DN) filled in, values escaped as RFC 4514 asks.
  */
 export function actorDN(
   template: string,
-  account: ServiceAccount,
+  account: { readonly id: string; readonly name: string },
   base: string | undefined,
 ): string {
   const filled = (base === undefined ? template.replace(/,\s*\{base\}/g, "") : template)
@@ -17,33 +18,90 @@ export function actorDN(
   return base === undefined ? filled : filled.replaceAll("{base}", base);
 }
 
-export function viewerOf(
-  account: ServiceAccount,
-  template: string,
-  base: string | undefined,
-): Viewer {
-  return { account, dn: actorDN(template, account, base), access: account.access };
+/**
+ * The viewer of a request: the caller, writing as themselves when a person (their own entry,
+ * so the directory's history names them), as `[graphql] actorDN` when a service account.
+ */
+export function viewerOf(caller: Caller, template: string, base: string | undefined): Viewer {
+  return {
+    ...caller,
+    actorDN:
+      caller.account.kind === "person"
+        ? caller.account.dn
+        : actorDN(template, caller.account, base),
+  };
 }
 
 /** `AuthInfo`, also `$viewer` of `@rest`. */
 export function authInfo(viewer: Viewer) {
+  const { account } = viewer;
   return {
-    dn: viewer.dn,
-    name: viewer.account.name,
+    dn: viewer.actorDN,
+    name: account.name,
     access: [...viewer.access],
-    serviceAccount: {
-      id: viewer.account.id,
-      name: viewer.account.name,
-      access: [...viewer.access],
-    },
+    principals: [...viewer.principals],
+    credential: viewer.credential,
+    authority: viewer.authority,
+    serviceAccount:
+      account.kind === "service"
+        ? { id: account.id, name: account.name, access: [...viewer.access] }
+        : null,
+    person:
+      account.kind === "person"
+        ? {
+            id: account.id,
+            name: account.name,
+            displayName: account.displayName ?? null,
+            origin: account.origin,
+            subject: account.subject ?? null,
+            dn: account.dn,
+          }
+        : null,
   };
 }
 
 /** `Query.viewer`. */
 export function viewerField(viewer: Viewer) {
+  const type = viewer.account.kind === "service" ? "ServiceAccount" : "Person";
   return {
-    id: Buffer.from(`ServiceAccount:${viewer.account.id}`, "utf8").toString("base64"),
-    dn: viewer.dn,
+    id: Buffer.from(`${type}:${viewer.account.id}`, "utf8").toString("base64"),
+    dn: viewer.actorDN,
     authInfo: authInfo(viewer),
+  };
+}
+
+/** `Query.access(at, account)`: for operators and auditors. */
+export async function accessField(
+  _parent: unknown,
+  args: { at?: string | null; account?: string | null },
+  context: GatewayContext,
+) {
+  const { viewer } = context;
+  if (!viewer.has("operator")) assertAccess(viewer, "auditor");
+  let at: Date | undefined;
+  if (args.at !== undefined && args.at !== null) {
+    at = new Date(args.at);
+    if (Number.isNaN(at.getTime())) {
+      throw new AnnalError("ANNAL_GRAPHQL_BAD_USER_INPUT", "Invalid at", {
+        hint: "give a moment in ISO 8601, such as 2026-11-24T10:00:00Z",
+      });
+    }
+  }
+  const report = await context.accessAt({
+    ...(at === undefined ? {} : { at }),
+    ...(args.account == null ? {} : { account: args.account }),
+  });
+  const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+  return {
+    at: report.at.toISOString(),
+    configuration: report.configuration && {
+      ...report.configuration,
+      activatedAt: report.configuration.activatedAt.toISOString(),
+    },
+    accounts: report.accounts.map((account) => ({
+      ...account,
+      principalsRefreshedAt: iso(account.principalsRefreshedAt),
+      since: account.since.toISOString(),
+    })),
   };
 }

@@ -82,7 +82,13 @@ t.test("credential-like query parameters are redacted from URLs", async (t) => {
   t.equal(redactUrl("/api/users"), "/api/users");
   t.equal(
     redactUrl("/cb?code=1&client_secret=s&id_token=x&refresh%5Ftoken=y&q=token"),
-    "/cb?code=1&client_secret=[Redacted]&id_token=[Redacted]&refresh%5Ftoken=[Redacted]&q=token",
+    "/cb?code=[Redacted]&client_secret=[Redacted]&id_token=[Redacted]&refresh%5Ftoken=[Redacted]&q=token",
+  );
+  // An OpenID provider sends the browser back to /auth/callback with a one-time code and the
+  // sign-in's state: both are credentials while they last.
+  t.equal(
+    redactUrl("/auth/callback?code=abc&state=xyz&iss=http%3A%2F%2Fidp"),
+    "/auth/callback?code=[Redacted]&state=[Redacted]&iss=http%3A%2F%2Fidp",
   );
 });
 

@@ -96,6 +96,39 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       ],
     },
     i18n: { fallbackLanguage: "en", translations: join(demoDir, "gateway/i18n") },
+    auth: {
+      maxPrincipals: 7000,
+      principalsRefresh: 900_000,
+      session: { idleTimeout: 7_200_000, absoluteTimeout: 43_200_000 },
+      rateLimit: { perAccount: 5, perAddress: 100, window: 900_000 },
+      oidc: {
+        issuer: "http://127.0.0.1:4174",
+        clientId: "annal-demo",
+        // Like the directory's password: the demo provider's own, the default of a reference.
+        clientSecret: "annal-demo-client-secret",
+        origin: "demo-sso",
+        scopes: ["openid", "profile", "email", "groups"],
+        groupsClaim: "groups",
+        personFilter: "(uid={preferred_username})",
+        demo: { port: 4174 },
+      },
+      ldap: { origin: "directory", userFilter: "(uid={login})" },
+    },
+    authorization: {
+      grants: {
+        read: [
+          "cn=engineering,ou=groups,dc=example,dc=org",
+          "cn=sales,ou=groups,dc=example,dc=org",
+          "cn=finance,ou=groups,dc=example,dc=org",
+          "cn=support,ou=groups,dc=example,dc=org",
+        ],
+        write: ["cn=annal-operators,ou=roles,dc=example,dc=org"],
+        export: ["cn=annal-operators,ou=roles,dc=example,dc=org"],
+        operator: ["cn=annal-operators,ou=roles,dc=example,dc=org"],
+        auditor: ["cn=annal-auditors,ou=roles,dc=example,dc=org"],
+      },
+      activate: { version: 1, by: "the demo configuration" },
+    },
   });
   t.equal(config.database.url, undefined, "no url: the embedded PostgreSQL");
 });

@@ -38,6 +38,13 @@ t.test("an empty file gives every default and no directory", async (t) => {
       rest: [],
     },
     i18n: { fallbackLanguage: "en" },
+    auth: {
+      maxPrincipals: 7000,
+      principalsRefresh: 900_000,
+      session: { idleTimeout: 7_200_000, absoluteTimeout: 43_200_000 },
+      rateLimit: { perAccount: 5, perAddress: 100, window: 900_000 },
+    },
+    authorization: { grants: {} },
   });
   t.equal(config.directory, undefined);
 });

@@ -1,5 +1,6 @@
 import { checkConfiguration, openDatabase } from "../../app/index.ts";
-import { loadConfig } from "../../config/index.ts";
+import { accessNotActive, normalizeGrants } from "../../auth/index.ts";
+import { loadConfig, type AnnalConfig } from "../../config/index.ts";
 import type { HooksRegistry } from "../../hooks/index.ts";
 import { checkMigrations } from "../../db/index.ts";
 import { AnnalError } from "../../errors/index.ts";
@@ -70,10 +71,32 @@ export async function runVerify(
         ? "ok migrations: current"
         : `ok migrations: ${pending} pending (ANNAL_MIGRATIONS_PENDING); annal start applies them`,
     );
+    for (const line of accessLines(config)) output.out(line);
   } finally {
     await database.close();
   }
   return 0;
+}
+
+/**
+ * The Access Configuration: which version annal start activates, or that none will be
+ * active (not a failure: service accounts keep their tokens' access, but people may do
+ * nothing), said with its code and a hint.
+ */
+function accessLines(config: AnnalConfig): string[] {
+  const { activate, grants } = config.authorization;
+  if (activate === undefined) {
+    const notActive = accessNotActive("configurable access");
+    return [
+      `warn access: ${notActive.code}: no Access Configuration will be active; all configurable access is denied`,
+      `warn access: hint: ${notActive.hint}`,
+    ];
+  }
+  // A principal that is not one fails here, as it would at start.
+  const functions = Object.keys(normalizeGrants(grants));
+  return [
+    `ok access: version ${activate.version} (by ${activate.by}) grants ${functions.length === 0 ? "nothing" : functions.join(", ")}`,
+  ];
 }
 
 function hooksSummary(hooks: HooksRegistry, dir: string | undefined): string {

@@ -1,5 +1,7 @@
 import type { z } from "zod";
 import type { SectionContext } from "../fields.ts";
+import { authSection } from "./auth.ts";
+import { authorizationSection } from "./authorization.ts";
 import { databaseSection } from "./database.ts";
 import { directorySection } from "./directory.ts";
 import { hooksSection } from "./hooks.ts";
@@ -28,4 +30,6 @@ export const sections = {
   rest: restSection,
   graphql: graphqlSection,
   i18n: i18nSection,
+  auth: authSection,
+  authorization: authorizationSection,
 } satisfies Record<string, (ctx: SectionContext) => z.ZodType>;

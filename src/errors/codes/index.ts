@@ -1,3 +1,4 @@
+import { AUTH_CODES } from "./auth.ts";
 import { DIRECTORY_CODES } from "./directory.ts";
 import { GRAPHQL_ERROR_CODES } from "./graphql.ts";
 import { WEBHOOK_CODES } from "./hooks.ts";
@@ -23,6 +24,7 @@ export const ERROR_CATALOG = {
   ...PROGRAM_CODES,
   ...WORKFLOW_CODES,
   ...WORKFLOW_TEST_CODES,
+  ...AUTH_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -124,13 +124,23 @@ function notFound(what: string): AnnalError {
   return new AnnalError("ANNAL_ENTRY_NOT_FOUND", `there is no entry ${what}`, { status: 404 });
 }
 
+/** The DN the caller writes as; a person the directory does not know cannot write. */
+function writerDN(context: GatewayContext): string {
+  const dn = context.viewer.actorDN;
+  if (dn !== null) return dn;
+  throw new AnnalError(
+    "ANNAL_ACCOUNT_NO_DN",
+    `${context.viewer.account.name} has no entry in the directory to write as`,
+  );
+}
+
 type WriteDescription = Omit<DirectoryWrite, "actor" | "account" | "requestId">;
 
 function describe(context: GatewayContext, write: WriteDescription): DirectoryWrite {
   const { viewer } = context;
   return {
     ...write,
-    actor: viewer.dn,
+    actor: writerDN(context),
     account: { id: viewer.account.id, name: viewer.account.name },
     requestId: context.requestId,
   };
@@ -196,7 +206,7 @@ export const ldapAdd: DirectiveCompiler = (site) => {
     }
     await writing(input.context, { operation: "add", dn });
     await directory.add(dn, Object.fromEntries(attributes) as Record<string, AttributeValues>, {
-      as: input.context.viewer.dn,
+      as: writerDN(input.context),
     });
     await written(input.context, { operation: "add", dn });
     return reread(input, dn, typeName);
@@ -253,7 +263,7 @@ export const ldapModify: DirectiveCompiler = (site) => {
     }
     const changes = modifications.map(({ operation, attribute }) => ({ operation, attribute }));
     await writing(input.context, { operation: "modify", dn, changes });
-    await directory.modify(dn, modifications, { as: input.context.viewer.dn });
+    await directory.modify(dn, modifications, { as: writerDN(input.context) });
     await written(input.context, { operation: "modify", dn, changes });
     if (getNamedType(site.field.type).name === "DN") return dn;
     return reread(input, dn, shape.concrete);
@@ -276,7 +286,7 @@ export const ldapModifyDn: DirectiveCompiler = (site) => {
     const newDN = formatDN([rdn, ...parseDN(newSuperior)]);
     const write = { operation: "modifyDN", dn, newDN, newRDN: formatRDN(rdn) } as const;
     await writing(input.context, write);
-    await directory.modifyDN(dn, formatRDN(rdn), { newSuperior, as: input.context.viewer.dn });
+    await directory.modifyDN(dn, formatRDN(rdn), { newSuperior, as: writerDN(input.context) });
     await written(input.context, write);
     return reread(input, newDN, typeName);
   };
@@ -291,7 +301,7 @@ export const ldapDelete: DirectiveCompiler = (site) => {
     const { directory } = directoryOf(input.context);
     const dn = await target(input);
     await writing(input.context, { operation: "delete", dn });
-    await directory.delete(dn, { as: input.context.viewer.dn });
+    await directory.delete(dn, { as: writerDN(input.context) });
     await written(input.context, { operation: "delete", dn });
     return dn;
   };

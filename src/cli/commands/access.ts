@@ -1,0 +1,102 @@
+import { openDatabase, prepareEventStore } from "../../app/index.ts";
+import { accessAt, type AccessReport } from "../../auth/index.ts";
+import { loadConfig } from "../../config/index.ts";
+import type { Pool } from "../../db/index.ts";
+import { createLogger } from "../../logger.ts";
+import type { Output } from "../output.ts";
+import { CONFIG_OPTION, type Command } from "../command.ts";
+import { parseCommandLine, UsageError } from "../usage.ts";
+
+const ACCESS_USAGE = `  access show [<account>] [--at <time>] [--json] [--config <file>]
+      who could do what at a moment (default now), and since when: one account (its id, name
+      or origin:name) or every account; read from the access projection`;
+
+/** `annal access show`: the report of `accessAt`, a few lines per account, or JSON. */
+export async function accessShow(
+  pool: Pool,
+  options: { account?: string; at?: string; json?: boolean },
+  output: Output,
+): Promise<number> {
+  let at: Date | undefined;
+  if (options.at !== undefined) {
+    at = new Date(options.at);
+    if (Number.isNaN(at.getTime())) {
+      throw new UsageError(
+        `--at ${options.at} is not a moment`,
+        "give one in ISO 8601, such as 2026-11-24T10:00:00Z",
+      );
+    }
+  }
+  const report = await accessAt(pool, {
+    ...(at === undefined ? {} : { at }),
+    ...(options.account === undefined ? {} : { account: options.account }),
+  });
+  if (options.json) {
+    output.out(JSON.stringify(report, null, 2));
+    return 0;
+  }
+  for (const line of reportLines(report, options.account)) output.out(line);
+  return 0;
+}
+
+function reportLines(report: AccessReport, account: string | undefined): string[] {
+  const lines = [`at ${report.at.toISOString()}`];
+  const configuration = report.configuration;
+  lines.push(
+    configuration
+      ? `Access Configuration: version ${configuration.version}, activated ${configuration.activatedAt.toISOString()} by ${configuration.activatedBy}`
+      : "Access Configuration: none active (people could do nothing)",
+  );
+  if (report.accounts.length === 0) {
+    lines.push(account === undefined ? "no accounts" : `no account "${account}" at that moment`);
+  }
+  for (const a of report.accounts) {
+    const who = a.kind === "person" ? `${a.origin}:${a.name}` : `service:${a.name}`;
+    lines.push(
+      `${who}${a.displayName ? ` (${a.displayName})` : ""}  id ${a.id}`,
+      `  access: ${a.access.length === 0 ? "none" : a.access.join(", ")}${a.overPrincipalLimit ? "  (over the principal limit)" : ""}`,
+      `  since: ${a.since.toISOString()}`,
+      `  principals: ${a.principals.join("; ")}`,
+    );
+  }
+  return lines;
+}
+
+export async function runAccessCommand(args: readonly string[], output: Output): Promise<number> {
+  const [subcommand, ...rest] = args;
+  if (subcommand !== "show") {
+    throw new UsageError(
+      subcommand === undefined
+        ? "access needs a subcommand: show"
+        : `unknown access subcommand "${subcommand}"; the subcommand is show`,
+    );
+  }
+  const { values, positionals } = parseCommandLine(
+    rest,
+    { ...CONFIG_OPTION, at: { type: "string" }, json: { type: "boolean" } },
+    { min: 0, max: 1, what: "", command: "access show" },
+  );
+  const config = await loadConfig({ configPath: values.config, argv: [] });
+  const log = createLogger("warn", { destination: process.stderr });
+  const database = await openDatabase(config, log);
+  try {
+    await prepareEventStore(database.pool, log);
+    return await accessShow(
+      database.pool,
+      {
+        ...(positionals[0] === undefined ? {} : { account: positionals[0] }),
+        ...(values.at === undefined ? {} : { at: values.at }),
+        json: values.json === true,
+      },
+      output,
+    );
+  } finally {
+    await database.close();
+  }
+}
+
+export const accessCommand: Command = {
+  name: "access",
+  usage: ACCESS_USAGE,
+  run: runAccessCommand,
+};
