@@ -40,6 +40,10 @@ export async function startWorkflowEngine(options: WorkflowEngineOptions): Promi
     batchSize: concurrency,
     burstWhenBatchFull: true,
     pollingIntervalSeconds: 0.5,
+    // NOTIFY only reaches a worker for a wake-up due at once; one deferred (an instance another
+    // engine held, woken again 2 s later) is found by polling, which with NOTIFY on would
+    // otherwise slow to pg-boss's 30 s backstop.
+    notifyPollingIntervalSeconds: 1,
   } as const;
   const worker = await jobs.boss.work<WakeJob, unknown, typeof workOptions>(
     WAKE_QUEUE,
