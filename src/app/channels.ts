@@ -36,6 +36,7 @@ export async function mountChannels(server: FastifyInstance, options: Services):
       directory: directory.client,
       config,
       log,
+      workflows: options.engine,
       ...(options.gateway ? { gateway: options.gateway } : {}),
       // Each write a mutation makes is recorded first, so its captured change names it.
       beforeWrite: (write) => recordMutationWrite({ pool, store }, write),

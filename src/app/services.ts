@@ -5,7 +5,7 @@ import type { HooksRegistry } from "../hooks/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
-import type { Definitions } from "../workflow/index.ts";
+import type { Definitions, EngineDeps } from "../workflow/index.ts";
 import type { RunningAccounts } from "./accounts.ts";
 import type { RunningDirectory } from "./directory.ts";
 
@@ -22,6 +22,8 @@ export interface Services {
   readonly hooks: HooksRegistry;
   /** The workflow definitions deployed at start, and every stored version by need. */
   readonly workflows: Definitions;
+  /** The engine's dependencies: its workers, hooks providers and GraphQL's commands share them. */
+  readonly engine: EngineDeps;
   /** The one authentication, and sign-in's routes. */
   readonly accounts: RunningAccounts;
   /** The gateway built when the configuration was checked; built when needed if left out. */

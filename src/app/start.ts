@@ -19,6 +19,7 @@ import { startWorkers } from "./workers.ts";
 import { mountChannels } from "./channels.ts";
 import { startAccounts } from "./accounts.ts";
 import type { Services } from "./services.ts";
+import { engineDeps } from "./engine.ts";
 import { checkConfiguration } from "./preflight.ts";
 import { startJobs } from "../jobs/index.ts";
 import { deployDefinitions } from "../workflow/index.ts";
@@ -116,6 +117,15 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
       jobs: jobs!,
       hooks,
       workflows,
+      engine: engineDeps({
+        config,
+        pool: database.pool,
+        store,
+        jobs: jobs!,
+        definitions: workflows,
+        directory,
+        log,
+      }),
       accounts,
       gateway,
       log,

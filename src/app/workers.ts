@@ -1,11 +1,6 @@
 import { causedWrites, startCaptureWorker } from "../capture/index.ts";
 import { startHookWorkers } from "../hooks/index.ts";
-import {
-  startWorkflowEngine,
-  workflowsForChangeEvent,
-  type BindingSources,
-  type EngineDeps,
-} from "../workflow/index.ts";
+import { startWorkflowEngine, workflowsForChangeEvent } from "../workflow/index.ts";
 import type { Services } from "./services.ts";
 import { StartedParts, type Stoppable } from "./lifecycle.ts";
 
@@ -30,17 +25,7 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
       parts.add("capture", () => worker.stop());
     }
     const client = directory.client;
-    // The engine's dependencies, shared by the engine and by hooks providers that start
-    // workflows or answer their requests (`context.workflows`).
-    const engineDeps: EngineDeps = {
-      pool,
-      store,
-      jobs,
-      definitions: options.workflows,
-      bindings: bindingSources(options),
-      log,
-      ...(config.workflows ? { stepsPerAdvance: config.workflows.stepsPerAdvance } : {}),
-    };
+    const engineDeps = options.engine;
     const hookWorkers = await startHookWorkers({
       jobs,
       store,
@@ -77,27 +62,4 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
     await parts.stopAll().catch(() => {});
     throw error;
   }
-}
-
-/** What the engine makes workflows' bindings from: the directory and the REST backends. */
-function bindingSources(services: Services): BindingSources {
-  const { config, directory, pool, log } = services;
-  return {
-    pool,
-    log,
-    ...(directory.client && config.directory
-      ? {
-          directory: {
-            client: directory.client,
-            base: config.directory.base,
-            boundAs: config.directory.bindDN,
-          },
-        }
-      : {}),
-    rest: config.graphql.rest.map((backend) => ({
-      name: backend.name,
-      base: backend.base,
-      headers: backend.headers,
-    })),
-  };
 }

@@ -26,6 +26,7 @@ export {
   accessNotActive,
   assertAccess,
   assertAuthority,
+  principalLimitError,
   buildCaller,
   hasAccess,
   normalizePrincipal,

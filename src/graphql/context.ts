@@ -2,6 +2,7 @@ import type { GraphQLSchema } from "graphql";
 import type { AccessReport, Caller } from "../auth/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
+import type { EngineDeps } from "../workflow/index.ts";
 import type { EntryTypes } from "./entry-types.ts";
 import type { Translations } from "./i18n.ts";
 import type { EntryLoaders } from "./loaders.ts";
@@ -103,6 +104,11 @@ export interface GatewayContext {
   readonly viewer: Viewer;
   /** Who could do what at a moment (`Query.access`), from the `access` projection. */
   readonly accessAt: (options: { at?: Date; account?: string }) => Promise<AccessReport>;
+  /**
+   * The workflow engine's commands and its database, for the workflow fields; undefined when
+   * the gateway runs without one.
+   */
+  readonly workflows: { readonly engine: EngineDeps } | undefined;
   /** The directory, with this request's entry budget; undefined without one. */
   readonly directory: DirectoryClient | undefined;
   /** Batched, cached lookups for this request; undefined without a directory. */

@@ -14,6 +14,7 @@ import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
+import type { EngineDeps } from "../workflow/index.ts";
 import type { DirectoryWrite, GatewayContext } from "./context.ts";
 import {
   codedError,
@@ -57,6 +58,8 @@ export interface GraphqlPluginOptions {
    * links the change to it). If it throws, the write is not made and the mutation fails.
    */
   readonly beforeWrite?: (write: DirectoryWrite) => Promise<void>;
+  /** The workflow engine the workflow fields command; without it they answer 503's code. */
+  readonly workflows?: EngineDeps;
   /** A gateway built beforehand (`buildGateway`); built from `config` when left out. */
   readonly gateway?: Gateway;
   /** The route. Default `/graphql`. */
@@ -208,6 +211,7 @@ async function contextFor(
     requestId: request.id,
     viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
     accessAt: (at) => accessAt(options.pool, at),
+    workflows: options.workflows && { engine: options.workflows },
     directory,
     loaders:
       directory === undefined

@@ -14,6 +14,7 @@ import { FIELD_DIRECTIVES, NOTHING, type Step } from "./directives/index.ts";
 import { isEntry } from "./entry.ts";
 import { GatewaySchemaError } from "./errors.ts";
 import { accessField, viewerField } from "./viewer.ts";
+import { attachWorkflowResolvers } from "./workflows.ts";
 
 /**
  * Gives every field that carries directives its resolver: the directives' steps, run left to
@@ -56,6 +57,7 @@ export function attachResolvers(environment: DirectiveEnvironment): void {
   }
   const access = query?.getFields().access;
   if (access !== undefined) access.resolve = accessField;
+  attachWorkflowResolvers(schema);
 }
 
 function rootAccess(schema: GraphQLSchema, type: GraphQLObjectType): "read" | "write" | undefined {

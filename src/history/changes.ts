@@ -47,6 +47,8 @@ export interface ChangeFilter {
   readonly from?: Date;
   /** `occurred_at` before this. */
   readonly to?: Date;
+  /** Caused by an event of this stream (a workflow instance's steps: its stream). */
+  readonly causeStream?: string;
 }
 
 /**
@@ -102,6 +104,11 @@ function where(filter: ChangeFilter, params: unknown[]): string[] {
   }
   if (filter.from !== undefined) conditions.push(`c.occurred_at >= ${bind(filter.from)}`);
   if (filter.to !== undefined) conditions.push(`c.occurred_at < ${bind(filter.to)}`);
+  if (filter.causeStream !== undefined) {
+    conditions.push(
+      `c.causation_id IN (SELECT s.id::text FROM events AS s WHERE s.stream_id = ${bind(filter.causeStream)})`,
+    );
+  }
   return conditions;
 }
 

@@ -48,12 +48,17 @@ export function isAssignee(actor: Actor, assignees: readonly string[]): boolean 
  * to operators and auditors. Anyone else is told it does not exist (`WF_NOT_FOUND`).
  */
 export function maySeeInstance(actor: Actor, state: InstanceState): boolean {
-  if (actor.access.some((fn) => SEES_ALL.has(fn))) return true;
+  if (seesAll(actor)) return true;
   if (state.startedBy.accountId === actor.accountId) return true;
   for (const call of state.calls.values()) {
     if (call.kind === "dialog" && isAssignee(actor, call.assignees)) return true;
   }
   return false;
+}
+
+/** Operators and auditors see every instance. */
+export function seesAll(actor: Actor): boolean {
+  return actor.access.some((fn) => SEES_ALL.has(fn));
 }
 
 export function isOperator(actor: Actor): boolean {

@@ -39,7 +39,7 @@ export {
   WorkflowRefusal,
 } from "./errors.ts";
 export type { Actor } from "./access.ts";
-export { OPERATOR, isAssignee, maySeeDefinition, maySeeInstance } from "./access.ts";
+export { OPERATOR, isAssignee, maySeeDefinition, maySeeInstance, seesAll } from "./access.ts";
 export { deployDefinitions, prepareDefinitions, type PreparedDefinition } from "./deploy.ts";
 export { Definitions, type DeployedDefinition } from "./definitions.ts";
 export {
@@ -69,5 +69,12 @@ export {
   type InstanceState,
   type InstanceStatus,
 } from "../../projections/workflows/index.ts";
-export { definitionInventory, inboxOf, instanceAt } from "./queries.ts";
+export {
+  childrenOf,
+  definitionInventory,
+  inboxOf,
+  instanceAt,
+  listInstances,
+  type InstanceFilter,
+} from "./queries.ts";
 export { workflowsForChangeEvent } from "./change-events.ts";

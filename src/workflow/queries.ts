@@ -3,11 +3,13 @@ import {
   WORKFLOW_INSTANCES,
   canonicalPrincipal,
   foldInstance,
+  stateFromJson,
   type DialogRow,
   type InstanceState,
+  type InstanceStatus,
 } from "../../projections/workflows/index.ts";
 import type { Queryable } from "../db/index.ts";
-import type { Actor } from "./access.ts";
+import { seesAll, type Actor } from "./access.ts";
 import { instanceEvents } from "./advance.ts";
 
 /**
@@ -23,20 +25,101 @@ export async function instanceAt(
   return foldInstance(events.filter((event) => event.occurredAt.getTime() <= at.getTime()));
 }
 
-/** The pending dialogs `actor` is an assignee of, the oldest first (from the `workflows` projection). */
-export async function inboxOf(db: Queryable, actor: Actor, limit = 100): Promise<DialogRow[]> {
-  const mine = [
+/** What `actor` is an assignee as: its account and its principals, canonical. */
+function assigneeKeys(actor: Actor): string[] {
+  return [
     actor.accountId,
     `account:${actor.accountId}`,
     ...actor.principals.map(canonicalPrincipal),
     ...(actor.dn ? [canonicalPrincipal(actor.dn)] : []),
   ];
+}
+
+/**
+ * The pending dialogs `actor` is an assignee of, the oldest first (from the `workflows`
+ * projection); `after`: the id of the last dialog of the page before.
+ */
+export async function inboxOf(
+  db: Queryable,
+  actor: Actor,
+  limit = 100,
+  after?: string,
+): Promise<DialogRow[]> {
+  const params: unknown[] = [assigneeKeys(actor), limit];
+  const from =
+    after === undefined
+      ? ""
+      : `AND (d.opened_at, d.dialog_id) > (SELECT a.opened_at, a.dialog_id FROM ${DIALOGS} AS a WHERE a.dialog_id = $${params.push(after)})`;
   const result = await db.query<DialogRow>(
-    `SELECT * FROM ${DIALOGS} AS d WHERE d.state = 'pending' AND d.assignees && $1::text[]
+    `SELECT * FROM ${DIALOGS} AS d WHERE d.state = 'pending' AND d.assignees && $1::text[] ${from}
       ORDER BY d.opened_at, d.dialog_id LIMIT $2`,
-    [mine, limit],
+    params,
   );
   return result.rows;
+}
+
+/** Which instances: every condition given must hold. */
+export interface InstanceFilter {
+  readonly status?: InstanceStatus;
+  /** The definition's name. */
+  readonly definition?: string;
+  /** The starting account's id or name. */
+  readonly startedBy?: string;
+  /** Started at or after. */
+  readonly since?: Date;
+}
+
+/**
+ * The instances `actor` may see (see `maySeeInstance`) that match `filter`, the most recently
+ * started first, from the `workflows` projection; `after`: the id of the last instance of the
+ * page before. `more` tells whether another page follows.
+ */
+export async function listInstances(
+  db: Queryable,
+  actor: Actor,
+  filter: InstanceFilter,
+  page: { readonly first: number; readonly after?: string },
+): Promise<{ readonly instances: InstanceState[]; readonly more: boolean }> {
+  const params: unknown[] = [];
+  const bind = (value: unknown) => `$${params.push(value)}`;
+  const conditions: string[] = [];
+  if (!seesAll(actor)) {
+    conditions.push(
+      `(i.started_by_id = ${bind(actor.accountId)} OR i.instance_id IN
+         (SELECT d.instance_id FROM ${DIALOGS} AS d WHERE d.assignees && ${bind(assigneeKeys(actor))}::text[]))`,
+    );
+  }
+  if (filter.status !== undefined) conditions.push(`i.status = ${bind(filter.status)}`);
+  if (filter.definition !== undefined) conditions.push(`i.definition = ${bind(filter.definition)}`);
+  if (filter.startedBy !== undefined) {
+    const who = bind(filter.startedBy);
+    conditions.push(`(i.started_by_id = ${who} OR i.started_by = ${who})`);
+  }
+  if (filter.since !== undefined) conditions.push(`i.started_at >= ${bind(filter.since)}`);
+  if (page.after !== undefined) {
+    conditions.push(
+      `(i.started_at, i.instance_id) < (SELECT a.started_at, a.instance_id FROM ${WORKFLOW_INSTANCES} AS a
+         WHERE a.instance_id = ${bind(page.after)}::uuid)`,
+    );
+  }
+  const result = await db.query<{ state: unknown }>(
+    `SELECT i.state FROM ${WORKFLOW_INSTANCES} AS i
+      ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}
+      ORDER BY i.started_at DESC, i.instance_id DESC LIMIT ${bind(page.first + 1)}`,
+    params,
+  );
+  const instances = result.rows.slice(0, page.first).map((row) => stateFromJson(row.state));
+  return { instances, more: result.rows.length > page.first };
+}
+
+/** The children an instance started, in the order it started them (from the projection). */
+export async function childrenOf(db: Queryable, instanceId: string): Promise<string[]> {
+  const result = await db.query<{ instance_id: string }>(
+    `SELECT i.instance_id FROM ${WORKFLOW_INSTANCES} AS i WHERE i.parent_id = $1
+      ORDER BY i.started_at, i.instance_id`,
+    [instanceId],
+  );
+  return result.rows.map((row) => row.instance_id);
 }
 
 /** A deployed definition version, and how many of its instances are not over. */

@@ -56,6 +56,11 @@ export const WORKFLOW_CODES = {
     meaning: "A child workflow ended without a result (cancelled).",
     graphql: "WF_CHILD_FAILED",
   },
+  ANNAL_WORKFLOWS_UNAVAILABLE: {
+    status: 503,
+    meaning: "The action needs the workflow engine, and this gateway was built without one.",
+    hint: "start annal with its API (annal start), which runs the engine's commands",
+  },
   WF_NOT_FOUND: {
     status: 404,
     meaning:

@@ -1,0 +1,61 @@
+import type { AnnalConfig } from "../config/index.ts";
+import type { Pool } from "../db/index.ts";
+import type { Jobs } from "../jobs/index.ts";
+import type { Logger } from "../logger.ts";
+import type { EventStore } from "../store/index.ts";
+import type { BindingSources, Definitions, EngineDeps } from "../workflow/index.ts";
+import type { RunningDirectory } from "./directory.ts";
+
+/**
+ * The workflow engine's dependencies, made once per process and shared by every part that
+ * drives it: the engine's workers, hooks providers that start workflows or answer their
+ * requests (`context.workflows`), and the GraphQL commands.
+ */
+export function engineDeps(options: {
+  readonly config: AnnalConfig;
+  readonly pool: Pool;
+  readonly store: EventStore;
+  readonly jobs: Jobs;
+  readonly definitions: Definitions;
+  readonly directory: RunningDirectory;
+  readonly log: Logger;
+}): EngineDeps {
+  const { config, pool, store, jobs, definitions, log } = options;
+  return {
+    pool,
+    store,
+    jobs,
+    definitions,
+    bindings: bindingSources(options),
+    log,
+    ...(config.workflows ? { stepsPerAdvance: config.workflows.stepsPerAdvance } : {}),
+  };
+}
+
+/** What the engine makes workflows' bindings from: the directory and the REST backends. */
+function bindingSources(options: {
+  readonly config: AnnalConfig;
+  readonly pool: Pool;
+  readonly directory: RunningDirectory;
+  readonly log: Logger;
+}): BindingSources {
+  const { config, directory, pool, log } = options;
+  return {
+    pool,
+    log,
+    ...(directory.client && config.directory
+      ? {
+          directory: {
+            client: directory.client,
+            base: config.directory.base,
+            boundAs: config.directory.bindDN,
+          },
+        }
+      : {}),
+    rest: config.graphql.rest.map((backend) => ({
+      name: backend.name,
+      base: backend.base,
+      headers: backend.headers,
+    })),
+  };
+}
