@@ -8,6 +8,7 @@ import { hooksBenchmark } from "./hooks.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
+import { workflowApiBenchmark } from "./workflow-api.ts";
 import { workflowsBenchmark } from "./workflows.ts";
 
 const suites: Record<string, () => Promise<void>> = {
@@ -17,6 +18,7 @@ const suites: Record<string, () => Promise<void>> = {
   hooks: hooksBenchmark,
   rest: restBenchmark,
   workflows: workflowsBenchmark,
+  "workflow-api": workflowApiBenchmark,
   auth: authBenchmark,
 };
 
