@@ -8,6 +8,7 @@ import { hooksBenchmark } from "./hooks.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
+import { testingBenchmark } from "./testing.ts";
 import { workflowApiBenchmark } from "./workflow-api.ts";
 import { workflowsBenchmark } from "./workflows.ts";
 
@@ -19,6 +20,7 @@ const suites: Record<string, () => Promise<void>> = {
   rest: restBenchmark,
   workflows: workflowsBenchmark,
   "workflow-api": workflowApiBenchmark,
+  testing: testingBenchmark,
   auth: authBenchmark,
 };
 

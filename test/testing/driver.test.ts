@@ -82,17 +82,15 @@ t.test("a workflow runs to its result with fixtures, dialogs and a child", async
   t.same(done.result, { doc: "spec", size: 40, copy: "archived spec" });
 });
 
-t.test("a 30-day deadline passes in well under a second", async (t) => {
+// How long passing the 30 days takes is measured by `npm run bench -- testing`, not here.
+t.test("a 30-day deadline passes on the test database's clock", async (t) => {
   const wt = await workflowTest({ workflows: [review, archive], accounts, fixtures: [docs] });
   t.teardown(() => wt.close());
   const flow = await wt.start({ doc: "slow" }, { as: "rita" });
   await flow.waitFor("WAITING");
-  const started = performance.now();
   await wt.advanceClock("30d");
   const done = await flow.waitFor("COMPLETED");
-  const ms = performance.now() - started;
   t.same(done.result, { doc: "slow", size: 40, expired: true });
-  t.ok(ms < 1000, `30 days passed in ${Math.round(ms)} ms`);
 });
 
 t.test("every failure is a WorkflowTestError with the spec's code", async (t) => {
