@@ -121,3 +121,110 @@ async function storedByKey(
   );
   return new Map(found.rows.map((row) => [row.idempotency_key!, toRecordedEvent(row)]));
 }
+
+/**
+ * How `appendInOneStatement` tells the expected version to SQL: its kind, and the number for
+ * `"number"`.
+ */
+function expectedParams(expected: ExpectedVersion): [string, number] {
+  return typeof expected === "number" ? ["number", expected] : [expected, 0];
+}
+
+/** Whether version `v` (an SQL expression) is what the appender expected ($8 kind, $9 number). */
+const EXPECTED_HOLDS = (v: string) =>
+  `($8::text = 'any' OR ($8::text = 'no_stream' AND ${v} = 0) OR ($8::text = 'exists' AND ${v} > 0)
+    OR ($8::text = 'number' AND ${v} = $9::bigint))`;
+
+/**
+ * An append that is its own transaction, in one statement and so one round trip: the stream's
+ * row is locked by its upsert, which checks the expected version against the row as locked
+ * (the latest committed, not the statement's snapshot) and moves it on by the events not
+ * already stored under their idempotency keys; the events are inserted at the versions that
+ * follow; the commit is the statement's own.
+ *
+ * Returns undefined, having written nothing, when the statement cannot decide alone: the
+ * expected version does not hold on the locked row, or needs a stream its snapshot did not see.
+ * The transaction path (`appendInTransaction`) then decides exactly, and throws what it must.
+ * A key stored by a concurrent append after the snapshot stops the insert with a unique
+ * violation, which the caller answers the same way.
+ */
+export async function appendInOneStatement(
+  db: Queryable,
+  streamId: string,
+  events: readonly NewEvent[],
+  expectedVersion: ExpectedVersion,
+): Promise<AppendResult | undefined> {
+  const [kind, number] = expectedParams(expectedVersion);
+  const result = await db.query<EventRow & { after_version: number | null; origin: string }>({
+    // Prepared once per connection: planning this statement costs more than running it.
+    name: "annal-append-in-one-statement",
+    text: `WITH input AS (
+       SELECT e.* FROM unnest($2::uuid[], $3::text[], $4::jsonb[], $5::jsonb[], $6::text[], $7::timestamptz[])
+              WITH ORDINALITY AS e(id, type, data, metadata, key, occurred_at, ordinal)
+     ), known AS (
+       SELECT k.* FROM events AS k WHERE k.idempotency_key = ANY($6::text[])
+     ), fresh AS (
+       SELECT i.*, row_number() OVER (ORDER BY i.ordinal) AS n FROM input AS i
+        WHERE i.key IS NULL OR NOT EXISTS (SELECT 1 FROM known AS k WHERE k.idempotency_key = i.key)
+     ), counted AS (
+       SELECT count(*)::bigint AS fresh FROM fresh
+     ), stream AS (
+       INSERT INTO streams AS s (stream_id, version)
+       SELECT $1, c.fresh FROM counted AS c
+        WHERE ${EXPECTED_HOLDS("0")} OR EXISTS (SELECT 1 FROM streams AS o WHERE o.stream_id = $1)
+       ON CONFLICT (stream_id) DO UPDATE
+          SET version = s.version + (SELECT c.fresh FROM counted AS c), updated_at = now()
+        WHERE (SELECT c.fresh FROM counted AS c) = 0 OR ${EXPECTED_HOLDS("s.version")}
+       RETURNING s.version
+     ), inserted AS (
+       INSERT INTO events (id, stream_id, stream_version, type, data, metadata, idempotency_key, occurred_at)
+       SELECT f.id, $1, st.version - c.fresh + f.n, f.type, f.data, f.metadata, f.key,
+              coalesce(f.occurred_at, statement_timestamp())
+         FROM fresh AS f, stream AS st, counted AS c
+       RETURNING *
+     ), notified AS (
+       SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM inserted)
+     ), recorded AS (
+       SELECT 'inserted' AS origin, ${eventColumns("inserted")} FROM inserted
+       UNION ALL
+       SELECT 'known' AS origin, ${eventColumns("known")} FROM known
+     )
+     SELECT st.version AS after_version, r.*
+       FROM (SELECT 1) AS one
+       LEFT JOIN stream AS st ON true
+       LEFT JOIN recorded AS r ON true
+       LEFT JOIN notified ON true`,
+    values: [
+      streamId,
+      events.map((e) => e.id ?? randomUUID()),
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data ?? null)),
+      events.map((e) => JSON.stringify(e.metadata ?? {})),
+      events.map((e) => e.idempotencyKey ?? null),
+      events.map((e) => e.occurredAt?.toISOString() ?? null),
+      kind,
+      number,
+    ],
+  });
+  const version = result.rows[0]?.after_version;
+  if (version === null || version === undefined) return undefined;
+  const inserted = result.rows
+    .filter((row) => row.origin === "inserted")
+    .sort((a, b) => a.stream_version - b.stream_version)
+    .map((row) => toRecordedEvent(row));
+  const known = new Map(
+    result.rows
+      .filter((row) => row.origin === "known")
+      .map((row) => [row.idempotency_key!, toRecordedEvent(row)]),
+  );
+  let next = 0;
+  return {
+    version: Number(version),
+    events: events.map((e) =>
+      e.idempotencyKey !== undefined && known.has(e.idempotencyKey)
+        ? known.get(e.idempotencyKey)!
+        : inserted[next++]!,
+    ),
+    appended: inserted.length,
+  };
+}

@@ -1,6 +1,7 @@
 import { withTransaction, type Pool, type Queryable } from "../db/index.ts";
 import { eventsAppended } from "../metrics.ts";
-import { appendInTransaction, type AppendResult } from "./append.ts";
+import { pausePointArmed } from "../pause-points.ts";
+import { appendInOneStatement, appendInTransaction, type AppendResult } from "./append.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { loadEpoch } from "./epoch.ts";
 import { readAll, readHead, readStream } from "./read.ts";
@@ -72,15 +73,21 @@ export class EventStore {
     events: readonly NewEvent[],
     expected: ExpectedVersion,
   ): Promise<AppendResult> {
-    const attempt = () =>
+    const inTransaction = () =>
       withTransaction(this.pool, (tx) => appendInTransaction(tx, streamId, events, expected));
+    // One statement, one round trip. The transaction path decides what it cannot (see
+    // appendInOneStatement), and stands at the store's pause point when a test armed it.
+    const oneStatement = async () =>
+      events.length > 0 && !pausePointArmed("store.append.afterInsert", streamId)
+        ? await appendInOneStatement(this.pool, streamId, events, expected)
+        : undefined;
     try {
-      return await attempt();
+      return (await oneStatement()) ?? (await inTransaction());
     } catch (error) {
-      // Two appends of the same idempotency key to different streams can race past the
-      // lookup; the unique index stops the second. Once the first has committed, a retry
-      // finds its key and returns the stored event.
-      if (isIdempotencyKeyViolation(error)) return attempt();
+      // Two appends of the same idempotency key can race past the lookup; the unique index
+      // stops the second. Once the first has committed, the transaction path finds its key
+      // and returns the stored event.
+      if (isIdempotencyKeyViolation(error)) return inTransaction();
       throw error;
     }
   }
