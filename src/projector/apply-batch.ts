@@ -22,11 +22,46 @@ export const PROJECTION_CHANNEL = "annal_projection";
  * (they committed before it, so they are readable), and an event already applied that way is
  * skipped when the global read reaches it.
  */
+/**
+ * Each stream's last applied version, kept in memory by a replay into a new schema (which
+ * starts with an empty `_streams` and is the only writer to it): `applyBatch` then neither
+ * reads nor writes `_streams` for every batch, and `flushStreamVersions` writes them once.
+ */
+export interface StreamVersions {
+  readonly versions: Map<string, number>;
+  /** Streams whose version changed since the last flush. */
+  readonly dirty: Set<string>;
+}
+
+export function streamVersions(): StreamVersions {
+  return { versions: new Map(), dirty: new Set() };
+}
+
+/** Writes the versions a replay kept in memory to the schema's `_streams`. */
+export async function flushStreamVersions(
+  tx: PoolClient,
+  schema: string,
+  streams: StreamVersions,
+): Promise<void> {
+  const touched = [...streams.dirty];
+  for (let start = 0; start < touched.length; start += 10_000) {
+    const chunk = touched.slice(start, start + 10_000);
+    await tx.query(
+      `INSERT INTO ${tableIn(schema)("_streams")} (stream_id, version)
+       SELECT * FROM unnest($1::text[], $2::bigint[])
+       ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`,
+      [chunk, chunk.map((id) => streams.versions.get(id))],
+    );
+  }
+  streams.dirty.clear();
+}
+
 export async function applyBatch(
   tx: PoolClient,
   projection: AnyProjection,
   schema: string,
   batchSize: number,
+  memory?: StreamVersions,
 ): Promise<number> {
   const checkpoint = await readCheckpoint(tx, schema);
   if (!checkpoint) throw new Error(`projection schema ${schema} is missing`);
@@ -35,12 +70,17 @@ export async function applyBatch(
   if (!last) return 0;
 
   const table = tableIn(schema);
-  const streamIds = [...new Set(events.map((e) => e.streamId))];
-  const known = await tx.query<{ stream_id: string; version: number }>(
-    `SELECT stream_id, version FROM ${table("_streams")} WHERE stream_id = ANY($1::text[])`,
-    [streamIds],
-  );
-  const applied = new Map(known.rows.map((r) => [r.stream_id, r.version]));
+  let applied: Map<string, number>;
+  if (memory) {
+    applied = memory.versions;
+  } else {
+    const streamIds = [...new Set(events.map((e) => e.streamId))];
+    const known = await tx.query<{ stream_id: string; version: number }>(
+      `SELECT stream_id, version FROM ${table("_streams")} WHERE stream_id = ANY($1::text[])`,
+      [streamIds],
+    );
+    applied = new Map(known.rows.map((r) => [r.stream_id, r.version]));
+  }
   const ordered: RecordedEvent[] = [];
   for (const event of events) {
     const before = applied.get(event.streamId) ?? 0;
@@ -65,7 +105,9 @@ export async function applyBatch(
   if (relevant.length > 0) await projection.apply(relevant, { tx, table });
 
   const touched = [...new Set(ordered.map((e) => e.streamId))];
-  if (touched.length > 0) {
+  if (memory) {
+    for (const id of touched) memory.dirty.add(id);
+  } else if (touched.length > 0) {
     await tx.query(
       `INSERT INTO ${table("_streams")} (stream_id, version)
        SELECT * FROM unnest($1::text[], $2::bigint[])

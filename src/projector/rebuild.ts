@@ -1,7 +1,7 @@
 import { withTransaction, type Pool } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { START, countAfter } from "../store/index.ts";
-import { applyBatch, lockProjection } from "./apply-batch.ts";
+import { applyBatch, flushStreamVersions, lockProjection, streamVersions } from "./apply-batch.ts";
 import { createProjectionSchema, quoteIdentifier, schemaExists, schemaNames } from "./schema.ts";
 import type { AnyProjection } from "./types.ts";
 
@@ -46,10 +46,14 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
     const total = await countAfter(pool, START);
     let done = 0;
     options.onProgress?.(done, total);
+    // The shadow is new and only this rebuild writes it: its streams' versions stay in
+    // memory and are written once, before the swap. A rebuild that dies leaves a shadow the
+    // next one drops.
+    const streams = streamVersions();
     for (;;) {
       const applied = await withTransaction(pool, async (tx) => {
         await lockProjection(tx, names.shadow);
-        return applyBatch(tx, projection, names.shadow, batchSize);
+        return applyBatch(tx, projection, names.shadow, batchSize, streams);
       });
       done += applied;
       options.onProgress?.(done, Math.max(total, done));
@@ -62,9 +66,10 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
       await lockProjection(tx, names.live);
       let applied: number;
       do {
-        applied = await applyBatch(tx, projection, names.shadow, batchSize);
+        applied = await applyBatch(tx, projection, names.shadow, batchSize, streams);
         done += applied;
       } while (applied === batchSize);
+      await flushStreamVersions(tx, names.shadow, streams);
       if (await schemaExists(tx, names.live)) {
         await tx.query(
           `ALTER SCHEMA ${quoteIdentifier(names.live)} RENAME TO ${quoteIdentifier(names.old)}`,

@@ -70,6 +70,16 @@ t.test(
     await waitForProjection(pool, "tally", positionOf(log.events.at(-1)!));
     await waitForProjection(pool, "tally", positionOf(second.events[0]!));
     t.same((await tallyRows(pool))[0].versions, [1, 2], "applied as version 1, then 2, once each");
+
+    // A replay keeps the streams' versions in memory and writes them once before its swap:
+    // the same tables, and the live projector goes on from the versions it wrote.
+    await replayProjection({ pool, projection: tallyProjection(), batchSize: 1 });
+    t.same((await tallyRows(pool))[0].versions, [1, 2], "the replay applied them in stream order");
+    const third = await store.appendToStream("s", [{ type: "Tick", data: { v: 3 } }], {
+      expectedVersion: 2,
+    });
+    await waitForProjection(pool, "tally", positionOf(third.events[0]!));
+    t.same((await tallyRows(pool))[0].versions, [1, 2, 3], "and the projector went on after it");
   },
 );
 
