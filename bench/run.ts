@@ -8,6 +8,7 @@ import { hooksBenchmark } from "./hooks.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
+import { webBenchmark } from "./web.ts";
 import { workflowApiBenchmark } from "./workflow-api.ts";
 import { workflowsBenchmark } from "./workflows.ts";
 
@@ -20,6 +21,7 @@ const suites: Record<string, () => Promise<void>> = {
   workflows: workflowsBenchmark,
   "workflow-api": workflowApiBenchmark,
   auth: authBenchmark,
+  web: webBenchmark,
 };
 
 const chosen = process.argv.slice(2);

@@ -146,7 +146,11 @@ dir = "${REPO}/ops/demo/hooks"
     const problems: string[] = [];
     page.on("pageerror", (error) => problems.push(`page: ${error.message}`));
     page.on("console", (message) => {
-      if (message.type() === "error") problems.push(`console: ${message.text()}`);
+      // Chromium asks every origin for /favicon.ico (the demo provider has none): not ours.
+      const where = message.location().url;
+      if (message.type() === "error" && !where.endsWith("/favicon.ico")) {
+        problems.push(`console: ${message.text()} (${where})`);
+      }
     });
     page.on("response", (response) => {
       if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);

@@ -2,7 +2,7 @@ import { ApiError, query, rest } from "../api.ts";
 import { actorView, causeView } from "../cause.ts";
 import { announce, errorBox, fill, h, link, time } from "../dom.ts";
 import type { PageContext } from "../router.ts";
-import type { ChangeNode, ChangePage } from "../types.ts";
+import { segmentOfType, type ChangeNode, type ChangePage } from "../types.ts";
 import {
   attributesOfNode,
   diffAttributes,
@@ -175,6 +175,7 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
       ),
     ),
   }));
+  const groups = await segmentOfType("group");
   for (const change of joined) {
     items.push({
       at: change.occurredAt,
@@ -182,7 +183,7 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
         "li",
         { class: "change membership", "data-change": change.changeId },
         h("div", { class: "when" }, time(change.occurredAt)),
-        h("div", { class: "what" }, h("strong", null, "added to group "), change.id ? link(`/app/directory/groups/${change.entryUUID}`, change.dn) : change.dn),
+        h("div", { class: "what" }, h("strong", null, "added to group "), groups ? link(`/app/directory/${groups}/${change.entryUUID}/history`, change.dn) : change.dn),
         h("div", { class: "who" }, "by ", actorView(change.actor)),
         h("div", { class: "why" }, "why: ", causeView(change.cause)),
       ),

@@ -51,7 +51,7 @@ async function statusSection(holder: HTMLElement): Promise<void> {
       ? h("dl", { class: "data", id: "capture" },
           h("dt", null, "Capture source"), h("dd", null, capture.source),
           h("dt", null, "Checkpoint"), h("dd", null, capture.checkpoint ?? "—"),
-          h("dt", null, "Last successful pass"), h("dd", null, time(capture.lastSuccessAt), capture.lagSeconds === null ? "" : ` (${capture.lagSeconds} s ago)`),
+          h("dt", null, "Last successful pass"), h("dd", null, time(capture.lastSuccessAt), capture.lagSeconds === null ? "" : ` (${Math.round(capture.lagSeconds)} s ago)`),
           h("dt", null, "Failed passes in a row"), h("dd", null, capture.consecutiveFailures),
           h("dt", null, "Last error"), h("dd", null, capture.lastError ? [`${capture.lastError.code}: ${capture.lastError.message} at `, time(capture.lastError.at)] : "none"),
           h("dt", null, "Changes not recorded"), h("dd", null, capture.changesNotRecorded))
