@@ -48,14 +48,23 @@ export async function webBenchmark(): Promise<void> {
     `[directory]\nurl = "ldap://127.0.0.1:1"\nbindDN = "cn=admin,dc=example,dc=org"\npassword = "\${P}"\nbase = "dc=example,dc=org"\n[[directory.types]]\nname = "user"\nbase = "${PEOPLE}"\n`,
     { path: "bench.toml", env: { P: "x" } },
   );
-  const projector = await Projector.start({ pool, projections: allProjections, log, pollInterval: 50 });
+  const projector = await Projector.start({
+    pool,
+    projections: allProjections,
+    log,
+    pollInterval: 50,
+  });
   const server = createServer({ config, pool, projectorStatus: () => projector.status(), log });
   const profile = await mkdtemp(path.join(tmpdir(), "annal-bench-chromium-"));
   try {
     const store = await EventStore.open(pool);
     const authentication = createAuthentication({ pool });
-    await server.register(restPlugin({ pool, epoch: store.epoch, schema, config, log, authentication }));
-    await server.register(graphqlPlugin({ pool, authentication, directory: undefined, config, log }));
+    await server.register(
+      restPlugin({ pool, epoch: store.epoch, schema, config, log, authentication }),
+    );
+    await server.register(
+      graphqlPlugin({ pool, authentication, directory: undefined, config, log }),
+    );
     await server.register(webPlugin({ authentication }));
     const base = await server.listen({ host: "127.0.0.1", port: 0 });
     const { token } = await createToken(pool, store, { name: "bench", access: ["read"] });
@@ -68,14 +77,23 @@ export async function webBenchmark(): Promise<void> {
       {
         dn: `uid=ada,${PEOPLE}`,
         type: "user",
-        attributes: { objectClass: ["inetOrgPerson"], uid: ["ada"], cn: ["Ada Lovelace"], sn: ["Lovelace"], title: ["v0"] },
+        attributes: {
+          objectClass: ["inetOrgPerson"],
+          uid: ["ada"],
+          cn: ["Ada Lovelace"],
+          sn: ["Lovelace"],
+          title: ["v0"],
+        },
       },
       { at: new Date(start) },
     );
     for (let i = 1; i < VERSIONS; i++) {
       await history.modify(
         uuid,
-        { title: [`v${i}`], ...(i % 3 === 0 ? { telephoneNumber: [`+1 555 ${String(i).padStart(4, "0")}`] } : {}) },
+        {
+          title: [`v${i}`],
+          ...(i % 3 === 0 ? { telephoneNumber: [`+1 555 ${String(i).padStart(4, "0")}`] } : {}),
+        },
         { at: new Date(start + i * 60_000) },
       );
     }
@@ -85,7 +103,8 @@ export async function webBenchmark(): Promise<void> {
     const fetchOnce = async () => {
       const response = await fetch(api, { headers: { authorization } });
       const body = (await response.json()) as { nodes: unknown[] };
-      if (body.nodes.length !== VERSIONS) throw new Error(`expected ${VERSIONS} changes, got ${body.nodes.length}`);
+      if (body.nodes.length !== VERSIONS)
+        throw new Error(`expected ${VERSIONS} changes, got ${body.nodes.length}`);
     };
 
     const context = await chromium.launchPersistentContext(profile, {
@@ -94,7 +113,14 @@ export async function webBenchmark(): Promise<void> {
       viewport: { width: 1280, height: 900 },
       // The page's own requests carry the token, as a signed-in browser's carry the cookie.
       extraHTTPHeaders: { authorization },
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     try {
       const page = context.pages()[0] ?? (await context.newPage());
@@ -117,7 +143,9 @@ export async function webBenchmark(): Promise<void> {
         pageMs.push(
           (await time(async () => {
             await page.goto(url);
-            await page.locator(`#timeline > li:nth-child(${VERSIONS})`).waitFor({ state: "attached" });
+            await page
+              .locator(`#timeline > li:nth-child(${VERSIONS})`)
+              .waitFor({ state: "attached" });
             await page.locator("#diff").waitFor();
           })) * 1000,
         );
@@ -146,7 +174,9 @@ rebuilt from the patches). ${RUNS} runs after ${WARMUP} to warm up. The target i
 
 Under 500 ms at p95: ${p95 < 500 ? "yes" : "no"}.`,
       );
-      process.stderr.write(`bench: web: history page p50 ${fmt(p50, 1)} ms, p95 ${fmt(p95, 1)} ms\n`);
+      process.stderr.write(
+        `bench: web: history page p50 ${fmt(p50, 1)} ms, p95 ${fmt(p95, 1)} ms\n`,
+      );
     } finally {
       await context.close();
     }

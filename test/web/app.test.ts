@@ -139,7 +139,14 @@ dir = "${REPO}/ops/demo/hooks"
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1280, height: 860 },
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     t.teardown(() => context.close());
     const page = context.pages()[0] ?? (await context.newPage());
@@ -205,12 +212,21 @@ dir = "${REPO}/ops/demo/hooks"
     await page.locator("#timeline").waitFor();
     t.equal(await page.locator("#timeline > li.change").count(), 2);
     const diff = page.locator("#diff");
-    t.match(await diff.locator("tr.changed", { hasText: "title" }).textContent(), /Analyst.*Senior Analyst/);
-    t.match(await diff.locator("tr.added", { hasText: "telephoneNumber" }).textContent(), /\+44 20 7946 0123/);
+    t.match(
+      await diff.locator("tr.changed", { hasText: "title" }).textContent(),
+      /Analyst.*Senior Analyst/,
+    );
+    t.match(
+      await diff.locator("tr.added", { hasText: "telephoneNumber" }).textContent(),
+      /\+44 20 7946 0123/,
+    );
     await shot("4-entry-history");
 
     // An access request for Lena, answered by Priya from her inbox.
-    const { token } = await createToken(app.db.pool, app.store, { name: "requester", access: ["read"] });
+    const { token } = await createToken(app.db.pool, app.store, {
+      name: "requester",
+      access: ["read"],
+    });
     const requester = { authorization: `Bearer ${token}` };
     const started = await app.graphql(
       `mutation($p: JSON!) { startWorkflow(name: "access-request", parameters: $p) { id } }`,
@@ -247,7 +263,11 @@ dir = "${REPO}/ops/demo/hooks"
 
     await eventually(
       async () => {
-        const answer = await app.graphql(`query($id: ID!) { instance(id: $id) { state } }`, requester, { id: instanceId });
+        const answer = await app.graphql(
+          `query($id: ID!) { instance(id: $id) { state } }`,
+          requester,
+          { id: instanceId },
+        );
         return answer.body.data?.instance?.state === "COMPLETED" ? true : undefined;
       },
       { what: "the request to complete", timeout: 60_000 },
@@ -263,8 +283,14 @@ dir = "${REPO}/ops/demo/hooks"
       { what: "the membership in Lena's history", timeout: 60_000 },
     );
     const membership = page.locator("#timeline li.membership");
-    t.match(await membership.textContent(), /added to group cn=finance,ou=groups,dc=example,dc=org/);
-    t.match(await membership.locator(".cause.workflow").textContent(), /workflow access-request, step “add member”, approved by prossi/);
+    t.match(
+      await membership.textContent(),
+      /added to group cn=finance,ou=groups,dc=example,dc=org/,
+    );
+    t.match(
+      await membership.locator(".cause.workflow").textContent(),
+      /workflow access-request, step “add member”, approved by prossi/,
+    );
     await shot("8-history-with-membership");
 
     // The instance behind it: its state, events and the change it made.
@@ -284,16 +310,29 @@ dir = "${REPO}/ops/demo/hooks"
     await shot("10-change-feed");
 
     // Failed work: a change event for a person the directory does not know, retried.
-    const body = JSON.stringify({ id: "hr-ghost", kind: "employee.updated", at: new Date().toISOString(), employee: { uid: "nobody", title: "Ghost" } });
+    const body = JSON.stringify({
+      id: "hr-ghost",
+      kind: "employee.updated",
+      at: new Date().toISOString(),
+      employee: { uid: "nobody", title: "Ghost" },
+    });
     const id = `msg_${process.pid}`;
     const timestamp = Math.floor(Date.now() / 1000);
     const delivered = await fetch(`${app.url}/-hooks/hr/employees`, {
       method: "POST",
-      headers: { "content-type": "application/json", "webhook-id": id, "webhook-timestamp": String(timestamp), "webhook-signature": signDelivery("demo-hr-secret", id, timestamp, body) },
+      headers: {
+        "content-type": "application/json",
+        "webhook-id": id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signDelivery("demo-hr-secret", id, timestamp, body),
+      },
       body,
     });
     t.equal(delivered.status, 202, "the change event is taken in");
-    const failing = await app.graphql(`mutation { startWorkflow(name: "sync-badge", parameters: {}) { id } }`, requester);
+    const failing = await app.graphql(
+      `mutation { startWorkflow(name: "sync-badge", parameters: {}) { id } }`,
+      requester,
+    );
     const erroredId: string = failing.body.data.startWorkflow.id;
 
     const row = page.locator("#failed-work tr", { hasText: "hr-ghost" });
@@ -304,26 +343,43 @@ dir = "${REPO}/ops/demo/hooks"
         const instance = page.locator(`tr[data-instance="${erroredId}"]`);
         return (await row.count()) > 0 && (await instance.count()) > 0 ? true : undefined;
       },
-      { what: "the failed change event and the errored instance on the operations page", timeout: 60_000 },
+      {
+        what: "the failed change event and the errored instance on the operations page",
+        timeout: 60_000,
+      },
     );
     t.match(await row.textContent(), /nobody/);
     t.match(await page.locator(`tr[data-instance="${erroredId}"]`).textContent(), /BADGE_REFUSED/);
     t.ok((await page.locator("#projections tbody tr").count()) > 0, "the projections' lag");
     await shot("11-operations");
     await row.getByRole("button", { name: "Retry" }).click();
-    const operator = await createToken(app.db.pool, app.store, { name: "ops", access: ["operator"] });
+    const operator = await createToken(app.db.pool, app.store, {
+      name: "ops",
+      access: ["operator"],
+    });
     await eventually(
       async () => {
-        const response = await fetch(`${app.url}/api/failed-work?state=all`, { headers: { authorization: `Bearer ${operator.token}` } });
-        const { items } = (await response.json()) as { items: { eventId: string; retries: number }[] };
+        const response = await fetch(`${app.url}/api/failed-work?state=all`, {
+          headers: { authorization: `Bearer ${operator.token}` },
+        });
+        const { items } = (await response.json()) as {
+          items: { eventId: string; retries: number }[];
+        };
         return items.find((item) => item.eventId === "hr-ghost" && item.retries >= 1);
       },
       { what: "the retry to be recorded" },
     );
-    await page.locator(`tr[data-instance="${erroredId}"]`).getByRole("button", { name: "Cancel" }).click();
+    await page
+      .locator(`tr[data-instance="${erroredId}"]`)
+      .getByRole("button", { name: "Cancel" })
+      .click();
     await eventually(
       async () => {
-        const answer = await app.graphql(`query($id: ID!) { instance(id: $id) { state } }`, requester, { id: erroredId });
+        const answer = await app.graphql(
+          `query($id: ID!) { instance(id: $id) { state } }`,
+          requester,
+          { id: erroredId },
+        );
         return answer.body.data?.instance?.state === "CANCELLED" ? true : undefined;
       },
       { what: "the errored instance to be cancelled" },

@@ -36,33 +36,68 @@ t.test("a patch leaves the state it was applied to as it was", async (t) => {
   t.same(after, { mail: ["a@example.org", "b@example.org"] });
 });
 
-t.test("an operation that does not fit the state is skipped, and a delete empties it", async (t) => {
-  t.same(applyPatch({ cn: ["x"] }, [{ op: "remove", path: "/title" }, { op: "test", path: "/cn", value: ["x"] }]), { cn: ["x"] });
-  t.same(versionsOf({ cn: ["x"] }, [{ changeId: "1", type: "delete", dn: "cn=x", occurredAt: "" }]), [{}]);
-});
+t.test(
+  "an operation that does not fit the state is skipped, and a delete empties it",
+  async (t) => {
+    t.same(
+      applyPatch({ cn: ["x"] }, [
+        { op: "remove", path: "/title" },
+        { op: "test", path: "/cn", value: ["x"] },
+      ]),
+      { cn: ["x"] },
+    );
+    t.same(
+      versionsOf({ cn: ["x"] }, [{ changeId: "1", type: "delete", dn: "cn=x", occurredAt: "" }]),
+      [{}],
+    );
+  },
+);
 
 t.test("a REST entry node reads as attributes of text values", async (t) => {
   t.same(
-    attributesOfNode({ id: "VXNlcjox", entryUUID: "u", dn: "uid=a", type: "User", cn: "A", employeeNumber: 7, mail: ["a@x", "b@x"], locked: false, title: null }),
+    attributesOfNode({
+      id: "VXNlcjox",
+      entryUUID: "u",
+      dn: "uid=a",
+      type: "User",
+      cn: "A",
+      employeeNumber: 7,
+      mail: ["a@x", "b@x"],
+      locked: false,
+      title: null,
+    }),
     { cn: ["A"], employeeNumber: ["7"], mail: ["a@x", "b@x"], locked: ["FALSE"] },
   );
 });
 
-t.test("the diff names what was added, removed and changed, values in any order being the same", async (t) => {
-  t.same(
-    diffAttributes({ cn: ["a", "b"], sn: ["x"], title: ["t"] }, { cn: ["b", "a"], mail: ["m"], title: ["u"] }),
-    [
-      { name: "cn", before: ["a", "b"], after: ["b", "a"], kind: "same" },
-      { name: "mail", before: [], after: ["m"], kind: "added" },
-      { name: "sn", before: ["x"], after: [], kind: "removed" },
-      { name: "title", before: ["t"], after: ["u"], kind: "changed" },
-    ],
-  );
-});
+t.test(
+  "the diff names what was added, removed and changed, values in any order being the same",
+  async (t) => {
+    t.same(
+      diffAttributes(
+        { cn: ["a", "b"], sn: ["x"], title: ["t"] },
+        { cn: ["b", "a"], mail: ["m"], title: ["u"] },
+      ),
+      [
+        { name: "cn", before: ["a", "b"], after: ["b", "a"], kind: "same" },
+        { name: "mail", before: [], after: ["m"], kind: "added" },
+        { name: "sn", before: ["x"], after: [], kind: "removed" },
+        { name: "title", before: ["t"], after: ["u"], kind: "changed" },
+      ],
+    );
+  },
+);
 
 t.test("a group's patch that adds a DN to member is a membership of that DN", async (t) => {
   const dn = "uid=lnovak,ou=people,dc=example,dc=org";
-  t.equal(membershipIn([{ op: "add", path: "/member/3", value: "UID=lnovak,ou=people,dc=example,dc=org" }], "member", dn), "added");
+  t.equal(
+    membershipIn(
+      [{ op: "add", path: "/member/3", value: "UID=lnovak,ou=people,dc=example,dc=org" }],
+      "member",
+      dn,
+    ),
+    "added",
+  );
   t.equal(membershipIn([{ op: "add", path: "/member", value: [dn] }], "member", dn), "added");
   t.equal(membershipIn([{ op: "add", path: "/owner/0", value: dn }], "member", dn), undefined);
 });

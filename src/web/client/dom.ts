@@ -53,7 +53,11 @@ export function time(iso: string | null | undefined): HTMLElement | string {
   if (!iso) return "—";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return h("time", { datetime: date.toISOString(), title: date.toISOString() }, FORMAT.format(date));
+  return h(
+    "time",
+    { datetime: date.toISOString(), title: date.toISOString() },
+    FORMAT.format(date),
+  );
 }
 
 /** A message for a screen reader's live region (results counts, saved answers). */

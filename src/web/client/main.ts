@@ -4,7 +4,13 @@ import { directorySearch, entryPage } from "./pages/directory.ts";
 import { feedPage } from "./pages/feed.ts";
 import { historyPage } from "./pages/history.ts";
 import { operationsPage } from "./pages/operations.ts";
-import { catalogPage, inboxPage, instancePage, instancesPage, startPage } from "./pages/workflows.ts";
+import {
+  catalogPage,
+  inboxPage,
+  instancePage,
+  instancesPage,
+  startPage,
+} from "./pages/workflows.ts";
 import { matchRoute, navigate, type Route } from "./router.ts";
 import { loadViewer, type Viewer } from "./viewer.ts";
 
@@ -43,7 +49,13 @@ function header(viewer: Viewer): HTMLElement[] {
     h(
       "nav",
       { "aria-label": "Main", id: "nav" },
-      h("ul", null, ...NAV.filter((item) => allowed(viewer, item.access)).map((item) => h("li", null, h("a", { href: item.href }, item.label)))),
+      h(
+        "ul",
+        null,
+        ...NAV.filter((item) => allowed(viewer, item.access)).map((item) =>
+          h("li", null, h("a", { href: item.href }, item.label)),
+        ),
+      ),
     ),
     h(
       "form",
@@ -77,12 +89,30 @@ async function render(viewer: Viewer): Promise<void> {
   const found = matchRoute(ROUTES, pathname);
   document.title = "annal";
   if (!found) {
-    fill(main, h("h1", null, "Not found"), h("p", null, "No page here. The navigation above lists what there is."));
+    fill(
+      main,
+      h("h1", null, "Not found"),
+      h("p", null, "No page here. The navigation above lists what there is."),
+    );
   } else if (!allowed(viewer, found.route.access)) {
-    fill(main, h("h1", null, "Not for you"), h("p", { role: "alert" }, `This page needs the access ${found.route.access!.join(" or ")}, which you do not hold.`));
+    fill(
+      main,
+      h("h1", null, "Not for you"),
+      h(
+        "p",
+        { role: "alert" },
+        `This page needs the access ${found.route.access!.join(" or ")}, which you do not hold.`,
+      ),
+    );
   } else {
     try {
-      await found.route.render({ params: found.params, query: new URLSearchParams(search), viewer, main, signal: leave.signal });
+      await found.route.render({
+        params: found.params,
+        query: new URLSearchParams(search),
+        viewer,
+        main,
+        signal: leave.signal,
+      });
     } catch (error) {
       main.append(errorBox(error));
     }
@@ -98,7 +128,16 @@ async function start(): Promise<void> {
   // Links inside the application are followed without reloading the page.
   document.addEventListener("click", (event) => {
     const a = (event.target as Element | null)?.closest?.("a");
-    if (!a || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || a.target) return;
+    if (
+      !a ||
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      a.target
+    )
+      return;
     const url = new URL(a.href, location.href);
     if (url.origin !== location.origin || !url.pathname.startsWith("/app")) return;
     event.preventDefault();

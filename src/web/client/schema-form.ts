@@ -55,7 +55,9 @@ function labelText(name: string, schema: JsonSchema, required: boolean): (string
 }
 
 function hintOf(id: string, schema: JsonSchema): HTMLElement | null {
-  return schema.description ? h("p", { class: "hint", id: `${id}-hint` }, schema.description) : null;
+  return schema.description
+    ? h("p", { class: "hint", id: `${id}-hint` }, schema.description)
+    : null;
 }
 
 /** One field for `schema` named `name`; returns its element and its value reader. */
@@ -87,12 +89,16 @@ function field(
       "select",
       { id, name, required, "aria-describedby": described },
       required ? null : h("option", { value: "" }, "—"),
-      ...schema.enum.map((option, index) =>
-        h("option", { value: String(index) }, String(option)),
-      ),
+      ...schema.enum.map((option, index) => h("option", { value: String(index) }, String(option))),
     );
     return {
-      element: h("div", { class: "field" }, h("label", { for: id }, ...labelText(name, schema, required)), select, hintOf(id, schema)),
+      element: h(
+        "div",
+        { class: "field" },
+        h("label", { for: id }, ...labelText(name, schema, required)),
+        select,
+        hintOf(id, schema),
+      ),
       value: () => (select.value === "" ? undefined : schema.enum![Number(select.value)]),
     };
   }
@@ -130,7 +136,13 @@ function field(
       "aria-describedby": described,
     });
     return {
-      element: h("div", { class: "field" }, h("label", { for: id }, ...labelText(name, schema, required)), input, hintOf(id, schema)),
+      element: h(
+        "div",
+        { class: "field" },
+        h("label", { for: id }, ...labelText(name, schema, required)),
+        input,
+        hintOf(id, schema),
+      ),
       value: () => (input.value === "" ? undefined : Number(input.value)),
     };
   }
@@ -164,14 +176,24 @@ function field(
           step: inputType === "datetime-local" ? 1 : null,
         });
     return {
-      element: h("div", { class: "field" }, h("label", { for: id }, ...labelText(name, schema, required)), input, hintOf(id, schema)),
+      element: h(
+        "div",
+        { class: "field" },
+        h("label", { for: id }, ...labelText(name, schema, required)),
+        input,
+        hintOf(id, schema),
+      ),
       value: () => {
         if (input.value === "") return undefined;
         return inputType === "datetime-local" ? new Date(input.value).toISOString() : input.value;
       },
     };
   }
-  if (type === "array" && schema.items && ["string", "integer", "number"].includes(typeOf(schema.items) ?? "")) {
+  if (
+    type === "array" &&
+    schema.items &&
+    ["string", "integer", "number"].includes(typeOf(schema.items) ?? "")
+  ) {
     const area = h("textarea", { id, name, rows: 3, required, "aria-describedby": `${id}-each` });
     const numeric = typeOf(schema.items) !== "string";
     return {
@@ -180,16 +202,31 @@ function field(
         { class: "field" },
         h("label", { for: id }, ...labelText(name, schema, required)),
         area,
-        h("p", { class: "hint", id: `${id}-each` }, schema.description ? `${schema.description} ` : "", "One value a line."),
+        h(
+          "p",
+          { class: "hint", id: `${id}-each` },
+          schema.description ? `${schema.description} ` : "",
+          "One value a line.",
+        ),
       ),
       value: () => {
-        const lines = area.value.split("\n").map((line) => line.trim()).filter(Boolean);
+        const lines = area.value
+          .split("\n")
+          .map((line) => line.trim())
+          .filter(Boolean);
         return numeric ? lines.map(Number) : lines;
       },
     };
   }
   // Anything else is written as JSON.
-  const area = h("textarea", { id, name, rows: 4, required, class: "code", "aria-describedby": `${id}-json` });
+  const area = h("textarea", {
+    id,
+    name,
+    rows: 4,
+    required,
+    class: "code",
+    "aria-describedby": `${id}-json`,
+  });
   if (schema.default !== undefined) area.value = JSON.stringify(schema.default, null, 2);
   return {
     element: h(
@@ -197,7 +234,12 @@ function field(
       { class: "field" },
       h("label", { for: id }, ...labelText(name, schema, required)),
       area,
-      h("p", { class: "hint", id: `${id}-json` }, schema.description ? `${schema.description} ` : "", "As JSON."),
+      h(
+        "p",
+        { class: "hint", id: `${id}-json` },
+        schema.description ? `${schema.description} ` : "",
+        "As JSON.",
+      ),
     ),
     value: () => {
       if (area.value.trim() === "") return undefined;

@@ -75,6 +75,7 @@ export async function segmentOfType(typeName: string | null): Promise<string | u
   if (!typeName) return undefined;
   const known = await entryTypes();
   const lower = typeName.toLowerCase();
-  return known.find((t) => t.segment === lower || t.segment === `${lower}s` || t.segment === `${lower}es`)
-    ?.segment;
+  return known.find(
+    (t) => t.segment === lower || t.segment === `${lower}s` || t.segment === `${lower}es`,
+  )?.segment;
 }

@@ -89,7 +89,17 @@ export async function directorySearch({ main, query: q }: PageContext): Promise<
         : h(
             "table",
             { class: "results" },
-            h("thead", null, h("tr", null, h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "DN"), h("th", { scope: "col" }, "Title or description"))),
+            h(
+              "thead",
+              null,
+              h(
+                "tr",
+                null,
+                h("th", { scope: "col" }, "Name"),
+                h("th", { scope: "col" }, "DN"),
+                h("th", { scope: "col" }, "Title or description"),
+              ),
+            ),
             h(
               "tbody",
               null,
@@ -113,12 +123,20 @@ export async function directorySearch({ main, query: q }: PageContext): Promise<
 
 /** Every value of an attribute as text. */
 const valuesOf = (value: unknown): string[] =>
-  value === null || value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)];
+  value === null || value === undefined
+    ? []
+    : Array.isArray(value)
+      ? value.map(String)
+      : [String(value)];
 
 export function photoOf(node: Record<string, unknown>, name: string): HTMLElement | null {
   const photo = first(node.jpegPhoto);
   if (!photo) return null;
-  return h("img", { class: "photo", src: `data:image/jpeg;base64,${photo}`, alt: `Photo of ${name}` });
+  return h("img", {
+    class: "photo",
+    src: `data:image/jpeg;base64,${photo}`,
+    alt: `Photo of ${name}`,
+  });
 }
 
 /** The attributes of an entry as a table; photos are shown above it, not as text. */
@@ -130,9 +148,18 @@ function attributeTable(node: Record<string, unknown>): HTMLElement {
     "table",
     { class: "attributes" },
     h("caption", { class: "visually-hidden" }, "Attributes"),
-    h("tbody", null, ...names.map((name) =>
-      h("tr", null, h("th", { scope: "row" }, name), h("td", null, ...valuesOf(node[name]).map((v) => h("div", { class: "value" }, v)))),
-    )),
+    h(
+      "tbody",
+      null,
+      ...names.map((name) =>
+        h(
+          "tr",
+          null,
+          h("th", { scope: "row" }, name),
+          h("td", null, ...valuesOf(node[name]).map((v) => h("div", { class: "value" }, v))),
+        ),
+      ),
+    ),
   );
 }
 
@@ -156,7 +183,11 @@ export async function entryPage({ main, params, query: q }: PageContext): Promis
     { class: "moment", "aria-label": "Moment" },
     h("div", { class: "field" }, h("label", { for: "at" }, "Show the entry as it was at"), picker),
     h("button", { type: "submit" }, "Show"),
-    h("button", { type: "button", id: "at-week", onclick: () => show(new Date(Date.now() - 7 * 86_400_000)) }, "A week ago"),
+    h(
+      "button",
+      { type: "button", id: "at-week", onclick: () => show(new Date(Date.now() - 7 * 86_400_000)) },
+      "A week ago",
+    ),
     h("button", { type: "button", id: "at-now", onclick: () => show(undefined) }, "Now"),
   );
   form.addEventListener("submit", (event) => {
@@ -168,13 +199,24 @@ export async function entryPage({ main, params, query: q }: PageContext): Promis
     main,
     h("p", { class: "crumbs" }, link(`/app/directory${query({ type })}`, `Directory · ${type}`)),
     h("h1", { id: "entry-name" }, "Entry"),
-    h("nav", { class: "tabs", "aria-label": "Entry" }, h("a", { href: `${base}${query({ at })}`, "aria-current": "page" }, "Entry"), link(`${base}/history`, "History")),
+    h(
+      "nav",
+      { class: "tabs", "aria-label": "Entry" },
+      h("a", { href: `${base}${query({ at })}`, "aria-current": "page" }, "Entry"),
+      link(`${base}/history`, "History"),
+    ),
     form,
-    h("p", { class: "hint", id: "at-hint" }, "Your local time. Without a moment, the entry as it is now."),
+    h(
+      "p",
+      { class: "hint", id: "at-hint" },
+      "Your local time. Without a moment, the entry as it is now.",
+    ),
     body,
   );
   try {
-    const node = await rest<EntryNode>(`/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}${query({ at })}`);
+    const node = await rest<EntryNode>(
+      `/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}${query({ at })}`,
+    );
     const name = entryName(node);
     document.title = `${name} · annal`;
     fill(main.querySelector("#entry-name")!, name);
@@ -187,7 +229,11 @@ export async function entryPage({ main, params, query: q }: PageContext): Promis
     announce(at ? `${name} as it was at ${new Date(at).toLocaleString()}` : `${name} now`);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404 && at) {
-      fill(body, h("p", { class: "as-of", id: "as-of" }, "Not in the directory at ", time(at)), errorBox(error));
+      fill(
+        body,
+        h("p", { class: "as-of", id: "as-of" }, "Not in the directory at ", time(at)),
+        errorBox(error),
+      );
     } else fill(body, errorBox(error));
   }
 }

@@ -23,12 +23,45 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     actor: q.get("actor") ?? "",
     since: q.get("since") ?? "",
   };
-  const entryType = h("select", { id: "f-entry-type", name: "entryType" }, h("option", { value: "" }, "any"), ...types.map((t) => h("option", { value: t.segment, selected: t.segment === filters.entryType }, t.segment)));
-  const changeType = h("select", { id: "f-type", name: "type" }, h("option", { value: "" }, "any"), ...CHANGE_TYPES.map((t) => h("option", { value: t, selected: t === filters.type }, t)));
-  const affects = h("input", { id: "f-affects", name: "affects", value: filters.affects, placeholder: "title, member, …" });
-  const actor = h("input", { id: "f-actor", name: "actor", value: filters.actor, placeholder: "prossi or a DN" });
-  const since = h("input", { id: "f-since", name: "since", type: "datetime-local", step: 1, value: filters.since ? localInputValue(new Date(filters.since)) : "" });
-  const live = h("input", { id: "f-live", type: "checkbox", checked: true, "aria-describedby": "live-hint" });
+  const entryType = h(
+    "select",
+    { id: "f-entry-type", name: "entryType" },
+    h("option", { value: "" }, "any"),
+    ...types.map((t) =>
+      h("option", { value: t.segment, selected: t.segment === filters.entryType }, t.segment),
+    ),
+  );
+  const changeType = h(
+    "select",
+    { id: "f-type", name: "type" },
+    h("option", { value: "" }, "any"),
+    ...CHANGE_TYPES.map((t) => h("option", { value: t, selected: t === filters.type }, t)),
+  );
+  const affects = h("input", {
+    id: "f-affects",
+    name: "affects",
+    value: filters.affects,
+    placeholder: "title, member, …",
+  });
+  const actor = h("input", {
+    id: "f-actor",
+    name: "actor",
+    value: filters.actor,
+    placeholder: "prossi or a DN",
+  });
+  const since = h("input", {
+    id: "f-since",
+    name: "since",
+    type: "datetime-local",
+    step: 1,
+    value: filters.since ? localInputValue(new Date(filters.since)) : "",
+  });
+  const live = h("input", {
+    id: "f-live",
+    type: "checkbox",
+    checked: true,
+    "aria-describedby": "live-hint",
+  });
   const form = h(
     "form",
     { class: "filters", "aria-label": "Filter the changes" },
@@ -58,7 +91,11 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     h("h1", null, "Changes"),
     form,
     h("div", { class: "field checkbox" }, live, h("label", { for: "f-live" }, "Live")),
-    h("p", { class: "hint", id: "live-hint" }, `While this page is open and Live is on, it asks annal for newer changes every ${FEED_POLL_MS / 1000} seconds.`),
+    h(
+      "p",
+      { class: "hint", id: "live-hint" },
+      `While this page is open and Live is on, it asks annal for newer changes every ${FEED_POLL_MS / 1000} seconds.`,
+    ),
     status,
     list,
   );
@@ -81,21 +118,36 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
       "li",
       { class: `change ${change.type}`, "data-change": change.changeId },
       h("div", { class: "when" }, time(change.occurredAt)),
-      h("div", { class: "what" }, h("strong", null, change.type), " ", segment ? link(`/app/directory/${segment}/${change.entryUUID}/history`, change.dn) : change.dn),
+      h(
+        "div",
+        { class: "what" },
+        h("strong", null, change.type),
+        " ",
+        segment
+          ? link(`/app/directory/${segment}/${change.entryUUID}/history`, change.dn)
+          : change.dn,
+      ),
       h("div", { class: "attrs" }, change.attributes.join(", ")),
       h("div", { class: "who" }, "by ", actorView(change.actor)),
       h("div", { class: "why" }, "why: ", causeView(change.cause)),
     );
   };
 
-  const restFilters = { type: filters.type || undefined, affects: filters.affects || undefined, since: filters.since || undefined };
+  const restFilters = {
+    type: filters.type || undefined,
+    affects: filters.affects || undefined,
+    since: filters.since || undefined,
+  };
   let newest: string | null = null;
   let shown = 0;
   try {
-    const page = await rest<ChangePage>(`/api/changes${query({ ...restFilters, include: "nodes,pageInfo", last: 100 })}`);
+    const page = await rest<ChangePage>(
+      `/api/changes${query({ ...restFilters, include: "nodes,pageInfo", last: 100 })}`,
+    );
     newest = page.pageInfo?.endCursor ?? null;
     const kept: HTMLElement[] = [];
-    for (const change of [...page.nodes].reverse()) if (await keep(change)) kept.push(await itemOf(change));
+    for (const change of [...page.nodes].reverse())
+      if (await keep(change)) kept.push(await itemOf(change));
     list.append(...kept);
     shown = kept.length;
     fill(status, `${shown} latest ${shown === 1 ? "change" : "changes"} shown.`);
@@ -108,7 +160,9 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     if (signal.aborted) return;
     if (live.checked && document.visibilityState === "visible") {
       try {
-        const page = await rest<ChangePage>(`/api/changes${query({ ...restFilters, include: "nodes,pageInfo", first: 100, after: newest })}`);
+        const page = await rest<ChangePage>(
+          `/api/changes${query({ ...restFilters, include: "nodes,pageInfo", first: 100, after: newest })}`,
+        );
         newest = page.pageInfo?.endCursor ?? newest;
         let added = 0;
         for (const change of page.nodes) {
@@ -120,7 +174,10 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
         }
         if (added > 0) {
           shown += added;
-          fill(status, `${shown} changes shown; ${added} new at ${new Date().toLocaleTimeString()}.`);
+          fill(
+            status,
+            `${shown} changes shown; ${added} new at ${new Date().toLocaleTimeString()}.`,
+          );
           announce(`${added} new ${added === 1 ? "change" : "changes"}`);
         }
       } catch (error) {

@@ -67,18 +67,49 @@ function diffTable(a: Version, b: Version, onlyChanged: boolean): HTMLElement {
     (row) => !onlyChanged || row.kind !== "same",
   );
   const cell = (values: readonly string[]) =>
-    h("td", null, ...values.map((v) => h("div", { class: "value" }, v.length > 200 ? `${v.slice(0, 200)}… (${v.length} characters)` : v)));
+    h(
+      "td",
+      null,
+      ...values.map((v) =>
+        h(
+          "div",
+          { class: "value" },
+          v.length > 200 ? `${v.slice(0, 200)}… (${v.length} characters)` : v,
+        ),
+      ),
+    );
   return h(
     "table",
     { class: "diff", id: "diff" },
     h("caption", null, `${a.label} → ${b.label}`),
-    h("thead", null, h("tr", null, h("th", { scope: "col" }, "Attribute"), h("th", { scope: "col" }, a.label), h("th", { scope: "col" }, b.label))),
+    h(
+      "thead",
+      null,
+      h(
+        "tr",
+        null,
+        h("th", { scope: "col" }, "Attribute"),
+        h("th", { scope: "col" }, a.label),
+        h("th", { scope: "col" }, b.label),
+      ),
+    ),
     h(
       "tbody",
       null,
       rows.length === 0 ? h("tr", null, h("td", { colspan: 3 }, "No attribute differs.")) : null,
       ...rows.map((row) =>
-        h("tr", { class: row.kind }, h("th", { scope: "row" }, row.name, h("span", { class: "kind" }, row.kind === "same" ? "" : ` (${row.kind})`)), cell(row.before), cell(row.after)),
+        h(
+          "tr",
+          { class: row.kind },
+          h(
+            "th",
+            { scope: "row" },
+            row.name,
+            h("span", { class: "kind" }, row.kind === "same" ? "" : ` (${row.kind})`),
+          ),
+          cell(row.before),
+          cell(row.after),
+        ),
       ),
     ),
   );
@@ -96,7 +127,12 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
     main,
     h("p", { class: "crumbs" }, link(`/app/directory${query({ type })}`, `Directory · ${type}`)),
     heading,
-    h("nav", { class: "tabs", "aria-label": "Entry" }, link(base, "Entry"), h("a", { href: `${base}/history`, "aria-current": "page" }, "History")),
+    h(
+      "nav",
+      { class: "tabs", "aria-label": "Entry" },
+      link(base, "Entry"),
+      h("a", { href: `${base}/history`, "aria-current": "page" }, "History"),
+    ),
     h("p", { class: "loading" }, "Loading the history…"),
   );
   let changes: ChangeNode[];
@@ -104,7 +140,9 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
   try {
     [changes, now] = await Promise.all([
       allChanges(type, id),
-      rest<Record<string, unknown>>(`/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}`).catch(() => undefined),
+      rest<Record<string, unknown>>(
+        `/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}`,
+      ).catch(() => undefined),
     ]);
   } catch (error) {
     main.querySelector(".loading")?.replaceWith(errorBox(error));
@@ -121,17 +159,29 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
 
   const states = versionsOf(before, changes);
   const versions: Version[] = [];
-  if (Object.keys(before).length > 0) versions.push({ label: "before the first change", attributes: before });
+  if (Object.keys(before).length > 0)
+    versions.push({ label: "before the first change", attributes: before });
   const firstIndex = versions.length;
   changes.forEach((change, i) =>
-    versions.push({ label: `#${i + 1} ${change.type} ${new Date(change.occurredAt).toLocaleString()}`, attributes: states[i]! }),
+    versions.push({
+      label: `#${i + 1} ${change.type} ${new Date(change.occurredAt).toLocaleString()}`,
+      attributes: states[i]!,
+    }),
   );
 
   // The diff: any two versions, the last two by default.
   const option = (version: Version, index: number, selected: boolean) =>
     h("option", { value: index, selected }, version.label);
-  const fromSelect = h("select", { id: "diff-from" }, ...versions.map((v, i) => option(v, i, i === versions.length - 2)));
-  const toSelect = h("select", { id: "diff-to" }, ...versions.map((v, i) => option(v, i, i === versions.length - 1)));
+  const fromSelect = h(
+    "select",
+    { id: "diff-from" },
+    ...versions.map((v, i) => option(v, i, i === versions.length - 2)),
+  );
+  const toSelect = h(
+    "select",
+    { id: "diff-to" },
+    ...versions.map((v, i) => option(v, i, i === versions.length - 1)),
+  );
   const onlyChanged = h("input", { id: "diff-only", type: "checkbox", checked: true });
   const diffHolder = h("div", { class: "diff-holder" });
   const drawDiff = () => {
@@ -139,7 +189,8 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
     const b = versions[Number(toSelect.value)];
     if (a && b) fill(diffHolder, diffTable(a, b, onlyChanged.checked));
   };
-  for (const control of [fromSelect, toSelect, onlyChanged]) control.addEventListener("change", drawDiff);
+  for (const control of [fromSelect, toSelect, onlyChanged])
+    control.addEventListener("change", drawDiff);
 
   const compareWithPrevious = (index: number) => {
     fromSelect.value = String(Math.max(0, index - 1));
@@ -170,7 +221,11 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
         { class: "actions" },
         link(`${base}${query({ at: change.occurredAt })}`, "The entry then"),
         i + firstIndex > 0
-          ? h("button", { type: "button", class: "link", onclick: () => compareWithPrevious(i + firstIndex) }, "Compare with the version before")
+          ? h(
+              "button",
+              { type: "button", class: "link", onclick: () => compareWithPrevious(i + firstIndex) },
+              "Compare with the version before",
+            )
           : null,
       ),
     ),
@@ -183,7 +238,14 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
         "li",
         { class: "change membership", "data-change": change.changeId },
         h("div", { class: "when" }, time(change.occurredAt)),
-        h("div", { class: "what" }, h("strong", null, "added to group "), groups ? link(`/app/directory/${groups}/${change.entryUUID}/history`, change.dn) : change.dn),
+        h(
+          "div",
+          { class: "what" },
+          h("strong", null, "added to group "),
+          groups
+            ? link(`/app/directory/${groups}/${change.entryUUID}/history`, change.dn)
+            : change.dn,
+        ),
         h("div", { class: "who" }, "by ", actorView(change.actor)),
         h("div", { class: "why" }, "why: ", causeView(change.cause)),
       ),
@@ -205,7 +267,12 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
               { class: "diff-controls" },
               h("div", { class: "field" }, h("label", { for: "diff-from" }, "From"), fromSelect),
               h("div", { class: "field" }, h("label", { for: "diff-to" }, "To"), toSelect),
-              h("div", { class: "field checkbox" }, onlyChanged, h("label", { for: "diff-only" }, "Only what differs")),
+              h(
+                "div",
+                { class: "field checkbox" },
+                onlyChanged,
+                h("label", { for: "diff-only" }, "Only what differs"),
+              ),
             ),
             diffHolder,
           ],
@@ -213,8 +280,14 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
     h(
       "section",
       { "aria-labelledby": "timeline-heading" },
-      h("h2", { id: "timeline-heading" }, `Timeline: ${changes.length} ${changes.length === 1 ? "change" : "changes"}${joined.length ? `, ${joined.length} group ${joined.length === 1 ? "membership" : "memberships"}` : ""}`),
-      items.length === 0 ? h("p", null, "No change recorded since annal first imported the entry.") : h("ol", { class: "timeline", id: "timeline" }, ...items.map((item) => item.element)),
+      h(
+        "h2",
+        { id: "timeline-heading" },
+        `Timeline: ${changes.length} ${changes.length === 1 ? "change" : "changes"}${joined.length ? `, ${joined.length} group ${joined.length === 1 ? "membership" : "memberships"}` : ""}`,
+      ),
+      items.length === 0
+        ? h("p", null, "No change recorded since annal first imported the entry.")
+        : h("ol", { class: "timeline", id: "timeline" }, ...items.map((item) => item.element)),
     ),
   );
   if (versions.length >= 2) drawDiff();

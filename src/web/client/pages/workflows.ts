@@ -40,7 +40,12 @@ function dataView(data: unknown): HTMLElement | null {
 function deadline(until: string | null): HTMLElement | string {
   if (!until) return "no deadline";
   const passed = Date.parse(until) < Date.now();
-  return h("span", { class: passed ? "deadline passed" : "deadline" }, passed ? "was due " : "due ", time(until));
+  return h(
+    "span",
+    { class: passed ? "deadline passed" : "deadline" },
+    passed ? "was due " : "due ",
+    time(until),
+  );
 }
 
 /** `/app/inbox`: the viewer's open dialogs, oldest first, each with its form. */
@@ -48,7 +53,11 @@ export async function inboxPage({ main }: PageContext): Promise<void> {
   fill(main, h("h1", null, "Inbox"), h("p", { class: "loading" }, "Loading…"));
   let dialogs: DialogNode[];
   try {
-    dialogs = (await gql<{ myDialogs: { nodes: DialogNode[] } }>(`{ myDialogs(first: 100) { nodes { ${DIALOG_FIELDS} } } }`)).myDialogs.nodes;
+    dialogs = (
+      await gql<{ myDialogs: { nodes: DialogNode[] } }>(
+        `{ myDialogs(first: 100) { nodes { ${DIALOG_FIELDS} } } }`,
+      )
+    ).myDialogs.nodes;
   } catch (error) {
     fill(main, h("h1", null, "Inbox"), errorBox(error));
     return;
@@ -58,7 +67,13 @@ export async function inboxPage({ main }: PageContext): Promise<void> {
     h("h1", null, "Inbox"),
     dialogs.length === 0
       ? h("p", { id: "inbox-empty" }, "Nothing waits for you.")
-      : h("ul", { class: "cards", id: "inbox" }, ...dialogs.map((dialog) => h("li", { class: "card", "data-dialog": dialog.id }, dialogCard(dialog)))),
+      : h(
+          "ul",
+          { class: "cards", id: "inbox" },
+          ...dialogs.map((dialog) =>
+            h("li", { class: "card", "data-dialog": dialog.id }, dialogCard(dialog)),
+          ),
+        ),
   );
   announce(`${dialogs.length} open ${dialogs.length === 1 ? "question" : "questions"}`);
 }
@@ -74,7 +89,15 @@ function dialogCard(dialog: DialogNode): HTMLElement {
     h(
       "p",
       { class: "meta" },
-      dialog.instance ? ["asked by ", dialog.instance.startedBy.name, " in ", link(`/app/instances/${dialog.instance.id}`, "the instance"), " · "] : null,
+      dialog.instance
+        ? [
+            "asked by ",
+            dialog.instance.startedBy.name,
+            " in ",
+            link(`/app/instances/${dialog.instance.id}`, "the instance"),
+            " · ",
+          ]
+        : null,
       "opened ",
       time(dialog.openedAt),
       " · ",
@@ -94,9 +117,17 @@ function dialogCard(dialog: DialogNode): HTMLElement {
           `mutation($id: ID!, $answer: JSON!) { completeDialog(id: $id, answer: $answer) { id state } }`,
           { id: dialog.id, answer: form.value() },
         );
-        fill(result, h("p", { class: "ok", role: "status" }, `Answered: the question is ${answered.completeDialog.state}.`));
+        fill(
+          result,
+          h(
+            "p",
+            { class: "ok", role: "status" },
+            `Answered: the question is ${answered.completeDialog.state}.`,
+          ),
+        );
         element.classList.add("answered");
-        for (const control of element.querySelectorAll("input, select, textarea, button")) (control as HTMLInputElement).disabled = true;
+        for (const control of element.querySelectorAll("input, select, textarea, button"))
+          (control as HTMLInputElement).disabled = true;
       } catch (error) {
         fill(result, errorBox(error));
         submit.disabled = false;
@@ -117,13 +148,26 @@ interface Definition {
 /** `/app/workflows`: what the viewer may start; each opens its form. */
 export async function catalogPage({ main }: PageContext): Promise<void> {
   try {
-    const { workflows } = await gql<{ workflows: Definition[] }>(`{ workflows { name title version startAccess } }`);
+    const { workflows } = await gql<{ workflows: Definition[] }>(
+      `{ workflows { name title version startAccess } }`,
+    );
     fill(
       main,
       h("h1", null, "Start a workflow"),
       workflows.length === 0
         ? h("p", null, "No workflow is deployed that you may start.")
-        : h("ul", { class: "cards", id: "catalog" }, ...workflows.map((w) => h("li", { class: "card" }, h("h2", null, link(`/app/workflows/${encodeURIComponent(w.name)}`, w.title)), h("p", { class: "meta" }, `${w.name}, version ${w.version}`)))),
+        : h(
+            "ul",
+            { class: "cards", id: "catalog" },
+            ...workflows.map((w) =>
+              h(
+                "li",
+                { class: "card" },
+                h("h2", null, link(`/app/workflows/${encodeURIComponent(w.name)}`, w.title)),
+                h("p", { class: "meta" }, `${w.name}, version ${w.version}`),
+              ),
+            ),
+          ),
     );
   } catch (error) {
     fill(main, h("h1", null, "Start a workflow"), errorBox(error));
@@ -132,15 +176,27 @@ export async function catalogPage({ main }: PageContext): Promise<void> {
 
 /** `/app/workflows/:name`: the start form, generated from the parameters' JSON Schema. */
 export async function startPage({ main, params }: PageContext): Promise<void> {
-  const { workflows } = await gql<{ workflows: Definition[] }>(`{ workflows { name title version parameters startAccess } }`);
+  const { workflows } = await gql<{ workflows: Definition[] }>(
+    `{ workflows { name title version parameters startAccess } }`,
+  );
   const definition = workflows.find((w) => w.name === params.name);
   if (!definition) {
-    fill(main, h("h1", null, "Start a workflow"), h("p", { role: "alert" }, `No workflow ${params.name} you may start.`));
+    fill(
+      main,
+      h("h1", null, "Start a workflow"),
+      h("p", { role: "alert" }, `No workflow ${params.name} you may start.`),
+    );
     return;
   }
   const form = schemaForm(definition.parameters);
   const result = h("div", { "aria-live": "polite" });
-  const element = h("form", { class: "start", id: "start-form" }, form.element, h("button", { type: "submit" }, "Start"), result);
+  const element = h(
+    "form",
+    { class: "start", id: "start-form" },
+    form.element,
+    h("button", { type: "submit" }, "Start"),
+    result,
+  );
   element.addEventListener("submit", (event) => {
     event.preventDefault();
     void (async () => {
@@ -155,7 +211,13 @@ export async function startPage({ main, params }: PageContext): Promise<void> {
       }
     })();
   });
-  fill(main, h("p", { class: "crumbs" }, link("/app/workflows", "Start a workflow")), h("h1", null, definition.title), h("p", { class: "meta" }, `${definition.name}, version ${definition.version}`), element);
+  fill(
+    main,
+    h("p", { class: "crumbs" }, link("/app/workflows", "Start a workflow")),
+    h("h1", null, definition.title),
+    h("p", { class: "meta" }, `${definition.name}, version ${definition.version}`),
+    element,
+  );
 }
 
 interface InstanceListNode {
@@ -172,11 +234,30 @@ interface InstanceListNode {
 const STATES = ["RUNNING", "WAITING", "COMPLETED", "ERRORED", "CANCELLED"] as const;
 
 /** The instances as a table; `actions` adds the operators' buttons to each row. */
-export function instanceTable(nodes: InstanceListNode[], actions?: (node: InstanceListNode) => HTMLElement): HTMLElement {
+export function instanceTable(
+  nodes: InstanceListNode[],
+  actions?: (node: InstanceListNode) => HTMLElement,
+): HTMLElement {
   return h(
     "table",
     { class: "results instances" },
-    h("thead", null, h("tr", null, ...["Instance", "Workflow", "State", "Started by", "Started", "Updated", ...(actions ? ["Error", "Actions"] : [])].map((c) => h("th", { scope: "col" }, c)))),
+    h(
+      "thead",
+      null,
+      h(
+        "tr",
+        null,
+        ...[
+          "Instance",
+          "Workflow",
+          "State",
+          "Started by",
+          "Started",
+          "Updated",
+          ...(actions ? ["Error", "Actions"] : []),
+        ].map((c) => h("th", { scope: "col" }, c)),
+      ),
+    ),
     h(
       "tbody",
       null,
@@ -190,7 +271,9 @@ export function instanceTable(nodes: InstanceListNode[], actions?: (node: Instan
           h("td", null, node.startedBy.name),
           h("td", null, time(node.startedAt)),
           h("td", null, time(node.updatedAt)),
-          actions ? h("td", null, node.error ? `${node.error.code}: ${node.error.message}` : "") : null,
+          actions
+            ? h("td", null, node.error ? `${node.error.code}: ${node.error.message}` : "")
+            : null,
           actions ? h("td", null, actions(node)) : null,
         ),
       ),
@@ -204,12 +287,25 @@ export const INSTANCE_LIST_FIELDS = `id workflow version state startedAt updated
 export async function instancesPage({ main, query: q }: PageContext): Promise<void> {
   const state = q.get("state") ?? "";
   const definition = q.get("workflow") ?? "";
-  const stateSelect = h("select", { id: "i-state" }, h("option", { value: "" }, "any"), ...STATES.map((s) => h("option", { value: s, selected: s === state }, s.toLowerCase())));
+  const stateSelect = h(
+    "select",
+    { id: "i-state" },
+    h("option", { value: "" }, "any"),
+    ...STATES.map((s) => h("option", { value: s, selected: s === state }, s.toLowerCase())),
+  );
   const workflowInput = h("input", { id: "i-workflow", value: definition });
-  const form = h("form", { class: "filters" }, h("div", { class: "field" }, h("label", { for: "i-state" }, "State"), stateSelect), h("div", { class: "field" }, h("label", { for: "i-workflow" }, "Workflow"), workflowInput), h("button", { type: "submit" }, "Filter"));
+  const form = h(
+    "form",
+    { class: "filters" },
+    h("div", { class: "field" }, h("label", { for: "i-state" }, "State"), stateSelect),
+    h("div", { class: "field" }, h("label", { for: "i-workflow" }, "Workflow"), workflowInput),
+    h("button", { type: "submit" }, "Filter"),
+  );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    navigate(`/app/instances${query({ state: stateSelect.value, workflow: workflowInput.value.trim() })}`);
+    navigate(
+      `/app/instances${query({ state: stateSelect.value, workflow: workflowInput.value.trim() })}`,
+    );
   });
   const holder = h("div");
   fill(main, h("h1", null, "Instances"), form, holder);
@@ -218,7 +314,10 @@ export async function instancesPage({ main, query: q }: PageContext): Promise<vo
       `query($state: WorkflowState, $definition: String) { instances(state: $state, definition: $definition, first: 100) { nodes { ${INSTANCE_LIST_FIELDS} } } }`,
       { state: state || null, definition: definition || null },
     );
-    fill(holder, instances.nodes.length === 0 ? h("p", null, "No instance.") : instanceTable(instances.nodes));
+    fill(
+      holder,
+      instances.nodes.length === 0 ? h("p", null, "No instance.") : instanceTable(instances.nodes),
+    );
   } catch (error) {
     fill(holder, errorBox(error));
   }
@@ -229,12 +328,39 @@ interface InstanceDetail extends InstanceListNode {
   result: unknown;
   until: string | null;
   parent: { id: string; workflow: string } | null;
-  steps: { seq: number; kind: string; name: string; state: string; attempts: number | null; startedAt: string | null; endedAt: string | null; error: { code: string; message: string } | null; actingFor: { name: string } | null }[];
-  dialogs: { id: string; name: string; state: string; until: string | null; answer: unknown; answeredBy: { name: string } | null }[];
+  steps: {
+    seq: number;
+    kind: string;
+    name: string;
+    state: string;
+    attempts: number | null;
+    startedAt: string | null;
+    endedAt: string | null;
+    error: { code: string; message: string } | null;
+    actingFor: { name: string } | null;
+  }[];
+  dialogs: {
+    id: string;
+    name: string;
+    state: string;
+    until: string | null;
+    answer: unknown;
+    answeredBy: { name: string } | null;
+  }[];
   children: { id: string; workflow: string; state: string }[];
   deadlines: { kind: string; name: string | null; dueAt: string; passed: boolean }[];
   events: { id: string; type: string; version: number; occurredAt: string }[];
-  directoryChanges: { nodes: { id: string; dn: string; changeType: string; occurredAt: string; actor: string | null; attributes: string[]; cause: GraphqlCause | null }[] };
+  directoryChanges: {
+    nodes: {
+      id: string;
+      dn: string;
+      changeType: string;
+      occurredAt: string;
+      actor: string | null;
+      attributes: string[];
+      cause: GraphqlCause | null;
+    }[];
+  };
 }
 
 /** A cause as GraphQL gives it: one of the union's members, by `__typename`. */
@@ -292,7 +418,11 @@ const CAUSE_FIELDS = `cause { __typename
   ... on EventCause { id type } }`;
 
 /** Cancel and retry, as the instance's state allows; `done` redraws. */
-export function instanceActions(node: { id: string; state: string }, done: () => void, isOperator: boolean): HTMLElement {
+export function instanceActions(
+  node: { id: string; state: string },
+  done: () => void,
+  isOperator: boolean,
+): HTMLElement {
   const result = h("span", { "aria-live": "polite" });
   const run = (mutation: string, label: string) => async () => {
     try {
@@ -307,8 +437,31 @@ export function instanceActions(node: { id: string; state: string }, done: () =>
   return h(
     "span",
     { class: "actions" },
-    node.state === "ERRORED" && isOperator ? h("button", { type: "button", class: "retry", onclick: run(`mutation($id: ID!) { retryInstance(id: $id) { id state } }`, "Retry") }, "Retry") : null,
-    live ? h("button", { type: "button", class: "cancel danger", onclick: run(`mutation($id: ID!) { cancelInstance(id: $id, reason: "cancelled in the web application") { id state } }`, "Cancel") }, "Cancel") : null,
+    node.state === "ERRORED" && isOperator
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "retry",
+            onclick: run(`mutation($id: ID!) { retryInstance(id: $id) { id state } }`, "Retry"),
+          },
+          "Retry",
+        )
+      : null,
+    live
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "cancel danger",
+            onclick: run(
+              `mutation($id: ID!) { cancelInstance(id: $id, reason: "cancelled in the web application") { id state } }`,
+              "Cancel",
+            ),
+          },
+          "Cancel",
+        )
+      : null,
     result,
   );
 }
@@ -343,30 +496,173 @@ export async function instancePage(context: PageContext): Promise<void> {
   fill(
     main,
     h("p", { class: "crumbs" }, link("/app/instances", "Instances")),
-    h("h1", null, `${i.workflow} `, h("span", { class: `state ${i.state.toLowerCase()}`, id: "instance-state" }, i.state)),
+    h(
+      "h1",
+      null,
+      `${i.workflow} `,
+      h("span", { class: `state ${i.state.toLowerCase()}`, id: "instance-state" }, i.state),
+    ),
     h(
       "dl",
       { class: "data" },
-      h("dt", null, "Instance"), h("dd", null, i.id),
-      h("dt", null, "Started"), h("dd", null, time(i.startedAt), " by ", i.startedBy.name),
-      h("dt", null, "Updated"), h("dd", null, time(i.updatedAt)),
-      i.parent ? [h("dt", null, "Parent"), h("dd", null, link(`/app/instances/${i.parent.id}`, i.parent.workflow))] : null,
-      i.error ? [h("dt", null, "Error"), h("dd", { class: "error-text" }, `${i.error.code}: ${i.error.message}`)] : null,
+      h("dt", null, "Instance"),
+      h("dd", null, i.id),
+      h("dt", null, "Started"),
+      h("dd", null, time(i.startedAt), " by ", i.startedBy.name),
+      h("dt", null, "Updated"),
+      h("dd", null, time(i.updatedAt)),
+      i.parent
+        ? [
+            h("dt", null, "Parent"),
+            h("dd", null, link(`/app/instances/${i.parent.id}`, i.parent.workflow)),
+          ]
+        : null,
+      i.error
+        ? [
+            h("dt", null, "Error"),
+            h("dd", { class: "error-text" }, `${i.error.code}: ${i.error.message}`),
+          ]
+        : null,
     ),
     instanceActions(i, () => void instancePage(context), viewer.access.has("operator")),
-    h("h2", null, "Parameters"), json(i.parameters),
+    h("h2", null, "Parameters"),
+    json(i.parameters),
     i.result !== null ? [h("h2", null, "Result"), json(i.result)] : null,
     h("h2", null, "Steps"),
-    h("table", { class: "results" }, h("thead", null, h("tr", null, ...["#", "Kind", "Name", "State", "Attempts", "Started", "Ended", "Acting for", "Error"].map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", null, ...i.steps.map((s) => h("tr", null, h("td", null, s.seq), h("td", null, s.kind), h("td", null, s.name), h("td", null, s.state), h("td", null, s.attempts ?? ""), h("td", null, time(s.startedAt)), h("td", null, time(s.endedAt)), h("td", null, s.actingFor?.name ?? ""), h("td", null, s.error ? `${s.error.code}: ${s.error.message}` : ""))))),
-    i.dialogs.length ? [h("h2", null, "Dialogs"), h("ul", null, ...i.dialogs.map((d) => h("li", null, `${d.name}: ${d.state}`, d.answeredBy ? ` by ${d.answeredBy.name}` : "", d.answer !== null ? ` — ${JSON.stringify(d.answer)}` : "", " · ", deadline(d.until))))] : null,
-    i.deadlines.length ? [h("h2", null, "Deadlines"), h("ul", null, ...i.deadlines.map((d) => h("li", { class: d.passed ? "passed" : "" }, `${d.kind}${d.name ? ` ${d.name}` : ""}: `, time(d.dueAt), d.passed ? " (passed)" : "")))] : null,
-    i.children.length ? [h("h2", null, "Children"), h("ul", null, ...i.children.map((c) => h("li", null, link(`/app/instances/${c.id}`, c.workflow), " ", h("span", { class: `state ${c.state.toLowerCase()}` }, c.state))))] : null,
+    h(
+      "table",
+      { class: "results" },
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ...[
+            "#",
+            "Kind",
+            "Name",
+            "State",
+            "Attempts",
+            "Started",
+            "Ended",
+            "Acting for",
+            "Error",
+          ].map((c) => h("th", { scope: "col" }, c)),
+        ),
+      ),
+      h(
+        "tbody",
+        null,
+        ...i.steps.map((s) =>
+          h(
+            "tr",
+            null,
+            h("td", null, s.seq),
+            h("td", null, s.kind),
+            h("td", null, s.name),
+            h("td", null, s.state),
+            h("td", null, s.attempts ?? ""),
+            h("td", null, time(s.startedAt)),
+            h("td", null, time(s.endedAt)),
+            h("td", null, s.actingFor?.name ?? ""),
+            h("td", null, s.error ? `${s.error.code}: ${s.error.message}` : ""),
+          ),
+        ),
+      ),
+    ),
+    i.dialogs.length
+      ? [
+          h("h2", null, "Dialogs"),
+          h(
+            "ul",
+            null,
+            ...i.dialogs.map((d) =>
+              h(
+                "li",
+                null,
+                `${d.name}: ${d.state}`,
+                d.answeredBy ? ` by ${d.answeredBy.name}` : "",
+                d.answer !== null ? ` — ${JSON.stringify(d.answer)}` : "",
+                " · ",
+                deadline(d.until),
+              ),
+            ),
+          ),
+        ]
+      : null,
+    i.deadlines.length
+      ? [
+          h("h2", null, "Deadlines"),
+          h(
+            "ul",
+            null,
+            ...i.deadlines.map((d) =>
+              h(
+                "li",
+                { class: d.passed ? "passed" : "" },
+                `${d.kind}${d.name ? ` ${d.name}` : ""}: `,
+                time(d.dueAt),
+                d.passed ? " (passed)" : "",
+              ),
+            ),
+          ),
+        ]
+      : null,
+    i.children.length
+      ? [
+          h("h2", null, "Children"),
+          h(
+            "ul",
+            null,
+            ...i.children.map((c) =>
+              h(
+                "li",
+                null,
+                link(`/app/instances/${c.id}`, c.workflow),
+                " ",
+                h("span", { class: `state ${c.state.toLowerCase()}` }, c.state),
+              ),
+            ),
+          ),
+        ]
+      : null,
     h("h2", null, "Directory changes it made"),
     i.directoryChanges.nodes.length === 0
       ? h("p", null, "None.")
-      : h("ol", { class: "timeline", id: "instance-changes" }, ...i.directoryChanges.nodes.map((c) => h("li", { class: "change" }, h("div", { class: "when" }, time(c.occurredAt)), h("div", { class: "what" }, h("strong", null, c.changeType), " ", c.dn, ` (${c.attributes.join(", ")})`), h("div", { class: "who" }, "by ", actorView(c.actor)), h("div", { class: "why" }, "why: ", causeView(causeFromGraphql(c.cause)))))),
+      : h(
+          "ol",
+          { class: "timeline", id: "instance-changes" },
+          ...i.directoryChanges.nodes.map((c) =>
+            h(
+              "li",
+              { class: "change" },
+              h("div", { class: "when" }, time(c.occurredAt)),
+              h(
+                "div",
+                { class: "what" },
+                h("strong", null, c.changeType),
+                " ",
+                c.dn,
+                ` (${c.attributes.join(", ")})`,
+              ),
+              h("div", { class: "who" }, "by ", actorView(c.actor)),
+              h("div", { class: "why" }, "why: ", causeView(causeFromGraphql(c.cause))),
+            ),
+          ),
+        ),
     h("h2", null, "Events"),
-    h("ol", { class: "timeline events", id: "instance-events" }, ...i.events.map((e) => h("li", null, h("div", { class: "when" }, time(e.occurredAt)), h("div", { class: "what" }, `${e.version}. ${e.type}`)))),
+    h(
+      "ol",
+      { class: "timeline events", id: "instance-events" },
+      ...i.events.map((e) =>
+        h(
+          "li",
+          null,
+          h("div", { class: "when" }, time(e.occurredAt)),
+          h("div", { class: "what" }, `${e.version}. ${e.type}`),
+        ),
+      ),
+    ),
   );
 }
