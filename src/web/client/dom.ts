@@ -48,6 +48,11 @@ const FORMAT = new Intl.DateTimeFormat(undefined, {
   second: "2-digit",
 });
 
+/** A moment as text in the reader's locale (one formatter for the page: formatting is costly). */
+export function formatMoment(iso: string | Date): string {
+  return FORMAT.format(typeof iso === "string" ? new Date(iso) : iso);
+}
+
 /** A moment as a `<time>`: local time shown, ISO 8601 in `datetime` and the tooltip. */
 export function time(iso: string | null | undefined): HTMLElement | string {
   if (!iso) return "—";

@@ -223,7 +223,7 @@ export async function entryPage({ main, params, query: q }: PageContext): Promis
     fill(
       body,
       h("p", { class: "as-of", id: "as-of" }, at ? ["As it was at ", time(at)] : "As it is now"),
-      h("div", { class: "entry-head" }, photoOf(node, name), h("p", { class: "dn" }, node.dn)),
+      h("div", { class: "entry-head" }, photoOf(node, name)),
       attributeTable(node),
     );
     announce(at ? `${name} as it was at ${new Date(at).toLocaleString()}` : `${name} now`);

@@ -1,6 +1,6 @@
 import { ApiError, query, rest } from "../api.ts";
 import { actorView, causeView } from "../cause.ts";
-import { announce, errorBox, fill, h, link, time } from "../dom.ts";
+import { announce, errorBox, fill, formatMoment, h, link, time } from "../dom.ts";
 import type { PageContext } from "../router.ts";
 import { segmentOfType, type ChangeNode, type ChangePage } from "../types.ts";
 import {
@@ -11,6 +11,10 @@ import {
   type Attributes,
 } from "../versions.ts";
 import { entryName } from "./directory.ts";
+
+/** Timeline items drawn with the page, and then per animation frame. */
+const FIRST_DRAWN = 100;
+const CHUNK_DRAWN = 300;
 
 /** Every change of the entry, oldest first, a page of 1,000 at a time. */
 async function allChanges(type: string, id: string): Promise<ChangeNode[]> {
@@ -119,7 +123,8 @@ function diffTable(a: Version, b: Version, onlyChanged: boolean): HTMLElement {
  * `/app/directory/:type/:id/history`: every change of the entry as a timeline (when, who, what,
  * why), the groups it was added to, and a side-by-side diff of any two versions.
  */
-export async function historyPage({ main, params }: PageContext): Promise<void> {
+export async function historyPage({ main, params, signal }: PageContext): Promise<void> {
+  performance.mark("annal:history:start");
   const { type, id } = params as { type: string; id: string };
   const base = `/app/directory/${type}/${id}`;
   const heading = h("h1", { id: "entry-name" }, "History");
@@ -135,15 +140,18 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
     ),
     h("p", { class: "loading" }, "Loading the history…"),
   );
+  // The entry now (its name and DN) and then the groups it joined, beside its changes: the
+  // requests run at once, not one after the other.
+  const nowRequest = rest<Record<string, unknown>>(
+    `/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}`,
+  ).catch(() => undefined);
+  const joinedRequest = nowRequest.then((node) =>
+    node?.dn ? memberships(String(node.dn)).catch(() => [] as ChangeNode[]) : undefined,
+  );
   let changes: ChangeNode[];
   let now: Record<string, unknown> | undefined;
   try {
-    [changes, now] = await Promise.all([
-      allChanges(type, id),
-      rest<Record<string, unknown>>(
-        `/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}`,
-      ).catch(() => undefined),
-    ]);
+    [changes, now] = await Promise.all([allChanges(type, id), nowRequest]);
   } catch (error) {
     main.querySelector(".loading")?.replaceWith(errorBox(error));
     return;
@@ -154,7 +162,9 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
   fill(heading, `History of ${name}`);
   const [before, joined] = await Promise.all([
     stateBefore(type, id, changes).catch(() => ({})),
-    dn ? memberships(dn).catch(() => [] as ChangeNode[]) : Promise.resolve([] as ChangeNode[]),
+    joinedRequest.then(
+      (found) => found ?? (dn ? memberships(dn).catch(() => [] as ChangeNode[]) : []),
+    ),
   ]);
 
   const states = versionsOf(before, changes);
@@ -164,7 +174,7 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
   const firstIndex = versions.length;
   changes.forEach((change, i) =>
     versions.push({
-      label: `#${i + 1} ${change.type} ${new Date(change.occurredAt).toLocaleString()}`,
+      label: `#${i + 1} ${change.type} ${formatMoment(change.occurredAt)}`,
       attributes: states[i]!,
     }),
   );
@@ -200,58 +210,84 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
     (diffHolder.querySelector("table") as HTMLElement | null)?.focus();
   };
 
-  type Item = { at: string; element: HTMLElement };
+  // Items are made when drawn: the newest first, the rest a chunk a frame (see below).
+  type Item = { at: string; element: () => HTMLElement };
   const items: Item[] = changes.map((change, i) => ({
     at: change.occurredAt,
-    element: h(
-      "li",
-      { class: `change ${change.type}`, "data-change": change.changeId },
-      h("div", { class: "when" }, time(change.occurredAt)),
+    element: () =>
       h(
-        "div",
-        { class: "what" },
-        h("strong", null, change.type),
-        change.attributes.length > 0 ? ` ${change.attributes.join(", ")}` : "",
-        change.oldDn ? ` (renamed from ${change.oldDn})` : "",
-      ),
-      h("div", { class: "who" }, "by ", actorView(change.actor)),
-      h("div", { class: "why" }, "why: ", causeView(change.cause)),
-      h(
-        "div",
-        { class: "actions" },
-        link(`${base}${query({ at: change.occurredAt })}`, "The entry then"),
-        i + firstIndex > 0
-          ? h(
-              "button",
-              { type: "button", class: "link", onclick: () => compareWithPrevious(i + firstIndex) },
-              "Compare with the version before",
-            )
-          : null,
-      ),
-    ),
-  }));
-  const groups = await segmentOfType("group");
-  for (const change of joined) {
-    items.push({
-      at: change.occurredAt,
-      element: h(
         "li",
-        { class: "change membership", "data-change": change.changeId },
+        { class: `change ${change.type}`, "data-change": change.changeId },
         h("div", { class: "when" }, time(change.occurredAt)),
         h(
           "div",
           { class: "what" },
-          h("strong", null, "added to group "),
-          groups
-            ? link(`/app/directory/${groups}/${change.entryUUID}/history`, change.dn)
-            : change.dn,
+          h("strong", null, change.type),
+          change.attributes.length > 0 ? ` ${change.attributes.join(", ")}` : "",
+          change.oldDn ? ` (renamed from ${change.oldDn})` : "",
         ),
         h("div", { class: "who" }, "by ", actorView(change.actor)),
         h("div", { class: "why" }, "why: ", causeView(change.cause)),
+        h(
+          "div",
+          { class: "actions" },
+          link(`${base}${query({ at: change.occurredAt })}`, "The entry then"),
+          i + firstIndex > 0
+            ? h(
+                "button",
+                {
+                  type: "button",
+                  class: "link",
+                  onclick: () => compareWithPrevious(i + firstIndex),
+                },
+                "Compare with the version before",
+              )
+            : null,
+        ),
       ),
+  }));
+  const groups = joined.length > 0 ? await segmentOfType("group") : undefined;
+  for (const change of joined) {
+    items.push({
+      at: change.occurredAt,
+      element: () =>
+        h(
+          "li",
+          { class: "change membership", "data-change": change.changeId },
+          h("div", { class: "when" }, time(change.occurredAt)),
+          h(
+            "div",
+            { class: "what" },
+            h("strong", null, "added to group "),
+            groups
+              ? link(`/app/directory/${groups}/${change.entryUUID}/history`, change.dn)
+              : change.dn,
+          ),
+          h("div", { class: "who" }, "by ", actorView(change.actor)),
+          h("div", { class: "why" }, "why: ", causeView(change.cause)),
+        ),
     });
   }
   items.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  // A long history opens with its newest changes and the diff at once; the older ones follow,
+  // a chunk per frame, so the page is usable before all of them are drawn.
+  const timeline = h(
+    "ol",
+    { class: "timeline", id: "timeline", "aria-busy": "true" },
+    ...items.slice(0, FIRST_DRAWN).map((item) => item.element()),
+  );
+  let drawn = Math.min(FIRST_DRAWN, items.length);
+  const drawMore = () => {
+    if (signal.aborted) return;
+    timeline.append(...items.slice(drawn, drawn + CHUNK_DRAWN).map((item) => item.element()));
+    drawn = Math.min(drawn + CHUNK_DRAWN, items.length);
+    if (drawn < items.length) requestAnimationFrame(drawMore);
+    else {
+      timeline.removeAttribute("aria-busy");
+      timeline.setAttribute("data-complete", "1");
+      performance.mark("annal:history:complete");
+    }
+  };
 
   main.querySelector(".loading")?.remove();
   main.append(
@@ -287,9 +323,11 @@ export async function historyPage({ main, params }: PageContext): Promise<void> 
       ),
       items.length === 0
         ? h("p", null, "No change recorded since annal first imported the entry.")
-        : h("ol", { class: "timeline", id: "timeline" }, ...items.map((item) => item.element)),
+        : timeline,
     ),
   );
   if (versions.length >= 2) drawDiff();
+  performance.mark("annal:history:usable");
+  drawMore();
   announce(`${changes.length} changes`);
 }
