@@ -9,6 +9,7 @@ import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
 import { testingBenchmark } from "./testing.ts";
+import { webBenchmark } from "./web.ts";
 import { workflowApiBenchmark } from "./workflow-api.ts";
 import { workflowsBenchmark } from "./workflows.ts";
 
@@ -22,6 +23,7 @@ const suites: Record<string, () => Promise<void>> = {
   "workflow-api": workflowApiBenchmark,
   testing: testingBenchmark,
   auth: authBenchmark,
+  web: webBenchmark,
 };
 
 const chosen = process.argv.slice(2);

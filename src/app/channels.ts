@@ -4,11 +4,12 @@ import { graphqlPlugin, recordMutationWrite } from "../graphql/index.ts";
 import { hooksPlugin } from "../hooks/index.ts";
 import { waitForProjection } from "../projector/index.ts";
 import { restPlugin } from "../rest/index.ts";
+import { webPlugin } from "../web/index.ts";
 import type { Services } from "./services.ts";
 
 /**
  * The ways in, on the HTTP server: the change-event webhook (and failed work), the REST
- * channel and GraphQL. Each is a Fastify plugin of its own module; this is where they meet
+ * channel, GraphQL, and the web application at `/app` that reads them. Each is a Fastify plugin of its own module; this is where they meet
  * annal's database, directory, jobs and accounts.
  */
 export async function mountChannels(server: FastifyInstance, options: Services): Promise<void> {
@@ -27,6 +28,7 @@ export async function mountChannels(server: FastifyInstance, options: Services):
   await server.register(
     restPlugin({ pool, epoch: store.epoch, schema: directory.schema, config, log, authentication }),
   );
+  await server.register(webPlugin({ authentication }));
   const capture = directory.capture;
   const source = config.directory?.capture.source;
   await server.register(

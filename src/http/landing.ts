@@ -4,6 +4,7 @@ import Negotiator from "negotiator";
 /** Where a new user goes from `GET /`: each path with what it is. */
 const LINKS = [
   ["signIn", "/auth/login", "sign in (OpenID Connect or the directory's login form)"],
+  ["app", "/app", "the web application: entries and their history, changes, workflows, operations"],
   ["docs", "/api", "REST channel: interactive documentation"],
   ["openapi", "/api.json", "REST channel: OpenAPI description"],
   ["graphql", "/graphql", "GraphQL: GraphiQL in a browser, POST for clients"],

@@ -8,7 +8,15 @@ t.test("GET / is a landing page linking the docs, GraphiQL and health", async (t
   const html = await server.inject({ method: "GET", url: "/", headers: { accept: "text/html" } });
   t.equal(html.statusCode, 200);
   t.match(html.headers["content-type"], /^text\/html/);
-  for (const href of ["/auth/login", "/api", "/graphql", "/healthz", "/readyz", "/metrics"]) {
+  for (const href of [
+    "/auth/login",
+    "/app",
+    "/api",
+    "/graphql",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+  ]) {
     t.match(html.body, `href="${href}"`, `links ${href}`);
   }
   const bare = await server.inject({ method: "GET", url: "/" });
@@ -24,6 +32,7 @@ t.test("GET / is a landing page linking the docs, GraphiQL and health", async (t
     name: "annal",
     links: {
       signIn: "/auth/login",
+      app: "/app",
       docs: "/api",
       openapi: "/api.json",
       graphql: "/graphql",

@@ -66,6 +66,8 @@ export async function startAccountsAnnal(
     extraToml?: string;
     seedLdif?: string;
     slapd?: Slapd;
+    /** Between capture passes (default "1h": the tests that need capture run it themselves). */
+    captureInterval?: string;
     /**
      * Who starts the demo provider: annal itself (`[auth.oidc.demo]`, the default), or this
      * support, so that the test can stop it (`stopProvider`) to make the origin unreachable.
@@ -81,7 +83,7 @@ export async function startAccountsAnnal(
   const config = await appConfig(test, {
     db,
     slapd,
-    captureInterval: "1h",
+    captureInterval: options.captureInterval ?? "1h",
     extraToml: `${options.extraToml ?? ""}
 [graphql]
 introspection = true

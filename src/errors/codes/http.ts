@@ -9,6 +9,12 @@ export const HTTP_CODES = {
     hint: "this is a bug in annal; report it with the request id",
     surfaces: ["readyz"],
   },
+  ANNAL_WEB_ASSETS_UNAVAILABLE: {
+    status: 500,
+    meaning:
+      "The web application's assets (`src/web/client`, bundled by esbuild when first asked for) could not be built, so `/app` cannot be served.",
+    hint: "the log names the esbuild error; reinstall the package (npm ci) if its files are damaged",
+  },
   ANNAL_BAD_REQUEST: {
     status: 400,
     meaning: "The request is malformed (its URL, its body, or its Content-Length).",

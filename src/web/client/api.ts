@@ -1,0 +1,86 @@
+/**
+ * annal's public APIs as the web application calls them: GraphQL (`POST /graphql`) and the
+ * REST channel (`/api`), both with the `service_session` cookie the browser sends itself.
+ */
+
+/** A refusal from annal: its stable code, message and hint, as the API gave them. */
+export class ApiError extends Error {
+  readonly code: string;
+  readonly hint: string | undefined;
+  readonly status: number;
+  constructor(code: string, message: string, status: number, hint?: string) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = status;
+    this.hint = hint;
+  }
+}
+
+/** A signed-out browser goes to sign-in, and comes back to the page it was on. */
+export function toSignIn(): never {
+  const here = location.pathname + location.search;
+  location.assign(`/auth/login?returnTo=${encodeURIComponent(here)}`);
+  throw new ApiError("UNAUTHENTICATED", "not signed in", 401);
+}
+
+interface GraphqlAnswer<T> {
+  data?: T;
+  errors?: { message: string; extensions?: { code?: string; hint?: string } }[];
+}
+
+/** One GraphQL operation; the first error is thrown as an `ApiError` with its code. */
+export async function gql<T>(query: string, variables?: Record<string, unknown>): Promise<T> {
+  const response = await fetch("/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(variables ? { query, variables } : { query }),
+  });
+  const answer = (await response.json()) as GraphqlAnswer<T>;
+  const error = answer.errors?.[0];
+  if (error) {
+    const code = error.extensions?.code ?? "GRAPHQL_ERROR";
+    if (code === "UNAUTHENTICATED") toSignIn();
+    throw new ApiError(code, error.message, response.status, error.extensions?.hint);
+  }
+  return answer.data as T;
+}
+
+interface Problem {
+  code?: string;
+  title?: string;
+  detail?: string;
+  message?: string;
+  hint?: string;
+}
+
+/** A REST (or status) request answered in JSON; a problem body is thrown as an `ApiError`. */
+export async function rest<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(path, {
+    ...init,
+    headers: { accept: "application/json", ...init.headers },
+  });
+  if (response.status === 401) toSignIn();
+  const text = await response.text();
+  const body = text ? (JSON.parse(text) as unknown) : undefined;
+  if (!response.ok) {
+    const problem = (body ?? {}) as Problem;
+    throw new ApiError(
+      problem.code ?? `HTTP_${response.status}`,
+      problem.detail ?? problem.message ?? problem.title ?? response.statusText,
+      response.status,
+      problem.hint,
+    );
+  }
+  return body as T;
+}
+
+/** A query string from the defined values of `params`. */
+export function query(params: Record<string, string | number | undefined | null>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}

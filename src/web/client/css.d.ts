@@ -1,0 +1,2 @@
+// esbuild bundles the stylesheets main.ts imports (app.css).
+declare module "*.css";

@@ -1,0 +1,190 @@
+import { query, rest } from "../api.ts";
+import { actorView, causeView } from "../cause.ts";
+import { announce, errorBox, fill, h, link, localInputValue, time } from "../dom.ts";
+import { navigate, type PageContext } from "../router.ts";
+import { entryTypes, segmentOfType, type ChangeNode, type ChangePage } from "../types.ts";
+
+/** How often an open feed asks for newer changes (polling the public REST channel). */
+export const FEED_POLL_MS = 3000;
+
+const CHANGE_TYPES = ["add", "modify", "modrdn", "delete"] as const;
+
+/**
+ * `/app/changes`: the global change feed, newest first, filtered by the entry's type, the kind
+ * of change, an attribute, the actor and a moment. While open it polls `/api/changes` for
+ * changes after the newest it shows and puts them on top.
+ */
+export async function feedPage({ main, query: q, signal }: PageContext): Promise<void> {
+  const types = await entryTypes();
+  const filters = {
+    entryType: q.get("entryType") ?? "",
+    type: q.get("type") ?? "",
+    affects: q.get("affects") ?? "",
+    actor: q.get("actor") ?? "",
+    since: q.get("since") ?? "",
+  };
+  const entryType = h(
+    "select",
+    { id: "f-entry-type", name: "entryType" },
+    h("option", { value: "" }, "any"),
+    ...types.map((t) =>
+      h("option", { value: t.segment, selected: t.segment === filters.entryType }, t.segment),
+    ),
+  );
+  const changeType = h(
+    "select",
+    { id: "f-type", name: "type" },
+    h("option", { value: "" }, "any"),
+    ...CHANGE_TYPES.map((t) => h("option", { value: t, selected: t === filters.type }, t)),
+  );
+  const affects = h("input", {
+    id: "f-affects",
+    name: "affects",
+    value: filters.affects,
+    placeholder: "title, member, …",
+  });
+  const actor = h("input", {
+    id: "f-actor",
+    name: "actor",
+    value: filters.actor,
+    placeholder: "prossi or a DN",
+  });
+  const since = h("input", {
+    id: "f-since",
+    name: "since",
+    type: "datetime-local",
+    step: 1,
+    value: filters.since ? localInputValue(new Date(filters.since)) : "",
+  });
+  const live = h("input", {
+    id: "f-live",
+    type: "checkbox",
+    checked: true,
+    "aria-describedby": "live-hint",
+  });
+  const form = h(
+    "form",
+    { class: "filters", "aria-label": "Filter the changes" },
+    h("div", { class: "field" }, h("label", { for: "f-entry-type" }, "Entry type"), entryType),
+    h("div", { class: "field" }, h("label", { for: "f-type" }, "Change"), changeType),
+    h("div", { class: "field" }, h("label", { for: "f-affects" }, "Attribute"), affects),
+    h("div", { class: "field" }, h("label", { for: "f-actor" }, "Actor"), actor),
+    h("div", { class: "field" }, h("label", { for: "f-since" }, "Since"), since),
+    h("button", { type: "submit" }, "Filter"),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    navigate(
+      `/app/changes${query({
+        entryType: entryType.value,
+        type: changeType.value,
+        affects: affects.value.trim(),
+        actor: actor.value.trim(),
+        since: since.value ? new Date(since.value).toISOString() : undefined,
+      })}`,
+    );
+  });
+  const status = h("p", { class: "hint", id: "feed-status" });
+  const list = h("ol", { class: "timeline feed", id: "feed" });
+  fill(
+    main,
+    h("h1", null, "Changes"),
+    form,
+    h("div", { class: "field checkbox" }, live, h("label", { for: "f-live" }, "Live")),
+    h(
+      "p",
+      { class: "hint", id: "live-hint" },
+      `While this page is open and Live is on, it asks annal for newer changes every ${FEED_POLL_MS / 1000} seconds.`,
+    ),
+    status,
+    list,
+  );
+
+  const wantedSegment = filters.entryType;
+  const actorNeedle = filters.actor.toLowerCase();
+  const segments = new Map<string, string | undefined>();
+  const segmentOf = async (typeName: string | null) => {
+    const key = typeName ?? "";
+    if (!segments.has(key)) segments.set(key, await segmentOfType(typeName));
+    return segments.get(key);
+  };
+  const keep = async (change: ChangeNode) =>
+    (!wantedSegment || (await segmentOf(change.entryType)) === wantedSegment) &&
+    (!actorNeedle || (change.actor ?? "").toLowerCase().includes(actorNeedle));
+
+  const itemOf = async (change: ChangeNode) => {
+    const segment = await segmentOf(change.entryType);
+    return h(
+      "li",
+      { class: `change ${change.type}`, "data-change": change.changeId },
+      h("div", { class: "when" }, time(change.occurredAt)),
+      h(
+        "div",
+        { class: "what" },
+        h("strong", null, change.type),
+        " ",
+        segment
+          ? link(`/app/directory/${segment}/${change.entryUUID}/history`, change.dn)
+          : change.dn,
+      ),
+      h("div", { class: "attrs" }, change.attributes.join(", ")),
+      h("div", { class: "who" }, "by ", actorView(change.actor)),
+      h("div", { class: "why" }, "why: ", causeView(change.cause)),
+    );
+  };
+
+  const restFilters = {
+    type: filters.type || undefined,
+    affects: filters.affects || undefined,
+    since: filters.since || undefined,
+  };
+  let newest: string | null = null;
+  let shown = 0;
+  try {
+    const page = await rest<ChangePage>(
+      `/api/changes${query({ ...restFilters, include: "nodes,pageInfo", last: 100 })}`,
+    );
+    newest = page.pageInfo?.endCursor ?? null;
+    const kept: HTMLElement[] = [];
+    for (const change of [...page.nodes].reverse())
+      if (await keep(change)) kept.push(await itemOf(change));
+    list.append(...kept);
+    shown = kept.length;
+    fill(status, `${shown} latest ${shown === 1 ? "change" : "changes"} shown.`);
+  } catch (error) {
+    fill(status, errorBox(error));
+    return;
+  }
+
+  const poll = async () => {
+    if (signal.aborted) return;
+    if (live.checked && document.visibilityState === "visible") {
+      try {
+        const page = await rest<ChangePage>(
+          `/api/changes${query({ ...restFilters, include: "nodes,pageInfo", first: 100, after: newest })}`,
+        );
+        newest = page.pageInfo?.endCursor ?? newest;
+        let added = 0;
+        for (const change of page.nodes) {
+          if (!(await keep(change))) continue;
+          const item = await itemOf(change);
+          item.classList.add("new");
+          list.prepend(item);
+          added++;
+        }
+        if (added > 0) {
+          shown += added;
+          fill(
+            status,
+            `${shown} changes shown; ${added} new at ${new Date().toLocaleTimeString()}.`,
+          );
+          announce(`${added} new ${added === 1 ? "change" : "changes"}`);
+        }
+      } catch (error) {
+        fill(status, errorBox(error));
+      }
+    }
+    if (!signal.aborted) setTimeout(() => void poll(), FEED_POLL_MS);
+  };
+  setTimeout(() => void poll(), FEED_POLL_MS);
+}

@@ -1,0 +1,333 @@
+import { ApiError, query, rest } from "../api.ts";
+import { actorView, causeView } from "../cause.ts";
+import { announce, errorBox, fill, formatMoment, h, link, time } from "../dom.ts";
+import type { PageContext } from "../router.ts";
+import { segmentOfType, type ChangeNode, type ChangePage } from "../types.ts";
+import {
+  attributesOfNode,
+  diffAttributes,
+  membershipIn,
+  versionsOf,
+  type Attributes,
+} from "../versions.ts";
+import { entryName } from "./directory.ts";
+
+/** Timeline items drawn with the page, and then per animation frame. */
+const FIRST_DRAWN = 100;
+const CHUNK_DRAWN = 300;
+
+/** Every change of the entry, oldest first, a page of 1,000 at a time. */
+async function allChanges(type: string, id: string): Promise<ChangeNode[]> {
+  const changes: ChangeNode[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await rest<ChangePage>(
+      `/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}/changes${query({
+        include: "nodes,patch,pageInfo",
+        first: 1000,
+        after,
+      })}`,
+    );
+    changes.push(...page.nodes);
+    if (!page.pageInfo?.hasNextPage || !page.pageInfo.endCursor) return changes;
+    after = page.pageInfo.endCursor;
+  }
+}
+
+/**
+ * The groups the entry was added to: the latest changes of `member` anywhere, those whose patch
+ * adds this DN. (Membership is held by the groups; the person's own entry does not change.)
+ */
+async function memberships(dn: string): Promise<ChangeNode[]> {
+  const page = await rest<ChangePage>(
+    `/api/changes${query({ affects: "member", include: "nodes,patch", last: 1000 })}`,
+  );
+  return page.nodes.filter((change) => membershipIn(change.patch ?? [], "member", dn) === "added");
+}
+
+/** The attributes before the first change: none when it is the add, else the entry then. */
+async function stateBefore(type: string, id: string, changes: ChangeNode[]): Promise<Attributes> {
+  const firstChange = changes[0];
+  if (!firstChange || firstChange.type === "add") return {};
+  const before = new Date(Date.parse(firstChange.occurredAt) - 1).toISOString();
+  try {
+    const node = await rest<Record<string, unknown>>(
+      `/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}${query({ at: before })}`,
+    );
+    return attributesOfNode(node);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return {};
+    throw error;
+  }
+}
+
+interface Version {
+  readonly label: string;
+  readonly attributes: Attributes;
+}
+
+function diffTable(a: Version, b: Version, onlyChanged: boolean): HTMLElement {
+  const rows = diffAttributes(a.attributes, b.attributes).filter(
+    (row) => !onlyChanged || row.kind !== "same",
+  );
+  const cell = (values: readonly string[]) =>
+    h(
+      "td",
+      null,
+      ...values.map((v) =>
+        h(
+          "div",
+          { class: "value" },
+          v.length > 200 ? `${v.slice(0, 200)}… (${v.length} characters)` : v,
+        ),
+      ),
+    );
+  return h(
+    "table",
+    { class: "diff", id: "diff" },
+    h("caption", null, `${a.label} → ${b.label}`),
+    h(
+      "thead",
+      null,
+      h(
+        "tr",
+        null,
+        h("th", { scope: "col" }, "Attribute"),
+        h("th", { scope: "col" }, a.label),
+        h("th", { scope: "col" }, b.label),
+      ),
+    ),
+    h(
+      "tbody",
+      null,
+      rows.length === 0 ? h("tr", null, h("td", { colspan: 3 }, "No attribute differs.")) : null,
+      ...rows.map((row) =>
+        h(
+          "tr",
+          { class: row.kind },
+          h(
+            "th",
+            { scope: "row" },
+            row.name,
+            h("span", { class: "kind" }, row.kind === "same" ? "" : ` (${row.kind})`),
+          ),
+          cell(row.before),
+          cell(row.after),
+        ),
+      ),
+    ),
+  );
+}
+
+/**
+ * `/app/directory/:type/:id/history`: every change of the entry as a timeline (when, who, what,
+ * why), the groups it was added to, and a side-by-side diff of any two versions.
+ */
+export async function historyPage({ main, params, signal }: PageContext): Promise<void> {
+  performance.mark("annal:history:start");
+  const { type, id } = params as { type: string; id: string };
+  const base = `/app/directory/${type}/${id}`;
+  const heading = h("h1", { id: "entry-name" }, "History");
+  fill(
+    main,
+    h("p", { class: "crumbs" }, link(`/app/directory${query({ type })}`, `Directory · ${type}`)),
+    heading,
+    h(
+      "nav",
+      { class: "tabs", "aria-label": "Entry" },
+      link(base, "Entry"),
+      h("a", { href: `${base}/history`, "aria-current": "page" }, "History"),
+    ),
+    h("p", { class: "loading" }, "Loading the history…"),
+  );
+  // The entry now (its name and DN) and then the groups it joined, beside its changes: the
+  // requests run at once, not one after the other.
+  const nowRequest = rest<Record<string, unknown>>(
+    `/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}`,
+  ).catch(() => undefined);
+  const joinedRequest = nowRequest.then((node) =>
+    node?.dn ? memberships(String(node.dn)).catch(() => [] as ChangeNode[]) : undefined,
+  );
+  let changes: ChangeNode[];
+  let now: Record<string, unknown> | undefined;
+  try {
+    [changes, now] = await Promise.all([allChanges(type, id), nowRequest]);
+  } catch (error) {
+    main.querySelector(".loading")?.replaceWith(errorBox(error));
+    return;
+  }
+  const dn = String(now?.dn ?? changes.at(-1)?.dn ?? "");
+  const name = now ? entryName(now) : dn;
+  document.title = `History of ${name} · annal`;
+  fill(heading, `History of ${name}`);
+  const [before, joined] = await Promise.all([
+    stateBefore(type, id, changes).catch(() => ({})),
+    joinedRequest.then(
+      (found) => found ?? (dn ? memberships(dn).catch(() => [] as ChangeNode[]) : []),
+    ),
+  ]);
+
+  const states = versionsOf(before, changes);
+  const versions: Version[] = [];
+  if (Object.keys(before).length > 0)
+    versions.push({ label: "before the first change", attributes: before });
+  const firstIndex = versions.length;
+  changes.forEach((change, i) =>
+    versions.push({
+      label: `#${i + 1} ${change.type} ${formatMoment(change.occurredAt)}`,
+      attributes: states[i]!,
+    }),
+  );
+
+  // The diff: any two versions, the last two by default.
+  const option = (version: Version, index: number, selected: boolean) =>
+    h("option", { value: index, selected }, version.label);
+  const fromSelect = h(
+    "select",
+    { id: "diff-from" },
+    ...versions.map((v, i) => option(v, i, i === versions.length - 2)),
+  );
+  const toSelect = h(
+    "select",
+    { id: "diff-to" },
+    ...versions.map((v, i) => option(v, i, i === versions.length - 1)),
+  );
+  const onlyChanged = h("input", { id: "diff-only", type: "checkbox", checked: true });
+  const diffHolder = h("div", { class: "diff-holder" });
+  const drawDiff = () => {
+    const a = versions[Number(fromSelect.value)];
+    const b = versions[Number(toSelect.value)];
+    if (a && b) fill(diffHolder, diffTable(a, b, onlyChanged.checked));
+  };
+  for (const control of [fromSelect, toSelect, onlyChanged])
+    control.addEventListener("change", drawDiff);
+
+  const compareWithPrevious = (index: number) => {
+    fromSelect.value = String(Math.max(0, index - 1));
+    toSelect.value = String(index);
+    drawDiff();
+    diffHolder.scrollIntoView({ block: "nearest" });
+    (diffHolder.querySelector("table") as HTMLElement | null)?.focus();
+  };
+
+  // Items are made when drawn: the newest first, the rest a chunk a frame (see below).
+  type Item = { at: string; element: () => HTMLElement };
+  const items: Item[] = changes.map((change, i) => ({
+    at: change.occurredAt,
+    element: () =>
+      h(
+        "li",
+        { class: `change ${change.type}`, "data-change": change.changeId },
+        h("div", { class: "when" }, time(change.occurredAt)),
+        h(
+          "div",
+          { class: "what" },
+          h("strong", null, change.type),
+          change.attributes.length > 0 ? ` ${change.attributes.join(", ")}` : "",
+          change.oldDn ? ` (renamed from ${change.oldDn})` : "",
+        ),
+        h("div", { class: "who" }, "by ", actorView(change.actor)),
+        h("div", { class: "why" }, "why: ", causeView(change.cause)),
+        h(
+          "div",
+          { class: "actions" },
+          link(`${base}${query({ at: change.occurredAt })}`, "The entry then"),
+          i + firstIndex > 0
+            ? h(
+                "button",
+                {
+                  type: "button",
+                  class: "link",
+                  onclick: () => compareWithPrevious(i + firstIndex),
+                },
+                "Compare with the version before",
+              )
+            : null,
+        ),
+      ),
+  }));
+  const groups = joined.length > 0 ? await segmentOfType("group") : undefined;
+  for (const change of joined) {
+    items.push({
+      at: change.occurredAt,
+      element: () =>
+        h(
+          "li",
+          { class: "change membership", "data-change": change.changeId },
+          h("div", { class: "when" }, time(change.occurredAt)),
+          h(
+            "div",
+            { class: "what" },
+            h("strong", null, "added to group "),
+            groups
+              ? link(`/app/directory/${groups}/${change.entryUUID}/history`, change.dn)
+              : change.dn,
+          ),
+          h("div", { class: "who" }, "by ", actorView(change.actor)),
+          h("div", { class: "why" }, "why: ", causeView(change.cause)),
+        ),
+    });
+  }
+  items.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  // A long history opens with its newest changes and the diff at once; the older ones follow,
+  // a chunk per frame, so the page is usable before all of them are drawn.
+  const timeline = h(
+    "ol",
+    { class: "timeline", id: "timeline", "aria-busy": "true" },
+    ...items.slice(0, FIRST_DRAWN).map((item) => item.element()),
+  );
+  let drawn = Math.min(FIRST_DRAWN, items.length);
+  const drawMore = () => {
+    if (signal.aborted) return;
+    timeline.append(...items.slice(drawn, drawn + CHUNK_DRAWN).map((item) => item.element()));
+    drawn = Math.min(drawn + CHUNK_DRAWN, items.length);
+    if (drawn < items.length) requestAnimationFrame(drawMore);
+    else {
+      timeline.removeAttribute("aria-busy");
+      timeline.setAttribute("data-complete", "1");
+      performance.mark("annal:history:complete");
+    }
+  };
+
+  main.querySelector(".loading")?.remove();
+  main.append(
+    h(
+      "section",
+      { "aria-labelledby": "diff-heading", class: "compare" },
+      h("h2", { id: "diff-heading" }, "Compare two versions"),
+      versions.length < 2
+        ? h("p", null, "There is only one version so far.")
+        : [
+            h(
+              "div",
+              { class: "diff-controls" },
+              h("div", { class: "field" }, h("label", { for: "diff-from" }, "From"), fromSelect),
+              h("div", { class: "field" }, h("label", { for: "diff-to" }, "To"), toSelect),
+              h(
+                "div",
+                { class: "field checkbox" },
+                onlyChanged,
+                h("label", { for: "diff-only" }, "Only what differs"),
+              ),
+            ),
+            diffHolder,
+          ],
+    ),
+    h(
+      "section",
+      { "aria-labelledby": "timeline-heading" },
+      h(
+        "h2",
+        { id: "timeline-heading" },
+        `Timeline: ${changes.length} ${changes.length === 1 ? "change" : "changes"}${joined.length ? `, ${joined.length} group ${joined.length === 1 ? "membership" : "memberships"}` : ""}`,
+      ),
+      items.length === 0
+        ? h("p", null, "No change recorded since annal first imported the entry.")
+        : timeline,
+    ),
+  );
+  if (versions.length >= 2) drawDiff();
+  performance.mark("annal:history:usable");
+  drawMore();
+  announce(`${changes.length} changes`);
+}

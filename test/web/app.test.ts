@@ -1,0 +1,396 @@
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import t from "tap";
+import { chromium, type Page } from "playwright-core";
+import { createToken } from "../../src/auth/index.ts";
+import { flatColourJpeg } from "../../src/demo/jpeg.ts";
+import { signDelivery } from "../../src/hooks/index.ts";
+import { DEMO_PASSWORD, PROSSI, startAccountsAnnal } from "../support/accounts.ts";
+import { EntryHistory } from "../support/entries.ts";
+import { eventually } from "../support/eventually.ts";
+import { writeDefinition } from "../support/workflow.ts";
+
+/**
+ * The web application at /app, end to end in Debian's Chromium driven by playwright-core,
+ * over annal as `annal start` runs it with the demo directory and the demo OpenID provider:
+ * sign in, find a person, look at them a week ago and at their history, approve an access
+ * request from the inbox and see the new membership in the person's history with the approval
+ * as its cause, watch the change feed update, and retry a failed change event. Each page is
+ * written as a screenshot (docs/screenshots/, or $ANNAL_SCREENSHOTS).
+ */
+const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
+const REPO = path.resolve(import.meta.dirname, "../..");
+const SCREENSHOTS = process.env["ANNAL_SCREENSHOTS"] ?? path.join(REPO, "docs/screenshots");
+
+t.setTimeout(300_000);
+
+const ACCESS_REQUEST = `
+import { bind, defineWorkflow } from "annal";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "access-request",
+  version: 1,
+  title: "Request access to a group",
+  parameters: z.object({
+    member: z.string().describe("the DN of the person who needs access"),
+    group: z.string().describe("the DN of the group"),
+    approver: z.string().describe("who decides: a person's DN or a group's"),
+    reason: z.string().min(3),
+  }),
+  bindings: { directory: bind.directory() },
+  async run(flow, { member, group, approver, reason }) {
+    const { answer, by } = await flow.dialog({
+      name: "approve",
+      assignees: [approver],
+      schema: z.object({ approved: z.boolean(), comment: z.string().optional() }),
+      until: "3d",
+      data: { member, group, reason },
+    });
+    if (!answer.approved) return { approved: false };
+    await flow.step(
+      "add member",
+      ({ bindings }) =>
+        bindings.directory.modify(group, [{ operation: "add", attribute: "member", values: [member] }]),
+      { as: by },
+    );
+    return { approved: true };
+  },
+});
+`;
+
+const FAILING = `
+import { defineWorkflow, NonRetryableError } from "annal";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "sync-badge",
+  version: 1,
+  parameters: z.object({}),
+  async run(flow) {
+    return await flow.step("call the badge system", async () => {
+      throw new NonRetryableError("the badge system refused the request", { code: "BADGE_REFUSED" });
+    });
+  },
+});
+`;
+
+const LENA = "uid=lnovak,ou=finance,ou=people,dc=example,dc=org";
+const FINANCE = "cn=finance,ou=groups,dc=example,dc=org";
+const DAY = 86_400_000;
+
+t.test(
+  "in Chromium: sign in, a person a week ago and their history, an approval from the inbox as the cause of a membership, the live feed, a retried change event",
+  { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium)` },
+  async (t) => {
+    const dir = path.join(REPO, ".tap/fixtures", `web-app-${process.pid}`);
+    writeDefinition(dir, "access-request.ts", ACCESS_REQUEST);
+    writeDefinition(dir, "sync-badge.ts", FAILING);
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    mkdirSync(SCREENSHOTS, { recursive: true });
+
+    const app = await startAccountsAnnal(t, {
+      captureInterval: "1s",
+      extraToml: `[[directory.types]]
+name = "group"
+base = "ou=groups,dc=example,dc=org"
+filter = "(objectClass=groupOfNames)"
+
+[workflows]
+dir = "${dir}"
+timerInterval = "200ms"
+
+[hooks]
+dir = "${REPO}/ops/demo/hooks"
+`,
+    });
+
+    // A person annal has known for ten days: promoted three days ago.
+    const history = new EntryHistory(app.db.pool, app.store);
+    const lena = await history.add(
+      {
+        dn: LENA,
+        type: "user",
+        attributes: {
+          objectClass: ["inetOrgPerson"],
+          uid: ["lnovak"],
+          cn: ["Lena Novak"],
+          sn: ["Novak"],
+          givenName: ["Lena"],
+          title: ["Analyst"],
+          mail: ["lena.novak@example.org"],
+          jpegPhoto: [flatColourJpeg([46, 125, 160]).toString("base64")],
+        },
+      },
+      { at: new Date(Date.now() - 10 * DAY) },
+    );
+    await history.modify(
+      lena,
+      { title: ["Senior Analyst"], telephoneNumber: ["+44 20 7946 0123"] },
+      { at: new Date(Date.now() - 3 * DAY), actor: PROSSI },
+    );
+    await history.settled();
+
+    const profile = await mkdtemp(path.join(tmpdir(), "annal-chromium-"));
+    t.teardown(() => rm(profile, { recursive: true, force: true }));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1280, height: 860 },
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    t.teardown(() => context.close());
+    const page = context.pages()[0] ?? (await context.newPage());
+    const problems: string[] = [];
+    page.on("pageerror", (error) => problems.push(`page: ${error.message}`));
+    page.on("console", (message) => {
+      // Chromium asks every origin for /favicon.ico (the demo provider has none): not ours.
+      const where = message.location().url;
+      if (message.type() === "error" && !where.endsWith("/favicon.ico")) {
+        problems.push(`console: ${message.text()} (${where})`);
+      }
+    });
+    page.on("response", (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+    });
+    const shot = (name: string, target: Page = page) =>
+      target.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+    const ready = () => page.locator("main[data-ready]").waitFor();
+
+    // Signed out, /app sends the browser to sign-in, and sign-in brings it back.
+    await page.goto(`${app.url}/app/directory`);
+    t.match(page.url(), /\/auth\/login\?returnTo=%2Fapp%2Fdirectory$/, "to sign-in first");
+    await page.click("#sign-in-oidc");
+    await page.locator("#provider-login").waitFor();
+    await page.fill("#login", "prossi");
+    await page.fill("#password", DEMO_PASSWORD);
+    await page.click("#provider-login button[type=submit]");
+    await page.waitForURL(`${app.url}/app/directory`);
+    await ready();
+    t.equal(await page.locator("#who").textContent(), "Priya Rossi");
+    t.same(
+      await page.locator("#nav a").allTextContents(),
+      ["Directory", "Changes", "Inbox", "Start", "Instances", "Operations"],
+      "an operator and auditor sees every page",
+    );
+
+    // Find a person.
+    await page.selectOption("#search-type", "users");
+    await page.fill("#search-text", "Novak");
+    await page.press("#search-text", "Enter");
+    const result = page.locator("table.results a", { hasText: "Lena Novak" });
+    await result.waitFor();
+    await shot("1-directory-search");
+    await result.click();
+    await page.locator("#entry-name", { hasText: "Lena Novak" }).waitFor();
+    await ready();
+    t.equal(await page.locator("img.photo").getAttribute("alt"), "Photo of Lena Novak");
+    t.match(await page.locator("table.attributes").textContent(), /Senior Analyst/);
+    await shot("2-entry-now");
+
+    // The person a week ago: before the promotion.
+    await page.click("#at-week");
+    await page.locator("#as-of", { hasText: "As it was at" }).waitFor();
+    await ready();
+    t.match(page.url(), /\?at=/);
+    const then = await page.locator("table.attributes").textContent();
+    t.match(then, /Analyst/);
+    t.notMatch(then, /Senior Analyst/, "the title of a week ago");
+    await shot("3-entry-a-week-ago");
+
+    // Their history: the timeline, and the diff of the last two versions.
+    await page.click("nav.tabs >> text=History");
+    await page.locator("#timeline").waitFor();
+    t.equal(await page.locator("#timeline > li.change").count(), 2);
+    const diff = page.locator("#diff");
+    t.match(
+      await diff.locator("tr.changed", { hasText: "title" }).textContent(),
+      /Analyst.*Senior Analyst/,
+    );
+    t.match(
+      await diff.locator("tr.added", { hasText: "telephoneNumber" }).textContent(),
+      /\+44 20 7946 0123/,
+    );
+    await shot("4-entry-history");
+
+    // An access request for Lena, answered by Priya from her inbox.
+    const { token } = await createToken(app.db.pool, app.store, {
+      name: "requester",
+      access: ["read"],
+    });
+    const requester = { authorization: `Bearer ${token}` };
+    const started = await app.graphql(
+      `mutation($p: JSON!) { startWorkflow(name: "access-request", parameters: $p) { id } }`,
+      requester,
+      { p: { member: LENA, group: FINANCE, approver: PROSSI, reason: "quarterly reporting" } },
+    );
+    t.notOk(started.body.errors, "the request is started");
+    const instanceId: string = started.body.data.startWorkflow.id;
+
+    await page.click("#nav >> text=Start");
+    await page.locator("#catalog").waitFor();
+    await page.click("#catalog >> text=Request access to a group");
+    await page.locator("#start-form").waitFor();
+    t.equal(await page.locator("#start-form label").count(), 4, "a field for each parameter");
+    await shot("5-workflow-start-form");
+
+    await page.click("#nav >> text=Inbox");
+    const card = page.locator(`#inbox li[data-dialog="${instanceId}.1"]`);
+    await eventually(
+      async () => {
+        await page.reload();
+        await ready();
+        return (await card.count()) > 0 ? true : undefined;
+      },
+      { what: "the request in Priya's inbox" },
+    );
+    t.match(await card.textContent(), /quarterly reporting/);
+    await shot("6-inbox");
+    await card.getByLabel("approved").check();
+    await card.getByLabel("comment").fill("fine for Q4");
+    await card.getByRole("button", { name: "Send answer" }).click();
+    await card.locator("text=Answered").waitFor();
+    await shot("7-inbox-answered");
+
+    await eventually(
+      async () => {
+        const answer = await app.graphql(
+          `query($id: ID!) { instance(id: $id) { state } }`,
+          requester,
+          { id: instanceId },
+        );
+        return answer.body.data?.instance?.state === "COMPLETED" ? true : undefined;
+      },
+      { what: "the request to complete", timeout: 60_000 },
+    );
+
+    // The membership in Lena's history, with the approval as its cause.
+    await eventually(
+      async () => {
+        await page.goto(`${app.url}/app/directory/users/${lena}/history`);
+        await page.locator("#timeline").waitFor();
+        return (await page.locator("#timeline li.membership").count()) > 0 ? true : undefined;
+      },
+      { what: "the membership in Lena's history", timeout: 60_000 },
+    );
+    const membership = page.locator("#timeline li.membership");
+    t.match(
+      await membership.textContent(),
+      /added to group cn=finance,ou=groups,dc=example,dc=org/,
+    );
+    t.match(
+      await membership.locator(".cause.workflow").textContent(),
+      /workflow access-request, step “add member”, approved by prossi/,
+    );
+    await shot("8-history-with-membership");
+
+    // The instance behind it: its state, events and the change it made.
+    await membership.locator(".cause a").click();
+    await page.locator("#instance-state", { hasText: "COMPLETED" }).waitFor();
+    t.match(await page.locator("#instance-changes").textContent(), /member/);
+    t.ok((await page.locator("#instance-events li").count()) >= 4, "the instance's events");
+    await shot("9-instance");
+
+    // The change feed, live: a change recorded while it is open shows up on top.
+    await page.click("#nav >> text=Changes");
+    await page.locator("#feed").waitFor();
+    await history.modify(lena, { title: ["Lead Analyst"] }, { actor: PROSSI });
+    const fresh = page.locator("#feed li.new", { hasText: "lnovak" });
+    await fresh.waitFor({ timeout: 30_000 });
+    t.match(await fresh.textContent(), /title/);
+    await shot("10-change-feed");
+
+    // Failed work: a change event for a person the directory does not know, retried.
+    const body = JSON.stringify({
+      id: "hr-ghost",
+      kind: "employee.updated",
+      at: new Date().toISOString(),
+      employee: { uid: "nobody", title: "Ghost" },
+    });
+    const id = `msg_${process.pid}`;
+    const timestamp = Math.floor(Date.now() / 1000);
+    const delivered = await fetch(`${app.url}/-hooks/hr/employees`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "webhook-id": id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signDelivery("demo-hr-secret", id, timestamp, body),
+      },
+      body,
+    });
+    t.equal(delivered.status, 202, "the change event is taken in");
+    const failing = await app.graphql(
+      `mutation { startWorkflow(name: "sync-badge", parameters: {}) { id } }`,
+      requester,
+    );
+    const erroredId: string = failing.body.data.startWorkflow.id;
+
+    const row = page.locator("#failed-work tr", { hasText: "hr-ghost" });
+    await eventually(
+      async () => {
+        await page.goto(`${app.url}/app/operations`);
+        await ready();
+        const instance = page.locator(`tr[data-instance="${erroredId}"]`);
+        return (await row.count()) > 0 && (await instance.count()) > 0 ? true : undefined;
+      },
+      {
+        what: "the failed change event and the errored instance on the operations page",
+        timeout: 60_000,
+      },
+    );
+    t.match(await row.textContent(), /nobody/);
+    t.match(await page.locator(`tr[data-instance="${erroredId}"]`).textContent(), /BADGE_REFUSED/);
+    t.ok((await page.locator("#projections tbody tr").count()) > 0, "the projections' lag");
+    await shot("11-operations");
+    await row.getByRole("button", { name: "Retry" }).click();
+    const operator = await createToken(app.db.pool, app.store, {
+      name: "ops",
+      access: ["operator"],
+    });
+    await eventually(
+      async () => {
+        const response = await fetch(`${app.url}/api/failed-work?state=all`, {
+          headers: { authorization: `Bearer ${operator.token}` },
+        });
+        const { items } = (await response.json()) as {
+          items: { eventId: string; retries: number }[];
+        };
+        return items.find((item) => item.eventId === "hr-ghost" && item.retries >= 1);
+      },
+      { what: "the retry to be recorded" },
+    );
+    await page
+      .locator(`tr[data-instance="${erroredId}"]`)
+      .getByRole("button", { name: "Cancel" })
+      .click();
+    await eventually(
+      async () => {
+        const answer = await app.graphql(
+          `query($id: ID!) { instance(id: $id) { state } }`,
+          requester,
+          { id: erroredId },
+        );
+        return answer.body.data?.instance?.state === "CANCELLED" ? true : undefined;
+      },
+      { what: "the errored instance to be cancelled" },
+    );
+
+    // At a phone's width the history still reads, one column.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${app.url}/app/directory/users/${lena}/history`);
+    await page.locator("#timeline").waitFor();
+    await shot("12-history-phone");
+
+    t.same(problems, [], "no page errors and no 5xx along the way");
+  },
+);
