@@ -168,7 +168,7 @@ t.test(
     t.equal(after.rows[0].n, before.rows[0].n);
     const streams = await pool.query("SELECT stream_id, version FROM streams ORDER BY stream_id");
     t.same(streams.rows, [{ stream_id: "s", version: 1 }], "no stream made or moved");
-  const decided = await appendInOneStatement(pool, "s", [{ type: "B", data: {} }], 1);
-  t.match(decided, { version: 2, appended: 1, events: [{ type: "B", streamVersion: 2 }] });
+    const decided = await appendInOneStatement(pool, "s", [{ type: "B", data: {} }], 1);
+    t.match(decided, { version: 2, appended: 1, events: [{ type: "B", streamVersion: 2 }] });
   },
 );
