@@ -247,15 +247,12 @@ export async function restBenchmark(): Promise<void> {
         filter === undefined
           ? { op: "and" as const, filters: [] }
           : checkAttributes(parseFilter(filter).ast, (n) => catalog.resolve(n)?.name).ast;
-      return new SearchSql(
-        {
-          type: "user",
-          filter: ast,
-          sort: parseSort(sort, catalog).keys,
-          selection: parseFields(undefined, catalog).selection,
-        },
-        catalog,
-      );
+      return new SearchSql({
+        type: "user",
+        filter: ast,
+        sort: parseSort(sort, catalog).keys,
+        selection: parseFields(undefined, catalog).selection,
+      });
     };
     const pick = (i: number) => 1 + ((i * 7919) % SEARCH_ENTRIES);
     const uuids = (
