@@ -115,21 +115,29 @@ export function compileFilterToIndexedSql(
     const condition = test(node);
     return `FROM ${valuesTable} AS x WHERE x.type = ${typeParam} AND ${attribute}${condition ? ` AND ${condition}` : ""}`;
   };
-  /** The node as a set of entry uuids, when it has no `not` in it. */
-  const set = (node: FilterNode): string | undefined => {
+  /** Whether the node is a set of entry uuids: no `not` and no empty `and`/`or` in it. */
+  const settable = (node: FilterNode): boolean => {
     switch (node.op) {
       case "not":
-        return undefined;
+        return false;
       case "and":
-      case "or": {
-        if (node.filters.length === 0) return undefined;
-        const parts = node.filters.map(set);
-        if (parts.some((part) => part === undefined)) return undefined;
-        if (parts.length === 1) return parts[0];
-        return parts
-          .map((part) => `(${part})`)
+      case "or":
+        return node.filters.length > 0 && node.filters.every(settable);
+      default:
+        return true;
+    }
+  };
+  /** A settable node's entry uuids. */
+  const set = (node: FilterNode): string => {
+    switch (node.op) {
+      case "not":
+        throw new Error("set: a not is no set");
+      case "and":
+      case "or":
+        if (node.filters.length === 1) return set(node.filters[0]!);
+        return node.filters
+          .map((part) => `(${set(part)})`)
           .join(node.op === "and" ? " INTERSECT " : " UNION ALL ");
-      }
       default:
         return `SELECT x.entry_uuid ${rows(node)}`;
     }
@@ -141,8 +149,7 @@ export function compileFilterToIndexedSql(
         return `(${node.filters.map(compile).join(" AND ")})`;
       case "or": {
         if (node.filters.length === 0) return "FALSE";
-        const union = set(node);
-        if (union !== undefined) return `${entryColumn} IN (${union})`;
+        if (settable(node)) return `${entryColumn} IN (${set(node)})`;
         return `(${node.filters.map(compile).join(" OR ")})`;
       }
       case "not":
