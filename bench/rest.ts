@@ -421,6 +421,44 @@ export async function restBenchmark(): Promise<void> {
       );
     }
 
+    const large = SEARCH_ENTRIES !== 100_000;
+    const markdown = `## REST channel${large ? `, ${fmt(SEARCH_ENTRIES)} entries` : ""}
+
+Command: \`npm run bench -- rest${large ? ` --size ${process.argv[process.argv.indexOf("--size") + 1]}` : ""}\` (run ${new Date().toISOString().slice(0, 10)})
+Machine: ${machine()}
+
+Entries are written straight into the \`entries\` projection (realistic inetOrgPerson attributes,
+10 per entry) and served by the real server over loopback HTTP with a bearer token, one request at
+a time. Latency in milliseconds over ${RUNS} requests after ${WARMUP} warm-up ones; the last column
+runs the same SQL the channel issues (\`SearchSql\` + \`searchPage\`) straight on the pool, so the
+difference is HTTP, authentication and JSON.
+
+### Search and lookup, ${fmt(SEARCH_ENTRIES)} entries
+
+| request | p50 ms | p99 ms | same SQL direct, p50 / p99 ms |
+|---|---:|---:|---:|
+${searchRows.join("\n")}
+
+Filters are answered from the \`entry_values\` side table of the \`entries\` projection (every
+value case-folded, a btree on (type, attribute, value, entry) and a pg_trgm GIN index for
+substrings): equality, presence, ranges and prefixes are index lookups, a substring a trigram
+lookup. A page sorted by an attribute walks that attribute's index in order (\`ordinal = 0\`, the
+first value) and probes each entry's filter, stopping after the page: a later page starts at its
+cursor in the index and costs what the first does. A second sort key is ordered within ties of
+the first (incremental sort): \`sn\` has 20 distinct values, so the first page of
+\`sn,-givenName\` reads one surname's 5% of the entries. The machine has 2 cores and was shared
+with two other engineers running test suites while this ran: the p99 column shows their
+interference more than the queries.
+
+### Plans of the direct SQL (\`EXPLAIN ANALYZE\`, one request of each case)
+
+Each request is a page query, and for a cursor page also the two that set \`hasPreviousPage\`
+(the cursor's own row, and one row on the other side).
+
+${plans.join("\n\n")}`;
+    recordResults(large ? `rest-${SEARCH_ENTRIES}` : "rest", markdown);
+    process.stdout.write(`${markdown}\n`);
+
     const exportRows: string[] = [];
     const rssRows: string[] = [];
     const exportQuery = (format: string) =>
@@ -460,41 +498,10 @@ export async function restBenchmark(): Promise<void> {
       }
     }
 
-    const large = SEARCH_ENTRIES !== 100_000;
-    const markdown = `## REST channel${large ? `, ${fmt(SEARCH_ENTRIES)} entries` : ""}
+    const exportMarkdown = `## REST channel: export${large ? `, ${fmt(SEARCH_ENTRIES)} entries` : ""}
 
 Command: \`npm run bench -- rest${large ? ` --size ${process.argv[process.argv.indexOf("--size") + 1]}` : ""}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}
-
-Entries are written straight into the \`entries\` projection (realistic inetOrgPerson attributes,
-10 per entry) and served by the real server over loopback HTTP with a bearer token, one request at
-a time. Latency in milliseconds over ${RUNS} requests after ${WARMUP} warm-up ones; the last column
-runs the same SQL the channel issues (\`SearchSql\` + \`searchPage\`) straight on the pool, so the
-difference is HTTP, authentication and JSON.
-
-### Search and lookup, ${fmt(SEARCH_ENTRIES)} entries
-
-| request | p50 ms | p99 ms | same SQL direct, p50 / p99 ms |
-|---|---:|---:|---:|
-${searchRows.join("\n")}
-
-Filters are answered from the \`entry_values\` side table of the \`entries\` projection (every
-value case-folded, a btree on (type, attribute, value, entry) and a pg_trgm GIN index for
-substrings): equality, presence, ranges and prefixes are index lookups, a substring a trigram
-lookup. A page sorted by an attribute walks that attribute's index in order (\`ordinal = 0\`, the
-first value) and probes each entry's filter, stopping after the page: a later page starts at its
-cursor in the index and costs what the first does. A second sort key is ordered within ties of
-the first (incremental sort): \`sn\` has 20 distinct values, so the first page of
-\`sn,-givenName\` reads one surname's 5% of the entries. The machine has 2 cores and was shared
-with two other engineers running test suites while this ran: the p99 column shows their
-interference more than the queries.
-
-### Plans of the direct SQL (\`EXPLAIN ANALYZE\`, one request of each case)
-
-Each request is a page query, and for a cursor page also the two that set \`hasPreviousPage\`
-(the cursor's own row, and one row on the other side).
-
-${plans.join("\n\n")}
 
 ### Export, ${fmt(EXPORT_STEPS.at(-1)!)} rows (5 attributes + entryUUID and DN)
 
@@ -513,8 +520,8 @@ selects the same rows and columns in the same order and leaves the formatting to
 ${rssRows.join("\n")}
 
 The peak does not grow with the number of rows: the stream holds one batch and a 64 KiB buffer.`;
-    recordResults(large ? `rest-${SEARCH_ENTRIES}` : "rest", markdown);
-    process.stdout.write(`${markdown}\n`);
+    recordResults(large ? `rest-export-${SEARCH_ENTRIES}` : "rest-export", exportMarkdown);
+    process.stdout.write(`${exportMarkdown}\n`);
   } finally {
     await server.close();
     await db.close();
