@@ -26,7 +26,11 @@ const suites: Record<string, () => Promise<void>> = {
   web: webBenchmark,
 };
 
-const chosen = process.argv.slice(2);
+// Options (`--size 1m`) are read by the suites themselves (`benchSize`); the rest are suites.
+const args = process.argv.slice(2);
+const chosen = args.filter(
+  (arg, index) => !arg.startsWith("--") && !args[index - 1]?.startsWith("--"),
+);
 for (const name of chosen) {
   if (!suites[name]) {
     process.stderr.write(`annal: ANNAL_USAGE: unknown benchmark suite "${name}"\n`);

@@ -85,3 +85,16 @@ export function recordResults(suite: string, markdown: string): void {
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * The directory size a suite runs at: `--size 1m` (or `100k`, or a number) on the command
+ * line, `fallback` without.
+ */
+export function benchSize(fallback: number): number {
+  const index = process.argv.indexOf("--size");
+  if (index < 0) return fallback;
+  const text = (process.argv[index + 1] ?? "").toLowerCase();
+  const match = /^(\d+)([km]?)$/.exec(text);
+  if (!match) throw new Error(`--size ${text}: expected a number of entries such as 100k or 1m`);
+  return Number(match[1]) * (match[2] === "m" ? 1_000_000 : match[2] === "k" ? 1000 : 1);
+}

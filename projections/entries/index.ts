@@ -1,2 +1,11 @@
 export { entriesProjection } from "./projection.ts";
-export { ENTRIES, ENTRIES_PROJECTION, type EntriesRow } from "./tables.ts";
+export {
+  ENTRIES,
+  ENTRIES_PROJECTION,
+  ENTRY_ROW_ATTRIBUTE,
+  ENTRY_VALUES,
+  ENTRY_VALUE_COUNTS,
+  VALUE_KEY_LENGTH,
+  type EntriesRow,
+} from "./tables.ts";
+export { indexEntryValues } from "./values.ts";

@@ -8,19 +8,26 @@ import {
 import type { Projection } from "../../src/projector/index.ts";
 import { operationalTime } from "../entry-events.ts";
 import { ENTRIES_PROJECTION, entriesTables } from "./tables.ts";
+import { indexEntryValues } from "./values.ts";
 
 /**
  * `entries`: the current state of every entry. Attributes are JSON objects of name → list of
- * values (binary values base64); deleted entries are removed.
+ * values (binary values base64); deleted entries are removed. Beside them, `entry_values` indexes
+ * every value case-folded (see `entriesTables`), brought up to date once per batch for the
+ * entries the batch touched.
+ *
+ * Version 2: `entry_values`, `entry_value_counts` and the (type, dn) index.
  */
 export const entriesProjection: Projection<EntryEventType> = {
   name: ENTRIES_PROJECTION,
-  version: 1,
+  version: 2,
   handles: ENTRY_EVENT_TYPES,
   tables: entriesTables,
   async apply(events, { tx, table }) {
+    const touched = new Set<string>();
     for (const event of events) {
       const uuid = event.data.entryUUID;
+      touched.add(uuid);
       const state = stateAfterEvent(event);
       if (event.type === ENTRY_EVENT.deleted || !state) {
         await tx.query(`DELETE FROM ${table("entries")} WHERE entry_uuid = $1`, [uuid]);
@@ -55,5 +62,6 @@ export const entriesProjection: Projection<EntryEventType> = {
         ],
       );
     }
+    await indexEntryValues(tx, table, [...touched]);
   },
 };

@@ -18,6 +18,8 @@ async function dump(pool: import("../../src/db/index.ts").Pool) {
   const out: Record<string, unknown[]> = {};
   for (const [schema, table, order] of [
     ["projection_entries", "entries", "entry_uuid"],
+    ["projection_entries", "entry_values", "entry_uuid, attribute, ordinal"],
+    ["projection_entries", "entry_value_counts", "type, attribute"],
     ["projection_entry_versions", "entry_versions", "entry_uuid, version"],
     ["projection_changes", "changes", "position"],
   ] as const) {

@@ -73,7 +73,7 @@ export async function searchEntries(
     sort: sort.keys,
     selection: fields.selection,
   };
-  const sql = new SearchSql(spec, catalog);
+  const sql = new SearchSql(spec);
   const node = (row: SearchRow) =>
     entryNode(
       {

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/index.ts";
 import type { AttributeMap } from "../../events/index.ts";
+import { ENTRY_ROW_ATTRIBUTE, ENTRY_VALUE_COUNTS } from "../../../projections/entries/index.ts";
 import type { KeysetPosition, SearchSql } from "./sql.ts";
 
 /** A row of a search: the entry's parts and its order columns. */
@@ -19,6 +20,87 @@ export interface SearchPageRequest {
   readonly position?: KeysetPosition;
 }
 
+type Side = "after" | "before";
+
+/**
+ * Up to `limit` rows of `source` (a query with the search's columns) strictly beyond
+ * `position` in `direction`, in that direction's order.
+ */
+async function readRows(
+  db: Queryable,
+  sql: SearchSql,
+  source: string,
+  direction: "forward" | "backward",
+  limit: number,
+  position: KeysetPosition | undefined,
+  keyed = false,
+): Promise<SearchRow[]> {
+  const side: Side = direction === "forward" ? "after" : "before";
+  const params = [...sql.params];
+  const keyset = position
+    ? `WHERE ${sql.leadingBound(position, side, params)} AND ${sql.keyset(position, side, params)}`
+    : "";
+  params.push(limit);
+  const result = await db.query<SearchRow>(
+    `SELECT * FROM (${source}) AS q ${keyset}
+      ORDER BY ${sql.orderBy(direction, keyed)} LIMIT $${params.length}`,
+    params,
+  );
+  return result.rows;
+}
+
+/** Whether some entries of the type have no first value of the walked attribute. */
+async function someUnkeyed(db: Queryable, sql: SearchSql): Promise<boolean> {
+  const type = sql.params[0];
+  const attribute = sql.params[Number(sql.walk!.attributeParam.slice(1)) - 1];
+  const result = await db.query<{ some: boolean }>(
+    `SELECT coalesce((SELECT entries FROM ${ENTRY_VALUE_COUNTS} WHERE type = $1 AND attribute = $2), 0)
+          > coalesce((SELECT entries FROM ${ENTRY_VALUE_COUNTS} WHERE type = $1 AND attribute = $3), 0)
+            AS some`,
+    [type, ENTRY_ROW_ATTRIBUTE, attribute],
+  );
+  return result.rows[0]?.some ?? false;
+}
+
+/**
+ * Rows beyond `position` in `direction`, at most `limit`. When the first sort key is an
+ * attribute, the page walks that attribute's index in key order and stops after `limit`
+ * matches: the entries with a value first (forward), then, only if the page is not full yet
+ * and some entry lacks the attribute, those without (NULLs sort last either way).
+ */
+async function rowsBeyond(
+  db: Queryable,
+  sql: SearchSql,
+  direction: "forward" | "backward",
+  limit: number,
+  position: KeysetPosition | undefined,
+): Promise<SearchRow[]> {
+  if (!sql.walk) return readRows(db, sql, sql.inner, direction, limit, position);
+  const keyed = () => sql.walkSource("keyed");
+  const unkeyed = () => sql.walkSource("unkeyed");
+  const atNull = position !== undefined && (position[0] ?? null) === null;
+  if (direction === "forward") {
+    if (atNull) return readRows(db, sql, unkeyed(), direction, limit, position);
+    const rows = await readRows(db, sql, keyed(), direction, limit, position, true);
+    if (rows.length >= limit || !(await someUnkeyed(db, sql))) return rows;
+    return [
+      ...rows,
+      ...(await readRows(db, sql, unkeyed(), direction, limit - rows.length, undefined)),
+    ];
+  }
+  if (position !== undefined && !atNull) {
+    return readRows(db, sql, keyed(), direction, limit, position, true);
+  }
+  const rows = (await someUnkeyed(db, sql))
+    ? await readRows(db, sql, unkeyed(), direction, limit, position)
+    : [];
+  if (rows.length >= limit) return rows;
+  return [
+    ...rows,
+    ...(await readRows(db, sql, keyed(), direction, limit - rows.length, undefined, true)),
+  ];
+}
+
 /**
  * One page of a search, by keyset: never an OFFSET, so every page costs the same however deep
  * it is and a page never repeats or skips a row when entries change between requests.
@@ -31,30 +113,40 @@ export async function searchPage(
   page: SearchPageRequest,
 ): Promise<{ rows: SearchRow[]; more: boolean; behind: boolean }> {
   const forward = page.direction === "forward";
-  const params = [...sql.params];
-  const keyset = page.position
-    ? `WHERE ${sql.keyset(page.position, forward ? "after" : "before", params)}`
-    : "";
-  params.push(page.limit + 1);
-  const result = await db.query<SearchRow>(
-    `SELECT * FROM (${sql.inner}) AS q ${keyset}
-      ORDER BY ${sql.orderBy(page.direction)} LIMIT $${params.length}`,
-    params,
-  );
-  const rows = result.rows.slice(0, page.limit);
+  const read = await rowsBeyond(db, sql, page.direction, page.limit + 1, page.position);
+  const rows = read.slice(0, page.limit);
   if (!forward) rows.reverse();
   let behind = false;
   if (page.position) {
     // The other side of the cursor includes the cursor's own row.
-    const behindParams = [...sql.params];
-    const other = sql.keyset(page.position, forward ? "after" : "before", behindParams);
-    const found = await db.query<{ found: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM (${sql.inner}) AS q WHERE NOT ${other}) AS found`,
-      behindParams,
-    );
-    behind = found.rows[0]?.found ?? false;
+    behind =
+      (await cursorRowMatches(db, sql, page.position)) ||
+      (await rowsBeyond(db, sql, forward ? "backward" : "forward", 1, page.position)).length > 0;
   }
-  return { rows, more: result.rows.length > page.limit, behind };
+  return { rows, more: read.length > page.limit, behind };
+}
+
+/** Whether the row a cursor names still matches the search with the same order values. */
+async function cursorRowMatches(
+  db: Queryable,
+  sql: SearchSql,
+  position: KeysetPosition,
+): Promise<boolean> {
+  const params = [...sql.params];
+  const same = sql.columns.map((column, index) => {
+    const value = position[index] ?? null;
+    return value === null
+      ? `q.${column.alias} IS NULL`
+      : `q.${column.alias} = $${params.push(value)}::${column.cast}`;
+  });
+  const uuid = position[sql.columns.findIndex((column) => column.alias === "entry_uuid")];
+  params.push(uuid);
+  const result = await db.query<{ found: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM (${sql.inner} AND e.entry_uuid = $${params.length}::uuid) AS q
+       WHERE ${same.join(" AND ")}) AS found`,
+    params,
+  );
+  return result.rows[0]?.found ?? false;
 }
 
 /** How many entries the search matches. */

@@ -1,8 +1,6 @@
-import { filterAttributes, type FilterNode } from "../../filters/index.ts";
-import { compileFilterToSql } from "../../filters/index.ts";
-import { ENTRIES } from "../../../projections/entries/index.ts";
+import { compileFilterToIndexedSql, type FilterNode } from "../../filters/index.ts";
+import { ENTRIES, ENTRY_VALUES, VALUE_KEY_LENGTH } from "../../../projections/entries/index.ts";
 import { UUID } from "../../history/index.ts";
-import type { AttributeCatalog } from "../catalog.ts";
 import type { FieldSelection } from "../fields.ts";
 import type { SortKey } from "../sort.ts";
 
@@ -36,6 +34,11 @@ export type KeysetPosition = readonly (string | null)[];
  *
  * Sort values are the first value of the attribute, lower-cased, cut at 200 characters (so a
  * cursor stays short), compared byte-wise (`COLLATE "C"`), the same on every server.
+ *
+ * The filter is answered from the entries' indexed values (`entry_values`). When the first
+ * sort key is an attribute, `walk` names it: a page then walks that attribute's keys in index
+ * order (`searchPage`) instead of sorting every match; the keys there are the very values
+ * `inner` computes from the JSON.
  */
 export class SearchSql {
   readonly params: unknown[] = [];
@@ -45,20 +48,24 @@ export class SearchSql {
   readonly whereParams: number;
   readonly source: string;
   readonly columns: readonly OrderColumn[];
+  /** The parameter holding the type searched. */
+  readonly typeParam: string;
+  /** The first sort key when it is an attribute: its name's parameter and its direction. */
+  readonly walk: { readonly attributeParam: string; readonly descending: boolean } | undefined;
+  /** The select list of `inner` without the first sort column, and that column's alias. */
+  readonly selectHead: string;
+  readonly selectTail: string;
 
-  constructor(spec: SearchSpec, catalog: AttributeCatalog) {
+  constructor(spec: SearchSpec) {
     const bind = (value: unknown) => `$${this.params.push(value)}`;
-    // An operational attribute in the filter: filter over both columns merged. Only then, so
-    // that the usual search reads the stored column as it is.
-    const operational = filterAttributes(spec.filter).some(
-      (name) => catalog.resolve(name)?.operational ?? false,
-    );
-    this.source = operational
-      ? `(SELECT *, attributes || operational AS merged FROM ${ENTRIES}) AS e`
-      : `${ENTRIES} AS e`;
-    const conditions = [`e.type = ${bind(spec.type)}`];
-    const filter = compileFilterToSql(spec.filter, {
-      attributesColumn: operational ? "e.merged" : "e.attributes",
+    this.source = `${ENTRIES} AS e`;
+    this.typeParam = bind(spec.type);
+    const conditions = [`e.type = ${this.typeParam}`];
+    const filter = compileFilterToIndexedSql(spec.filter, {
+      valuesTable: ENTRY_VALUES,
+      entryColumn: "e.entry_uuid",
+      typeParam: this.typeParam,
+      keyLength: VALUE_KEY_LENGTH,
       params: this.params,
     });
     if (filter !== "TRUE") conditions.push(filter);
@@ -66,6 +73,7 @@ export class SearchSql {
     this.whereParams = this.params.length;
 
     const columns: OrderColumn[] = [];
+    let walk: { attributeParam: string; descending: boolean } | undefined;
     const sortSql = spec.sort.map((key, index) => {
       const alias = key.kind === "entryUUID" ? "entry_uuid" : `s${index}`;
       columns.push({
@@ -77,8 +85,11 @@ export class SearchSql {
       if (key.kind === "entryUUID") return undefined;
       if (key.kind === "dn") return `(e.dn_norm COLLATE "C") AS ${alias}`;
       const column = key.operational ? "e.operational" : "e.attributes";
-      return `(left(lower(${column} -> ${bind(key.name)}::text ->> 0), 200) COLLATE "C") AS ${alias}`;
+      const name = bind(key.name);
+      if (index === 0) walk = { attributeParam: name, descending: key.descending };
+      return `(left(lower(${column} -> ${name}::text ->> 0), ${VALUE_KEY_LENGTH}) COLLATE "C") AS ${alias}`;
     });
+    this.walk = walk;
     if (!columns.some((column) => column.alias === "entry_uuid")) {
       columns.push({ alias: "entry_uuid", nullable: false, descending: false, cast: "uuid" });
     }
@@ -89,9 +100,11 @@ export class SearchSql {
       "e.modified_at",
       `${this.#attributesSql(spec.selection, false, bind)} AS attributes`,
       `${this.#attributesSql(spec.selection, true, bind)} AS operational`,
-      ...sortSql.filter((sql) => sql !== undefined),
     ];
-    this.inner = `SELECT ${select.join(", ")} FROM ${this.source} WHERE ${this.where}`;
+    const sorts = sortSql.filter((sql) => sql !== undefined);
+    this.selectHead = select.join(", ");
+    this.selectTail = sorts.slice(walk ? 1 : 0).join(", ");
+    this.inner = `SELECT ${[...select, ...sorts].join(", ")} FROM ${this.source} WHERE ${this.where}`;
   }
 
   /** Only what the response shows: all of a column, some of its attributes, or nothing. */
@@ -112,18 +125,56 @@ export class SearchSql {
       .join(", ")})`;
   }
 
-  /** `ORDER BY` over `q` for reading forward, or backward (every direction flipped). */
-  orderBy(direction: "forward" | "backward"): string {
+  /**
+   * `ORDER BY` over `q` for reading forward, or backward (every direction flipped). `keyed`:
+   * the rows all have a first sort value (a walk's keyed branch), so that column is ordered by
+   * its value alone, as its index is.
+   */
+  orderBy(direction: "forward" | "backward", keyed = false): string {
     const flip = direction === "backward";
     return this.columns
-      .flatMap((column) => {
+      .flatMap((column, index) => {
         const descending = column.descending !== flip;
         const order = `q.${column.alias} ${descending ? "DESC" : "ASC"}`;
-        return column.nullable
+        return column.nullable && !(keyed && index === 0)
           ? [`(q.${column.alias} IS NULL) ${flip ? "DESC" : "ASC"}`, order]
           : [order];
       })
       .join(", ");
+  }
+
+  /**
+   * The first column's bound implied by `keyset` (`q.s0 >= $x` reading an ascending column
+   * forward), said on its own so that an index on that column starts the page at the cursor
+   * instead of filtering its way there. None when the position has no first value.
+   */
+  leadingBound(position: KeysetPosition, side: "after" | "before", params: unknown[]): string {
+    const column = this.columns[0]!;
+    const value = position[0] ?? null;
+    if (value === null) return "TRUE";
+    const upward = (side === "after") !== column.descending;
+    return `q.${column.alias} ${upward ? ">=" : "<="} $${params.push(value)}::${column.cast}`;
+  }
+
+  /**
+   * A walk's rows as `q`: `keyed`, the entries with a first value of the walked attribute,
+   * read from its index in key order, or the entries without one.
+   */
+  walkSource(branch: "keyed" | "unkeyed"): string {
+    const walk = this.walk;
+    if (!walk) throw new Error("walkSource: the first sort key is not an attribute");
+    const tail = this.selectTail ? `, ${this.selectTail}` : "";
+    if (branch === "keyed") {
+      return `SELECT ${this.selectHead}, k.value_key AS s0${tail}
+        FROM ${ENTRY_VALUES} AS k JOIN ${this.source} ON e.entry_uuid = k.entry_uuid
+       WHERE k.type = ${this.typeParam} AND k.attribute = ${walk.attributeParam}::text
+         AND k.ordinal = 0 AND ${this.where}`;
+    }
+    return `SELECT ${this.selectHead}, NULL::text COLLATE "C" AS s0${tail}
+      FROM ${this.source}
+     WHERE ${this.where} AND NOT EXISTS (SELECT 1 FROM ${ENTRY_VALUES} AS k
+       WHERE k.entry_uuid = e.entry_uuid AND k.attribute = ${walk.attributeParam}::text
+         AND k.ordinal = 0)`;
   }
 
   /**

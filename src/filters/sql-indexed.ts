@@ -1,0 +1,165 @@
+import type { FilterNode } from "./ast.ts";
+import { AnnalError } from "../errors/index.ts";
+import { likePattern } from "./sql.ts";
+
+export type IndexedSqlFilterOptions = {
+  /**
+   * The table of case-folded values (the entries projection's `entry_values`: `entry_uuid`,
+   * `type`, `attribute`, `value_key`, `value_folded`), quoted and optionally schema-qualified.
+   * Annal's own constant, never user input.
+   */
+  readonly valuesTable: string;
+  /** The entry's uuid column in the outer query (`e.entry_uuid`); a plain identifier. */
+  readonly entryColumn: string;
+  /** The parameter holding the type searched (`$1`): every value row compared is of it. */
+  readonly typeParam: string;
+  /** How many characters of a folded value `value_key` holds (the rest in `value_folded`). */
+  readonly keyLength: number;
+  /** The query's parameters so far. Every name and value is pushed here and referenced as `$n`. */
+  readonly params: unknown[];
+};
+
+const COLUMN = /^[a-z_][a-z0-9_.]*$/;
+const TABLE = /^("[a-z_][a-z0-9_]*"\.)?"[a-z_][a-z0-9_]*"$/;
+const PARAM = /^\$[1-9][0-9]*$/;
+const ORDERING = { ge: ">=", le: "<=", gt: ">", lt: "<" } as const;
+/** The bound an index can use for a comparison whose exact test follows it. */
+const LOOSE = { ge: ">=", le: "<=", gt: ">=", lt: "<=" } as const;
+
+/**
+ * Compiles a filter to a PostgreSQL boolean expression over an entry, answered from its
+ * indexed values instead of its JSON: the same semantics as `compileFilterToSql` (any value
+ * matches, letter case ignored by `lower()`, code-point order, `ILIKE` substrings), value for
+ * value, but in a form the `entry_values` indexes serve. No name or value enters the SQL text.
+ *
+ * - A comparison is `<entry> IN (SELECT entry_uuid FROM values WHERE type = $t AND attribute =
+ *   $a AND <test>)`, a semi-join the planner can start from the index (type, attribute,
+ *   value_key) or probe per entry. An `or` of comparisons is one `IN` over their `UNION ALL`,
+ *   an `and` inside it an `INTERSECT`, so `(|(uid=a)(uid=b))` is two index lookups rather
+ *   than a test of every entry. `not` is `NOT EXISTS`, an anti-join.
+ * - `eq`/`approx`: `value_key = lower($v)`. The key holds a folded value's first `keyLength`
+ *   characters, so for a value shorter than that (allowing `lower()` to triple its length)
+ *   equality of keys is equality of values; a longer one is also compared whole.
+ * - `ge`/`le`/`gt`/`lt`: the same reasoning holds for order: a short value compares with a
+ *   key as with the whole value; a long one takes the loose bound on the key and the exact
+ *   test on the whole value.
+ * - `substring`: `coalesce(value_folded, value_key) LIKE lower($pattern)`, which is `value
+ *   ILIKE $pattern` in a UTF-8 database (ILIKE folds both sides with `lower()`), served by the
+ *   trigram index on that expression; with an initial piece also `value_key LIKE
+ *   lower($initial%)`, which the planner turns into a range on the btree.
+ * - `present`: any row of the attribute. Values are never empty arrays.
+ *
+ * @example
+ * ```ts
+ * const params: unknown[] = ["user"];
+ * const where = compileFilterToIndexedSql({ op: "eq", attribute: "uid", value: "U123" }, {
+ *   valuesTable: ENTRY_VALUES, entryColumn: "e.entry_uuid", typeParam: "$1", keyLength: 200, params });
+ * // where: e.entry_uuid IN (SELECT x.entry_uuid FROM "projection_entries"."entry_values" AS x
+ * //          WHERE x.type = $1 AND x.attribute = $2::text AND x.value_key = lower($3::text))
+ * ```
+ */
+export function compileFilterToIndexedSql(
+  ast: FilterNode,
+  options: IndexedSqlFilterOptions,
+): string {
+  const { valuesTable, entryColumn, typeParam, keyLength, params } = options;
+  if (
+    !TABLE.test(valuesTable) ||
+    !COLUMN.test(entryColumn) ||
+    !PARAM.test(typeParam) ||
+    !Number.isInteger(keyLength) ||
+    keyLength < 1
+  ) {
+    throw new AnnalError(
+      "ANNAL_FILTER_SQL_COLUMN",
+      `filter: the values table ${JSON.stringify(valuesTable)}, entry column ${JSON.stringify(entryColumn)} or type parameter ${JSON.stringify(typeParam)} is not annal's own`,
+      { status: 500 },
+    );
+  }
+  const bind = (value: string): string => `$${params.push(value)}::text`;
+  /** Whether `lower(value)` surely fits in a key (lower() at most triples a character). */
+  const fits = (value: string): boolean => [...value].length * 3 < keyLength;
+  const whole = "coalesce(x.value_folded, x.value_key)";
+
+  type Leaf = Exclude<FilterNode, { op: "and" | "or" | "not" }>;
+  const test = (node: Leaf): string | undefined => {
+    switch (node.op) {
+      case "present":
+        return undefined;
+      case "eq":
+      case "approx": {
+        const value = bind(node.value);
+        return fits(node.value)
+          ? `x.value_key = lower(${value})`
+          : `x.value_key = left(lower(${value}), ${keyLength}) AND ${whole} = lower(${value})`;
+      }
+      case "ge":
+      case "le":
+      case "gt":
+      case "lt": {
+        const value = bind(node.value);
+        return fits(node.value)
+          ? `x.value_key ${ORDERING[node.op]} lower(${value})`
+          : `x.value_key ${LOOSE[node.op]} left(lower(${value}), ${keyLength}) AND ${whole} ${ORDERING[node.op]} lower(${value})`;
+      }
+      case "substring": {
+        const exact = `${whole} LIKE lower(${bind(likePattern(node))})`;
+        if (!node.initial || !fits(node.initial)) return exact;
+        const prefix = likePattern({ initial: node.initial, any: [] });
+        return `x.value_key LIKE lower(${bind(prefix)}) AND ${exact}`;
+      }
+    }
+  };
+  const rows = (node: Leaf): string => {
+    const attribute = `x.attribute = ${bind(node.attribute)}`;
+    const condition = test(node);
+    return `FROM ${valuesTable} AS x WHERE x.type = ${typeParam} AND ${attribute}${condition ? ` AND ${condition}` : ""}`;
+  };
+  /** Whether the node is a set of entry uuids: no `not` and no empty `and`/`or` in it. */
+  const settable = (node: FilterNode): boolean => {
+    switch (node.op) {
+      case "not":
+        return false;
+      case "and":
+      case "or":
+        return node.filters.length > 0 && node.filters.every(settable);
+      default:
+        return true;
+    }
+  };
+  /** A settable node's entry uuids. */
+  const set = (node: FilterNode): string => {
+    switch (node.op) {
+      case "not":
+        throw new Error("set: a not is no set");
+      case "and":
+      case "or":
+        if (node.filters.length === 1) return set(node.filters[0]!);
+        return node.filters
+          .map((part) => `(${set(part)})`)
+          .join(node.op === "and" ? " INTERSECT " : " UNION ALL ");
+      default:
+        return `SELECT x.entry_uuid ${rows(node)}`;
+    }
+  };
+  const compile = (node: FilterNode): string => {
+    switch (node.op) {
+      case "and":
+        if (node.filters.length === 0) return "TRUE";
+        return `(${node.filters.map(compile).join(" AND ")})`;
+      case "or": {
+        if (node.filters.length === 0) return "FALSE";
+        if (settable(node)) return `${entryColumn} IN (${set(node)})`;
+        return `(${node.filters.map(compile).join(" OR ")})`;
+      }
+      case "not":
+        if (node.filter.op !== "and" && node.filter.op !== "or" && node.filter.op !== "not") {
+          return `NOT EXISTS (SELECT 1 ${rows(node.filter)} AND x.entry_uuid = ${entryColumn})`;
+        }
+        return `NOT (${compile(node.filter)})`;
+      default:
+        return `${entryColumn} IN (SELECT x.entry_uuid ${rows(node)})`;
+    }
+  };
+  return compile(ast);
+}

@@ -1,0 +1,167 @@
+import fc from "fast-check";
+import t from "tap";
+import {
+  compileFilterToIndexedSql,
+  parseFilter,
+  type FilterNode,
+} from "../../src/filters/index.ts";
+import { thrown } from "./fixtures/ast.ts";
+
+const VALUES = '"projection_entries"."entry_values"';
+const options = (params: unknown[]) => ({
+  valuesTable: VALUES,
+  entryColumn: "e.entry_uuid",
+  typeParam: "$1",
+  keyLength: 200,
+  params,
+});
+const compile = (text: string) => {
+  const params: unknown[] = ["user"];
+  return { sql: compileFilterToIndexedSql(parseFilter(text).ast, options(params)), params };
+};
+const rows = `FROM ${VALUES} AS x WHERE x.type = $1`;
+
+t.test("a comparison is a semi-join on the values of its attribute", async (t) => {
+  t.same(compile("uid = U123"), {
+    sql: `e.entry_uuid IN (SELECT x.entry_uuid ${rows} AND x.attribute = $2::text AND x.value_key = lower($3::text))`,
+    params: ["user", "uid", "U123"],
+  });
+  t.same(
+    compile("mail = *").sql,
+    `e.entry_uuid IN (SELECT x.entry_uuid ${rows} AND x.attribute = $2::text)`,
+  );
+  t.match(compile("n > 5").sql, /x\.value_key > lower\(\$3::text\)\)$/);
+  t.match(compile("cn ~= ann").sql, /x\.value_key = lower\(\$3::text\)\)$/);
+});
+
+t.test("long values are also compared whole, beyond the key", async (t) => {
+  const long = "x".repeat(70);
+  t.match(
+    compile(`cn = "${long}"`).sql,
+    /x\.value_key = left\(lower\(\$3::text\), 200\) AND coalesce\(x\.value_folded, x\.value_key\) = lower\(\$3::text\)/,
+  );
+  t.match(
+    compile(`cn gt "${long}"`).sql,
+    /x\.value_key >= left\(lower\(\$3::text\), 200\) AND coalesce\(x\.value_folded, x\.value_key\) > lower\(\$3::text\)/,
+  );
+});
+
+t.test(
+  "substrings match the whole folded value; an initial piece also bounds the key",
+  async (t) => {
+    const { sql, params } = compile("cn = a%*b_*c");
+    t.match(
+      sql,
+      /x\.value_key LIKE lower\(\$4::text\) AND coalesce\(x\.value_folded, x\.value_key\) LIKE lower\(\$3::text\)/,
+    );
+    t.same(params, ["user", "cn", "a\\%%b\\_%c", "a\\%%"]);
+    t.notMatch(compile("cn = *b").sql, /value_key LIKE/);
+  },
+);
+
+t.test(
+  "or of comparisons is one union; and inside it an intersection; not an anti-join",
+  async (t) => {
+    t.match(
+      compile("(|(uid=a)(&(sn=b)(cn=c)))").sql,
+      /^e\.entry_uuid IN \(\(SELECT .*\) UNION ALL \(\(SELECT .*\) INTERSECT \(SELECT .*\)\)\)$/,
+    );
+    t.match(
+      compile("(!(uid=a))").sql,
+      /^NOT EXISTS \(SELECT 1 FROM .* AND x\.entry_uuid = e\.entry_uuid\)$/,
+    );
+    t.match(
+      compile("(|(uid=a)(!(sn=b)))").sql,
+      /^\(e\.entry_uuid IN \(.*\) OR NOT EXISTS \(.*\)\)$/,
+    );
+    t.equal(compile("(&)").sql, "TRUE");
+    t.equal(compile("(|)").sql, "FALSE");
+    t.equal(
+      compile("(|(uid=a)(|))").sql,
+      '(e.entry_uuid IN (SELECT x.entry_uuid FROM "projection_entries"."entry_values" AS x WHERE x.type = $1 AND x.attribute = $2::text AND x.value_key = lower($3::text)) OR FALSE)',
+    );
+  },
+);
+
+t.test("only annal's own table, column and parameter names are accepted", async (t) => {
+  for (const bad of [
+    { valuesTable: "entry_values; DROP TABLE x" },
+    { entryColumn: "e.entry_uuid OR TRUE" },
+    { typeParam: "'user'" },
+    { keyLength: 0 },
+  ]) {
+    const error = thrown(() =>
+      compileFilterToIndexedSql({ op: "present", attribute: "cn" }, { ...options([]), ...bad }),
+    );
+    t.match(error, { code: "ANNAL_FILTER_SQL_COLUMN", status: 500 }, JSON.stringify(bad));
+  }
+});
+
+const anyValue = fc.oneof(fc.string({ maxLength: 8 }), fc.string({ minLength: 60, maxLength: 80 }));
+const anyFilter: fc.Arbitrary<FilterNode> = fc.letrec<{ node: FilterNode }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.record({
+      op: fc.constantFrom("eq", "approx", "ge", "le", "gt", "lt"),
+      attribute: anyValue,
+      value: anyValue,
+    }),
+    fc.record({ op: fc.constant("present"), attribute: anyValue }),
+    fc.record(
+      {
+        op: fc.constant("substring"),
+        attribute: anyValue,
+        initial: anyValue,
+        any: fc.array(anyValue, { maxLength: 3 }),
+        final: anyValue,
+      },
+      { requiredKeys: ["op", "attribute", "any"] },
+    ),
+    fc.record({ op: fc.constant("not"), filter: tie("node") }),
+    fc.record({
+      op: fc.constantFrom("and", "or"),
+      filters: fc.array(tie("node"), { maxLength: 3 }),
+    }),
+  ) as fc.Arbitrary<FilterNode>,
+})).node;
+
+/** Every name and value replaced by as many x's: what may shape the SQL is left. */
+function skeleton(node: FilterNode): FilterNode {
+  const x = (text: string) => "x".repeat([...text].length);
+  switch (node.op) {
+    case "and":
+    case "or":
+      return { op: node.op, filters: node.filters.map(skeleton) };
+    case "not":
+      return { op: "not", filter: skeleton(node.filter) };
+    case "present":
+      return { op: "present", attribute: "x" };
+    case "substring":
+      return {
+        op: "substring",
+        attribute: "x",
+        any: node.any.map(x),
+        ...(node.initial === undefined ? {} : { initial: x(node.initial) }),
+        ...(node.final === undefined ? {} : { final: x(node.final) }),
+      };
+    default:
+      return { op: node.op, attribute: "x", value: x(node.value) };
+  }
+}
+
+t.test("compiled SQL holds no name or value, and uses every parameter it adds", async (t) => {
+  fc.assert(
+    fc.property(anyFilter, (ast) => {
+      const params: unknown[] = ["user"];
+      const sql = compileFilterToIndexedSql(ast, options(params));
+      const shapeOnly = compileFilterToIndexedSql(skeleton(ast), options(["user"]));
+      const used = new Set([...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+      used.delete(1); // the type's, the caller's own
+      const added = params.slice(1).map((_, index) => index + 2);
+      // A parameter PostgreSQL never sees in the text has no type: the query fails.
+      return sql === shapeOnly && added.every((n) => used.has(n)) && used.size === added.length;
+    }),
+    { numRuns: 3000 },
+  );
+  t.pass("3000 filters");
+});

@@ -1,0 +1,342 @@
+import t from "tap";
+import type { Pool } from "../../src/db/index.ts";
+import { compileFilterToSql, parseFilter, type FilterNode } from "../../src/filters/index.ts";
+import { tableIn, schemaNames } from "../../src/projector/index.ts";
+import type { FieldSelection } from "../../src/rest/fields.ts";
+import { countSearch, searchPage, type SearchRow } from "../../src/rest/search/page.ts";
+import { SearchSql, type KeysetPosition } from "../../src/rest/search/sql.ts";
+import type { SortKey } from "../../src/rest/sort.ts";
+import { EventStore } from "../../src/store/index.ts";
+import { ENTRIES, indexEntryValues } from "../../projections/entries/index.ts";
+import { EntryHistory } from "../support/entries.ts";
+import { testDatabase } from "../support/postgres.ts";
+
+t.setTimeout(300_000);
+
+const PEOPLE = "ou=people,dc=example,dc=org";
+const ALL: FieldSelection = {
+  allUser: true,
+  allOperational: false,
+  names: [],
+  wildcard: false,
+  explicit: false,
+};
+const LONG = "Lorem ipsum dolor sit amet ".repeat(9); // 243 characters: beyond a value's key
+
+/** People whose values differ in case, count, length and presence; one group; one untyped. */
+function people(): { type: string | null; attributes: Record<string, string[]> }[] {
+  const surnames = ["Müller", "MÜLLER", "müller", "Straße", "STRASSE", "İnci", "Smith", "smith"];
+  const titles = ["Engineer", "ENGINEER", "Senior Engineer", "Manager", "50% off_\\sale"];
+  const out: { type: string | null; attributes: Record<string, string[]> }[] = [];
+  for (let i = 0; i < 40; i++) {
+    const attributes: Record<string, string[]> = {
+      objectClass: ["top", "person", i % 2 ? "inetOrgPerson" : "organizationalPerson"],
+      uid: [`u${i}`],
+      cn: [`Person ${i}`, `P${i % 7}`],
+    };
+    if (i % 9 !== 4) attributes.sn = [surnames[i % surnames.length]!];
+    if (i % 3 !== 0) attributes.givenName = [["Anna", "ANNA", "Ben", "clara"][i % 4]!];
+    if (i % 4 !== 1) attributes.title = [titles[i % titles.length]!];
+    if (i % 5 === 0)
+      attributes.mail = [`u${i}@Example.org`, `U${i}@example.ORG`, `alias${i}@x.org`];
+    attributes.uidNumber = [String([9, 10, 100, 1001, 99][i % 5]! + i)];
+    if (i % 6 === 0) attributes.description = [`${LONG}${i % 12 === 0 ? "Tail" : "tAIL"} ${i}`];
+    if (i % 8 === 3) attributes.description = [LONG.toUpperCase()];
+    out.push({ type: "user", attributes });
+  }
+  out.push({
+    type: "group",
+    attributes: { objectClass: ["groupOfNames"], cn: ["Person 1"], sn: ["Müller"] },
+  });
+  out.push({
+    type: null,
+    attributes: { objectClass: ["person"], cn: ["Person 2"], sn: ["Smith"] },
+  });
+  return out;
+}
+
+async function setUp(t: Parameters<typeof testDatabase>[0]) {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  const history = await EntryHistory.start(t, db.pool, store);
+  const uuids: string[] = [];
+  for (const [i, person] of people().entries()) {
+    uuids.push(await history.add({ dn: `uid=u${i},${PEOPLE}`, ...person }));
+  }
+  // Changes after the add: a value replaced, an attribute removed, an entry deleted.
+  await history.modify(uuids[7]!, { sn: ["O'Brien"], mail: ["Obrien@Example.org"] });
+  await history.modify(uuids[8]!, { title: [] });
+  await history.delete(uuids[9]!);
+  await history.settled();
+  return { pool: db.pool, uuids };
+}
+
+/** The matching entries as the JSON comparison (the reference semantics) selects them. */
+async function reference(pool: Pool, filter: FilterNode): Promise<string[]> {
+  const params: unknown[] = ["user"];
+  const where = compileFilterToSql(filter, { attributesColumn: "e.merged", params });
+  const result = await pool.query<{ entry_uuid: string }>(
+    `SELECT e.entry_uuid FROM (SELECT *, attributes || operational AS merged FROM ${ENTRIES}) AS e
+      WHERE e.type = $1 AND ${where} ORDER BY e.entry_uuid`,
+    params,
+  );
+  return result.rows.map((row) => row.entry_uuid);
+}
+
+const search = (filter: FilterNode, sort: SortKey[] = []) =>
+  new SearchSql({ type: "user", filter, sort, selection: ALL });
+
+const FILTERS = [
+  "(sn=müller)",
+  "(sn=MÜLLER)",
+  "(sn=straße)",
+  "(sn=strasse)",
+  "(sn=i̇nci)",
+  "(sn=İNCI)",
+  "(sn=*)",
+  "(!(sn=*))",
+  "(!(sn=smith))",
+  "(mail=U5@EXAMPLE.ORG)",
+  "(mail=alias10@x.org)",
+  "(cn=p3)",
+  "(&(objectClass=inetOrgPerson)(title=engineer))",
+  "(|(uid=u1)(uid=U2)(uid=u40)(uid=nobody))",
+  "(|(uid=u1)(&(sn=smith)(title=*)))",
+  "(|(uid=u1)(!(title=*)))",
+  "(&(!(uid=u1))(|(givenName=anna)(givenName=BEN)))",
+  "(!(&(sn=müller)(givenName=anna)))",
+  "(title=50% off_\\5csale)",
+  "(title=50%*)",
+  "(title=*off_*)",
+  "(title=*_\\5c*)",
+  "(title=*%*)",
+  "(title=eng*)",
+  "(title=*ENGINEER)",
+  "(title=s*n*r)",
+  "(sn=m*)",
+  "(sn=*ß*)",
+  "(sn=*SS*)",
+  "(cn=*)",
+  "(givenName~=ANNA)",
+  "(uidNumber>=100)",
+  "(uidNumber<=100)",
+  'uidNumber gt "19"',
+  'uidNumber lt "19"',
+  'sn sw "MÜ"',
+  'sn co "LLE"',
+  'sn ew "h"',
+  'givenName ew "A"',
+  `description = "${LONG}tail 0"`,
+  `description = "${LONG}Tail 12"`,
+  `description = "${LONG.toLowerCase()}"`,
+  `description sw "${LONG}"`,
+  `description co "${LONG.slice(40)}tail 2"`,
+  `description ew "tail 18"`,
+  `description gt "${LONG}tail 2"`,
+  `description ge "${LONG}"`,
+  `description lt "${LONG}tail 2"`,
+  `description le "${LONG}"`,
+  "(modifyTimestamp>=20000101000000Z)",
+  "(entryUUID=*)",
+  "(objectClass=groupOfNames)",
+  "(&)",
+  "(|)",
+];
+
+t.test("indexed filters select exactly what the JSON comparison selects", async (t) => {
+  const { pool } = await setUp(t);
+  for (const text of FILTERS) {
+    const { ast } = parseFilter(text);
+    const expected = await reference(pool, ast);
+    const sql = search(ast);
+    const page = await searchPage(pool, sql, { direction: "forward", limit: 1000 });
+    t.same(
+      page.rows.map((row) => row.entry_uuid),
+      expected,
+      text,
+    );
+    t.equal(Number(await countSearch(pool, sql)), expected.length, `${text}: count`);
+  }
+  t.ok(
+    (await reference(pool, parseFilter("(sn=müller)").ast)).length >= 3,
+    "the matrix compares non-empty results",
+  );
+});
+
+const key = (name: string, descending = false): SortKey => ({
+  kind: name === "dn" ? "dn" : name === "entryUUID" ? "entryUUID" : "attribute",
+  name,
+  operational: false,
+  descending,
+});
+const sortOf = (text: string): SortKey[] =>
+  text.split(",").map((part) => key(part.replace(/^-/, ""), part.startsWith("-")));
+
+async function everyRow(pool: Pool, sql: SearchSql): Promise<SearchRow[]> {
+  const result = await pool.query<SearchRow>(
+    `SELECT * FROM (${sql.inner}) AS q ORDER BY ${sql.orderBy("forward")}`,
+    sql.params,
+  );
+  return result.rows;
+}
+
+t.test("sorted pages walk forward and backward through every row once, in order", async (t) => {
+  const { pool } = await setUp(t);
+  const sorts = [
+    "sn",
+    "-sn",
+    "sn,-givenName",
+    "-givenName,uid",
+    "-uidNumber",
+    "title",
+    "-title",
+    "description",
+    "-description",
+    "dn",
+    "-dn",
+    "-entryUUID",
+  ];
+  const filters = ["(&)", "(objectClass=person)", "(!(sn=smith))", "(title=*engineer*)"];
+  for (const sortText of sorts) {
+    for (const filterText of filters) {
+      const what = `sort=${sortText} filter=${filterText}`;
+      const sql = search(parseFilter(filterText).ast, sortOf(sortText));
+      const expected = (await everyRow(pool, sql)).map((row) => row.entry_uuid);
+      t.ok(expected.length > 0, `${what}: rows`);
+
+      const forward: string[] = [];
+      let position: KeysetPosition | undefined;
+      for (let pages = 0; pages < 100; pages++) {
+        const page = await searchPage(pool, sql, {
+          direction: "forward",
+          limit: 3,
+          ...(position ? { position } : {}),
+        });
+        forward.push(...page.rows.map((row) => row.entry_uuid));
+        t.equal(page.behind, position !== undefined, `${what}: behind on page ${pages}`);
+        if (!page.more) break;
+        position = sql.positionOf(page.rows.at(-1)!);
+      }
+      t.same(forward, expected, `${what}: forward`);
+
+      const backward: string[] = [];
+      position = undefined;
+      for (let pages = 0; pages < 100; pages++) {
+        const page = await searchPage(pool, sql, {
+          direction: "backward",
+          limit: 4,
+          ...(position ? { position } : {}),
+        });
+        backward.unshift(...page.rows.map((row) => row.entry_uuid));
+        t.equal(page.behind, position !== undefined, `${what}: behind backward ${pages}`);
+        if (!page.more) break;
+        position = sql.positionOf(page.rows[0]!);
+      }
+      t.same(backward, expected, `${what}: backward`);
+    }
+  }
+});
+
+t.test("a page stays put when its cursor's entry is deleted or changed", async (t) => {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  const history = await EntryHistory.start(t, db.pool, store);
+  const ids: string[] = [];
+  for (let i = 0; i < 9; i++) {
+    ids.push(
+      await history.add({
+        dn: `uid=v${i},${PEOPLE}`,
+        type: "user",
+        attributes: { objectClass: ["person"], uid: [`v${i}`], sn: [`S${i % 3}`] },
+      }),
+    );
+  }
+  await history.settled();
+  const sql = search(parseFilter("(&)").ast, sortOf("-sn"));
+  const first = await searchPage(db.pool, sql, { direction: "forward", limit: 4 });
+  const cursorRow = first.rows.at(-1)!;
+  const position = sql.positionOf(cursorRow);
+  await history.delete(cursorRow.entry_uuid);
+  await history.settled();
+  const second = await searchPage(db.pool, sql, { direction: "forward", limit: 10, position });
+  const all = (await everyRow(db.pool, sql)).map((row) => row.entry_uuid);
+  t.same(
+    [...first.rows.slice(0, 3), ...second.rows].map((row) => row.entry_uuid),
+    all,
+    "nothing repeated, nothing skipped",
+  );
+  t.equal(second.behind, true, "rows before the deleted cursor row remain");
+});
+
+/** Every index named in a JSON plan, and every table read by a sequential scan. */
+function scans(plan: unknown): { indexes: string[]; sequential: string[] } {
+  const indexes: string[] = [];
+  const sequential: string[] = [];
+  const visit = (node: Record<string, unknown>) => {
+    if (typeof node["Index Name"] === "string") indexes.push(node["Index Name"]);
+    if (node["Node Type"] === "Seq Scan") sequential.push(String(node["Relation Name"]));
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
+  };
+  visit(plan as Record<string, unknown>);
+  return { indexes, sequential };
+}
+
+t.test("searches on a few thousand entries use the value indexes", async (t) => {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  await EntryHistory.start(t, db.pool, store); // creates the projection's tables
+  const uuids = (
+    await db.pool.query<{ entry_uuid: string }>(
+      `INSERT INTO ${ENTRIES}
+         (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
+       SELECT gen_random_uuid(), 'user', 'uid=w' || g || ',${PEOPLE}', 'uid=w' || g || ',${PEOPLE}',
+              jsonb_build_object('uid', jsonb_build_array('w' || g), 'sn', jsonb_build_array('Sn' || (g % 50)),
+                                 'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + g % 3]),
+                                 'uidNumber', jsonb_build_array((10000 + g)::text)),
+              '{}', now(), now(), 1, g, '1'::xid8
+         FROM generate_series(1, 5000) AS g
+       RETURNING entry_uuid`,
+    )
+  ).rows.map((row) => row.entry_uuid);
+  // The projection's own indexing statements, as a batch of the projector runs them.
+  await indexEntryValues(db.pool, tableIn(schemaNames("entries").live), uuids);
+  await db.pool.query("ANALYZE projection_entries.entries, projection_entries.entry_values");
+
+  const plan = async (sql: SearchSql, limit = 51) => {
+    const params = [...sql.params, limit];
+    const source = sql.walk ? sql.walkSource("keyed") : sql.inner;
+    const result = await db.pool.query<{ "QUERY PLAN": [{ Plan: unknown }] }>(
+      `EXPLAIN (FORMAT JSON) SELECT * FROM (${source}) AS q
+        ORDER BY ${sql.orderBy("forward", sql.walk !== undefined)} LIMIT $${params.length}`,
+      params,
+    );
+    return scans(result.rows[0]!["QUERY PLAN"][0].Plan);
+  };
+
+  const equality = await plan(search(parseFilter("uid = W123").ast));
+  t.ok(equality.indexes.includes("entry_values_match"), `equality: ${JSON.stringify(equality)}`);
+  t.same(equality.sequential, [], "equality: no sequential scan");
+
+  const prefix = await plan(search(parseFilter('uid sw "w12"').ast));
+  t.ok(prefix.indexes.includes("entry_values_match"), `prefix: ${JSON.stringify(prefix)}`);
+  t.same(prefix.sequential, [], "prefix: no sequential scan");
+
+  // At this size the planner may read the attribute's range of the btree rather than the
+  // trigram index; either way no table is read whole.
+  const substring = await plan(search(parseFilter('uid co "123"').ast));
+  t.ok(
+    substring.indexes.some(
+      (name) => name === "entry_values_trigram" || name === "entry_values_match",
+    ),
+    `substring: ${JSON.stringify(substring)}`,
+  );
+  t.same(substring.sequential, [], "substring: no sequential scan");
+
+  const sorted = await plan(search(parseFilter("title = engineer").ast, sortOf("-uidNumber")));
+  t.ok(sorted.indexes.includes("entry_values_order_desc"), `sorted: ${JSON.stringify(sorted)}`);
+  t.same(sorted.sequential, [], "sorted: no sequential scan");
+
+  const ascending = await plan(search(parseFilter("(&)").ast, sortOf("sn")));
+  t.ok(ascending.indexes.includes("entry_values_match"), `ascending: ${JSON.stringify(ascending)}`);
+  t.same(ascending.sequential, [], "ascending: no sequential scan");
+});
