@@ -10,7 +10,15 @@ export type Queryable = pg.Pool | pg.PoolClient | pg.Client;
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
 
 export function createPool(url: string, size = 10): Pool {
-  const pool = new pg.Pool({ connectionString: url, max: size, application_name: "annal" });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: size,
+    application_name: "annal",
+    // No parallel plans: annal's queries are short pages and lookups, many at once, and a
+    // parallel plan's workers cost more to start than the page takes (a REST page sorted by an
+    // attribute: 165 ms of worker start-up for a 50-row walk of one index, bench/RESULTS.md).
+    options: "-c max_parallel_workers_per_gather=0",
+  });
   // An idle client losing its connection (server restart) must not crash the process; the
   // pool discards it and the next query opens a new one.
   pool.on("error", () => {});
