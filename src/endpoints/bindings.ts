@@ -23,6 +23,8 @@ export interface EndpointBindings {
   readonly logger: Logger;
   /** The request's logger: its lines carry the request id. */
   readonly log: Logger;
+  /** The address the request came from (the TCP peer; annal trusts no forwarding header). */
+  readonly remoteAddress: string | undefined;
   /** annal's resolved configuration. */
   readonly config: AnnalConfig;
   /** `{ type, id }` of an internal ID (base64 of `<type>:<id>`); a 400 for text that is not one. */
@@ -65,6 +67,7 @@ export interface BindingRequest {
   readonly id: string;
   readonly acceptLanguage: string | undefined;
   readonly log: Logger;
+  readonly remoteAddress: string | undefined;
   /** Undefined on a public route called without (valid) credentials. */
   readonly caller: Caller | undefined;
 }
@@ -120,6 +123,7 @@ export function requestBindings(
     requestId: request.id,
     logger: services.logger,
     log: request.log,
+    remoteAddress: request.remoteAddress,
     config: services.config,
     decodeGlobalId,
     encodeGlobalId,
@@ -158,6 +162,9 @@ export function contextBindings(services: BindingServices): EndpointBindings {
     logger: services.logger,
     get log() {
       return current("log").log;
+    },
+    get remoteAddress() {
+      return current("remoteAddress").remoteAddress;
     },
     config: services.config,
     decodeGlobalId,

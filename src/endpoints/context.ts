@@ -1,6 +1,6 @@
 import { parse as parseCsv } from "csv-parse/sync";
 import { stringify as stringifyCsv } from "csv-stringify/sync";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, getSignedCookie, setCookie, setSignedCookie } from "hono/cookie";
 import { cors } from "hono/cors";
@@ -48,6 +48,8 @@ export interface EndpointsContext {
   readonly bodyLimit: typeof bodyLimit;
   readonly etag: typeof etag;
   readonly ipRestriction: typeof ipRestriction;
+  /** The connection's addresses for `ipRestriction(getConnInfo, { ... })`. */
+  readonly getConnInfo: typeof getConnInfo;
   readonly timing: typeof timing;
   readonly startTime: typeof startTime;
   readonly endTime: typeof endTime;
@@ -60,6 +62,22 @@ export interface EndpointsContext {
   readonly stream: typeof stream;
   readonly streamText: typeof streamText;
   readonly streamSSE: typeof streamSSE;
+}
+
+/** The connection info Hono's adapters give, from the request's bindings. */
+export function getConnInfo(c: Context<{ Bindings: EndpointBindings }>) {
+  const address = c.env.remoteAddress;
+  return {
+    remote: {
+      address,
+      addressType:
+        address === undefined
+          ? undefined
+          : address.includes(":")
+            ? ("IPv6" as const)
+            : ("IPv4" as const),
+    },
+  };
 }
 
 /** The context of the factory, around its app and bindings. */
@@ -81,6 +99,7 @@ export function endpointsContext(app: EndpointsApp, env: EndpointBindings): Endp
     bodyLimit,
     etag,
     ipRestriction,
+    getConnInfo,
     timing,
     startTime,
     endTime,

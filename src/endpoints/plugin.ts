@@ -109,6 +109,7 @@ export function endpointsPlugin(options: EndpointsPluginOptions) {
           id: request.id,
           acceptLanguage: header(request, "accept-language"),
           log: request.log as unknown as Logger,
+          remoteAddress: request.ip,
           caller,
         });
         const response = await currentBindings.run(bindings, () =>
