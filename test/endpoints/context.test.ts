@@ -110,7 +110,11 @@ t.test(
         body: { source, variables, operationName },
       }).then(json);
     t.match(
-      await run("query A { a: viewer { id } } query B($dn: Boolean!) { viewer { dn @include(if: $dn) } }", { dn: true }, "B"),
+      await run(
+        "query A { a: viewer { id } } query B($dn: Boolean!) { viewer { dn @include(if: $dn) } }",
+        { dn: true },
+        "B",
+      ),
       { data: { viewer: { dn: /cn=reader/ } } },
     );
     const invalid = await run("{ nope }");
@@ -353,4 +357,13 @@ t.test("annal's own paths under /api still answer beside the rules' routes", asy
   t.equal((await call(`${app.url}/api.json`)).status, 200);
   const entries = await call(`${app.url}/api/entries/users?limit=1`, { token: reader });
   t.equal(entries.status, 200);
+});
+
+t.test("mail and templates are coded errors without [messaging] and [templating]", async (t) => {
+  const mail = await call(`${app.url}/api/unconfigured/mail`, { token: reader, method: "POST" });
+  t.equal(mail.status, 500);
+  t.match(await json(mail), { code: "ANNAL_MESSAGING_NOT_CONFIGURED" });
+  const render = await call(`${app.url}/api/unconfigured/render`, { token: reader });
+  t.equal(render.status, 500);
+  t.match(await json(render), { code: "ANNAL_TEMPLATING_NOT_CONFIGURED" });
 });

@@ -15,7 +15,8 @@ export async function startRulesAnnal(
     files?: Readonly<Record<string, string>>;
     entry?: string;
     file?: string;
-    extraToml?: string;
+    /** More configuration; given the directory the files were written to. */
+    extraToml?: string | ((dir: string) => string);
     development?: boolean;
   },
 ): Promise<
@@ -32,7 +33,7 @@ export async function startRulesAnnal(
     extraToml: `[rules]
 file = "${options.file ?? path.join(dir, options.entry ?? "rules/index.ts")}"
 
-${options.extraToml ?? ""}`,
+${typeof options.extraToml === "function" ? options.extraToml(dir) : (options.extraToml ?? "")}`,
     ...(options.development === undefined ? {} : { development: options.development }),
   });
   return {
