@@ -111,7 +111,10 @@ t.test(
     t.match(mail.from?.value, [{ name: "Example IAM", address: "iam@example.org" }]);
     t.equal((mail.to as { text: string }).text, "prossi@example.org");
     // Handlebars escapes = in values too; a browser reads the link as it was given.
-    t.match(mail.html, '<a href="https://iam.example.org/reset?t&#x3D;abc">Reset your password</a>');
+    t.match(
+      mail.html,
+      '<a href="https://iam.example.org/reset?t&#x3D;abc">Reset your password</a>',
+    );
     t.match(mail.html, "<footer>Example IAM</footer>");
     t.equal(mail.messageId, result.messageId);
 
