@@ -289,7 +289,6 @@ async function contextFor(
   gateway: Gateway,
 ): Promise<GatewayContext> {
   const caller = await options.authentication.authenticate(request);
-  const { config } = options;
   // Cross-site requests cannot send JSON without a preflight: with the cookie, only JSON.
   if (caller.credential === "session" && request.method === "POST") {
     const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
