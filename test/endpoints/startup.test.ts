@@ -3,6 +3,8 @@ import path from "node:path";
 import pino from "pino";
 import t from "tap";
 import { checkConfiguration, startAnnal } from "../../src/app/index.ts";
+import { createToken } from "../../src/auth/index.ts";
+import { EventStore } from "../../src/store/index.ts";
 import { loadConfig } from "../../src/config/index.ts";
 import { freePort } from "../../src/db/index.ts";
 import { testDatabase } from "../support/postgres.ts";
@@ -25,6 +27,7 @@ async function configWith(
   return {
     config: await loadConfig({ configPath: path.join(dir, "annal.toml"), cwd: dir, env: {} }),
     dir,
+    db,
   };
 }
 
@@ -101,4 +104,60 @@ t.test("in production a rules file that fails stops start-up with the file and l
   // annal verify checks what start checks, before the routes are built.
   const { config } = await configWith(t, cases[1]!.text);
   await t.rejects(checkConfiguration(config), { code: "ANNAL_RULES_INVALID" });
+});
+
+t.test(
+  "endpoints given as an object with fetch: a Hono app of the file's own, or any fetch",
+  async (t) => {
+    for (const [text, expected] of [
+      [
+        `import { Hono } from "hono";
+import { defineEndpoints, type EndpointBindings } from "annal";
+const app = new Hono<{ Bindings: EndpointBindings }>();
+app.get("/who", (c) => c.json({ path: c.req.path, who: c.env.viewer.account?.name }));
+export const endpoints = defineEndpoints(app);
+`,
+        { path: "/api/who", who: "fetcher" },
+      ],
+      [
+        `import { defineEndpoints } from "annal";
+export const endpoints = defineEndpoints({
+  fetch: (request, env) => Response.json({ path: new URL(request.url).pathname, who: env.viewer.account?.name }),
+});
+`,
+        { path: "/who", who: "fetcher" },
+      ],
+    ] as const) {
+      const { config, db } = await configWith(t, text);
+      const annal = await startAnnal({ config, log: pino({ level: "silent" }) });
+      t.teardown(() => annal.stop());
+      const { token } = await createToken(db.pool, await EventStore.open(db.pool), {
+        name: "fetcher",
+        access: ["read"],
+      });
+      const answer = await fetch(`${annal.url}/api/who`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      t.same(await answer.json(), expected);
+      t.equal((await fetch(`${annal.url}/api/who`)).status, 401);
+      await annal.stop();
+    }
+  },
+);
+
+t.test("a request's bindings used while the file loads are refused with their code", async (t) => {
+  const { config } = await configWith(
+    t,
+    `import { defineEndpoints } from "annal";
+export const endpoints = defineEndpoints(({ app, env }) => {
+  const name = env.viewer.account?.name;
+  app.get("/name", (c) => c.text(name ?? ""));
+});
+`,
+  );
+  await t.rejects(startAnnal({ config, log: pino({ level: "silent" }) }), {
+    code: "ANNAL_RULES_INVALID",
+    message:
+      /:3: its endpoints factory throws: ANNAL_ENDPOINT_OUTSIDE_REQUEST: env.viewer belongs to a request/,
+  });
 });
