@@ -59,3 +59,26 @@ export type {
   WorkflowDefinition,
   WorkflowDirectory,
 } from "./workflow/index.ts";
+
+/**
+ * The rules file (`[rules] file`), its custom endpoints under `/api`:
+ *
+ * ```ts
+ * import { defineEndpoints, gql, publicRoute } from "annal";
+ * ```
+ */
+export { defineEndpoints, gql, publicRoute } from "./endpoints/index.ts";
+export type {
+  EndpointBindings,
+  Endpoints,
+  EndpointsApp,
+  EndpointsContext,
+  EndpointsFactory,
+  EndpointViewer,
+  FetchEndpoints,
+  MailMessage,
+  Messaging,
+  SendResult,
+  Templating,
+  TokenInfo,
+} from "./endpoints/index.ts";

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { captureOnce } from "../capture/index.ts";
+import { endpointsPlugin, type PreparedRules } from "../endpoints/index.ts";
 import { graphqlPlugin, recordMutationWrite } from "../graphql/index.ts";
 import { hooksPlugin } from "../hooks/index.ts";
 import { waitForProjection } from "../projector/index.ts";
@@ -9,10 +10,15 @@ import type { Services } from "./services.ts";
 
 /**
  * The ways in, on the HTTP server: the change-event webhook (and failed work), the REST
- * channel, GraphQL, and the web application at `/app` that reads them. Each is a Fastify plugin of its own module; this is where they meet
- * annal's database, directory, jobs and accounts.
+ * channel, GraphQL, the rules file's custom endpoints, and the web application at `/app` that
+ * reads them. Each is a Fastify plugin of its own module; this is where they meet annal's
+ * database, directory, jobs and accounts.
  */
-export async function mountChannels(server: FastifyInstance, options: Services): Promise<void> {
+export async function mountChannels(
+  server: FastifyInstance,
+  options: Services,
+  rules?: PreparedRules,
+): Promise<void> {
   const { config, pool, store, jobs, hooks, directory, log, accounts } = options;
   // One authentication for every channel: the session cookie or a bearer token, per route.
   const { authentication } = accounts;
@@ -31,34 +37,39 @@ export async function mountChannels(server: FastifyInstance, options: Services):
   await server.register(webPlugin({ authentication }));
   const capture = directory.capture;
   const source = config.directory?.capture.source;
-  await server.register(
-    graphqlPlugin({
-      pool,
-      authentication,
-      directory: directory.client,
-      config,
-      log,
-      workflows: options.engine,
-      ...(options.gateway ? { gateway: options.gateway } : {}),
-      // Each write a mutation makes is recorded first, so its captured change names it.
-      beforeWrite: (write) => recordMutationWrite({ pool, store }, write),
-      // Read-your-writes: before a mutation answers, its change is captured and the
-      // projections the REST channel reads show it.
-      ...(capture && source
-        ? {
-            afterWrite: async () => {
-              // Nothing recorded means another pass (or the first-start import) already
-              // holds the change: then wait for everything stored so far.
-              const { position } = await captureOnce(capture, source);
-              const target = position ?? (await store.head());
-              for (const projection of CHANGE_READERS) {
-                await waitForProjection(pool, projection, target);
-              }
-            },
-          }
-        : {}),
-    }),
-  );
+  const graphql = graphqlPlugin({
+    pool,
+    authentication,
+    directory: directory.client,
+    config,
+    log,
+    workflows: options.engine,
+    ...(options.gateway ? { gateway: options.gateway } : {}),
+    // Each write a mutation makes is recorded first, so its captured change names it.
+    beforeWrite: (write) => recordMutationWrite({ pool, store }, write),
+    // Read-your-writes: before a mutation answers, its change is captured and the
+    // projections the REST channel reads show it.
+    ...(capture && source
+      ? {
+          afterWrite: async () => {
+            // Nothing recorded means another pass (or the first-start import) already
+            // holds the change: then wait for everything stored so far.
+            const { position } = await captureOnce(capture, source);
+            const target = position ?? (await store.head());
+            for (const projection of CHANGE_READERS) {
+              await waitForProjection(pool, projection, target);
+            }
+          },
+        }
+      : {}),
+  });
+  await server.register(graphql);
+  // Last: annal's own paths under /api are taken, and a rule that would shadow one is refused.
+  if (rules) {
+    await server.register(
+      endpointsPlugin({ rules, config, store, authentication, execute: graphql.execute, log }),
+    );
+  }
 }
 
 /** The projections a read after a directory write goes to. */

@@ -28,6 +28,11 @@ export interface StartAnnalOptions {
   readonly config: AnnalConfig;
   /** Run this part alone; default all of them. */
   readonly only?: AnnalPart;
+  /**
+   * Development (`annal start --dev`): the rules file is watched and reloaded on change.
+   * Default: whether NODE_ENV is `development`.
+   */
+  readonly development?: boolean;
   readonly log: Logger;
 }
 
@@ -65,7 +70,15 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
   try {
     // The configuration's own checks (type names, hooks files, the gateway schema) stop
     // start-up first; `annal verify` runs the same ones.
-    const { hooks, gateway, workflows: prepared } = await checkConfiguration(config);
+    const development = options.development ?? process.env.NODE_ENV === "development";
+    const {
+      hooks,
+      gateway,
+      workflows: prepared,
+      rules,
+    } = await checkConfiguration(config, {
+      development,
+    });
     // A whole annal owns its data directory (the embedded PostgreSQL, the demo slapd): a
     // second one beside it stops here, before touching any of its files.
     const instance = ownsDataDir(config, options.only)
@@ -146,7 +159,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
         log,
       });
       started.add("http", () => server.close());
-      await mountChannels(server, services);
+      await mountChannels(server, services, rules);
       url = await listen(server, config);
       await instance?.publish(url);
     }

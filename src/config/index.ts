@@ -19,3 +19,6 @@ export { configReference } from "./reference/index.ts";
 export type { WorkflowsConfig } from "./sections/workflows.ts";
 export type { AuthConfig } from "./sections/auth.ts";
 export { ACCESS_NAME, type AuthorizationConfig } from "./sections/authorization.ts";
+export type { RulesConfig } from "./sections/rules.ts";
+export type { MessagingConfig } from "./sections/messaging.ts";
+export type { TemplatingConfig } from "./sections/templating.ts";

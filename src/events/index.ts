@@ -101,3 +101,4 @@ export {
   type WorkflowRetried,
   type WorkflowStarted,
 } from "./workflow.ts";
+export { MAIL_SENT, mailStream, type MailSent } from "./mail.ts";

@@ -22,6 +22,7 @@ import type {
 } from "./change-event.ts";
 import type { DirectoryWriteRequested } from "./directory-write.ts";
 import type { EntryChange, EntrySnapshot } from "./entry.ts";
+import type { MailSent } from "./mail.ts";
 import type {
   ChildCompleted,
   ChildStarted,
@@ -95,6 +96,8 @@ export interface AnnalEventMap {
   readonly WorkflowErrored: WorkflowErrored;
   readonly WorkflowCancelled: WorkflowCancelled;
   readonly WorkflowRetried: WorkflowRetried;
+  // Mail a custom endpoint sent (`mail-<account id>`).
+  readonly MailSent: MailSent;
 }
 
 export type AnnalEventType = keyof AnnalEventMap;

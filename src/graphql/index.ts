@@ -2,7 +2,12 @@
  * The GraphQL gateway over the directory: schema assembly from annal's SDL and the
  * deployment's files, the directives, the limits, and the Fastify plugin serving `/graphql`.
  */
-export { graphqlPlugin, type GraphqlPluginOptions } from "./plugin.ts";
+export {
+  graphqlPlugin,
+  type GraphqlExecution,
+  type GraphqlExecutor,
+  type GraphqlPluginOptions,
+} from "./plugin.ts";
 export { buildGateway, BUILT_IN_SCHEMA_DIR, type Gateway } from "./gateway.ts";
 export type { DirectoryWrite, GatewayContext, Viewer } from "./context.ts";
 export {

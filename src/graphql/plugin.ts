@@ -8,7 +8,7 @@ import {
 } from "graphql-helix";
 import { MAX_FILTER_DEPTH } from "../filters/index.ts";
 import { AnnalError } from "../errors/index.ts";
-import { accessAt, sessionCookieOf, type Authentication } from "../auth/index.ts";
+import { accessAt, sessionCookieOf, type Authentication, type Caller } from "../auth/index.ts";
 import { classifyError, logClassified } from "../http/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
@@ -82,6 +82,29 @@ interface Payload {
 }
 
 /**
+ * One document run as a given caller, outside an HTTP request to `/graphql` (a custom
+ * endpoint's `graphql` and `query`): what the caller's request gives the context.
+ */
+export interface GraphqlExecution {
+  readonly caller: Caller;
+  /** The request the document runs for: its id, its `Accept-Language`, its logger. */
+  readonly request: ContextRequest;
+  readonly source: string;
+  readonly variables?: Readonly<Record<string, unknown>> | undefined;
+  readonly operationName?: string | undefined;
+}
+
+/** Runs a document as `POST /graphql` would for its caller; errors carry `extensions.code`. */
+export type GraphqlExecutor = (execution: GraphqlExecution) => Promise<ExecutionResult>;
+
+/** What the context of a document run reads of its request. */
+interface ContextRequest {
+  readonly id: string;
+  readonly headers: { readonly "accept-language"?: string | undefined };
+  readonly log: unknown;
+}
+
+/**
  * The GraphQL gateway as a Fastify plugin: `POST /graphql` (and `GET` for queries) through
  * graphql-helix, and GraphiQL for a browser's `GET` when introspection is on. The schema is built when the plugin registers, so a schema error stops
  * start-up. Every request that reaches GraphQL answers 200 with `errors[]`, each with
@@ -91,11 +114,13 @@ interface Payload {
  * await server.register(graphqlPlugin({ pool, authentication, directory, config, log, afterWrite }));
  */
 export function graphqlPlugin(options: GraphqlPluginOptions) {
-  return async (server: FastifyInstance): Promise<void> => {
-    const gateway = options.gateway ?? (await buildGateway(options.config));
+  let built: Promise<Gateway> | undefined;
+  const gatewayOf = () =>
+    (built ??= Promise.resolve(options.gateway ?? buildGateway(options.config)));
+  const limits = documentLimits(options.config);
+  const plugin = async (server: FastifyInstance): Promise<void> => {
+    const gateway = await gatewayOf();
     const { config } = options;
-    const rules = validationRules(config.graphql.limits, config.graphql.introspection);
-    const parse = parseLimited(config.graphql.limits.maxTokens);
     const path = options.path ?? "/graphql";
     // GraphiQL in a browser, from annal's own files, when introspection is on.
     const graphiql = config.graphql.introspection ? graphiqlRoutes(path) : undefined;
@@ -152,38 +177,109 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
           ]);
         }
         const { operationName, query, variables } = getGraphQLParameters(helixRequest);
-        if (valueDepth(variables, MAX_VARIABLES_DEPTH) > MAX_VARIABLES_DEPTH) {
-          return sendErrors(reply, 200, [
-            codedError("Invalid variables", GRAPHQL_CODES.badUserInput, {
-              hint: `variables nest at most ${MAX_VARIABLES_DEPTH} levels deep`,
-            }),
-          ]);
-        }
-        const given = variablesOf(variables);
-        const result = await processRequest<GatewayContext, object>({
+        const { status, payload } = await runDocument(gateway, limits, context, {
           operationName,
           query,
           variables,
           request: helixRequest,
-          schema: gateway.schema,
-          parse,
-          validate: validateCoded,
-          validationRules: [...rules, costLimitRule(config.graphql.limits.maxCost, () => given)],
-          contextFactory: () => context,
         });
-        let status: number;
-        let payload: Payload;
-        if (result.type === "RESPONSE") {
-          status = result.status;
-          payload = result.payload as Payload;
-        } else {
-          // Only reached for errors when the client accepts an event stream: answer them as JSON.
-          status = 200;
-          payload = await firstPayload(result.subscribe as Parameters<typeof firstPayload>[0]);
-        }
         return answer(reply, request, status, payload);
       },
     });
+  };
+  /** The same execution for a caller authenticated elsewhere: no HTTP call to ourselves. */
+  const execute: GraphqlExecutor = async ({
+    caller,
+    request,
+    source,
+    variables,
+    operationName,
+  }) => {
+    const gateway = await gatewayOf();
+    const context = gatewayContext(caller, request, options, gateway);
+    const { payload } = await runDocument(gateway, limits, context, {
+      operationName,
+      query: source,
+      variables,
+      request: { body: {}, headers: {}, method: "POST", query: {} },
+    });
+    const errors = (payload.errors ?? []).map((error) => {
+      const { error: formatted, internal } = formatGraphqlError(error, request.id);
+      if (internal) {
+        (request.log as Logger).error(
+          { err: error.originalError ?? error, path: error.path },
+          "GraphQL field failed",
+        );
+      }
+      return formatted;
+    });
+    return {
+      ...(payload.data === undefined ? {} : { data: payload.data as Record<string, unknown> }),
+      ...(errors.length === 0 ? {} : { errors }),
+    };
+  };
+  return Object.assign(plugin, { execute });
+}
+
+type DocumentLimits = ReturnType<typeof documentLimits>;
+
+/** `[graphql.limits]` as the parser and the validation rules apply them. */
+function documentLimits(config: AnnalConfig) {
+  const { limits, introspection } = config.graphql;
+  return {
+    rules: validationRules(limits, introspection),
+    parse: parseLimited(limits.maxTokens),
+    maxCost: limits.maxCost,
+  };
+}
+
+/**
+ * Runs one document with `/graphql`'s limits (tokens, depth, aliases, directives, cost,
+ * variables' depth) through graphql-helix, for the HTTP route and for `execute` alike.
+ */
+async function runDocument(
+  gateway: Gateway,
+  limits: DocumentLimits,
+  context: GatewayContext,
+  params: {
+    readonly operationName: string | undefined;
+    readonly query: string | undefined;
+    readonly variables: unknown;
+    readonly request: Parameters<typeof processRequest>[0]["request"];
+  },
+): Promise<{ status: number; payload: Payload }> {
+  const { operationName, query, variables } = params;
+  if (valueDepth(variables, MAX_VARIABLES_DEPTH) > MAX_VARIABLES_DEPTH) {
+    return {
+      status: 200,
+      payload: {
+        errors: [
+          codedError("Invalid variables", GRAPHQL_CODES.badUserInput, {
+            hint: `variables nest at most ${MAX_VARIABLES_DEPTH} levels deep`,
+          }),
+        ],
+      },
+    };
+  }
+  const given = variablesOf(variables);
+  const result = await processRequest<GatewayContext, object>({
+    operationName,
+    query,
+    variables: variables as Record<string, unknown> | string | undefined,
+    request: params.request,
+    schema: gateway.schema,
+    parse: limits.parse,
+    validate: validateCoded,
+    validationRules: [...limits.rules, costLimitRule(limits.maxCost, () => given)],
+    contextFactory: () => context,
+  });
+  if (result.type === "RESPONSE") {
+    return { status: result.status, payload: result.payload as Payload };
+  }
+  // Only reached for errors when the client accepts an event stream: answer them as JSON.
+  return {
+    status: 200,
+    payload: await firstPayload(result.subscribe as Parameters<typeof firstPayload>[0]),
   };
 }
 
@@ -193,7 +289,6 @@ async function contextFor(
   gateway: Gateway,
 ): Promise<GatewayContext> {
   const caller = await options.authentication.authenticate(request);
-  const { config } = options;
   // Cross-site requests cannot send JSON without a preflight: with the cookie, only JSON.
   if (caller.credential === "session" && request.method === "POST") {
     const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
@@ -204,6 +299,17 @@ async function contextFor(
       );
     }
   }
+  return gatewayContext(caller, request, options, gateway);
+}
+
+/** The context of one document run as `caller`, for `request`. */
+function gatewayContext(
+  caller: Caller,
+  request: ContextRequest,
+  options: GraphqlPluginOptions,
+  gateway: Gateway,
+): GatewayContext {
+  const { config } = options;
   const directory =
     options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);
   const { attributes, binaryAttributes } = gateway;

@@ -42,6 +42,7 @@ export type { Actor } from "./access.ts";
 export { OPERATOR, isAssignee, maySeeDefinition, maySeeInstance, seesAll } from "./access.ts";
 export { deployDefinitions, prepareDefinitions, type PreparedDefinition } from "./deploy.ts";
 export { Definitions, type DeployedDefinition } from "./definitions.ts";
+export { bundleOptions, firstBuildError, loadBundle } from "./bundle.ts";
 export {
   advanceInstance,
   instanceEvents,

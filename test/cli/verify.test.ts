@@ -80,8 +80,8 @@ t.test("the demo configuration copied to ./annal.toml as its comment says verifi
   const copy = demo.replace(marked, "$1ops/demo/$2$3");
   t.equal(
     copy.match(/^\w+ = \[?"ops\/demo\//gm)?.length,
-    3,
-    "three paths go with the configuration",
+    6,
+    "six paths go with the configuration (schema, translations, hooks, rules, two templates)",
   );
   await writeFile(path.join(dir, "annal.toml"), copy);
   const run = await runAnnal(["verify"], { cwd: dir, env: { DATABASE_URL: url } });

@@ -129,6 +129,19 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       },
       activate: { version: 1, by: "the demo configuration" },
     },
+    rules: { file: join(demoDir, "rules/index.ts") },
+    messaging: {
+      from: "Example IT <it@example.org>",
+      transports: {
+        smtp: { host: "127.0.0.1", port: 2525, secure: false, requireTLS: false, timeout: 30_000 },
+      },
+    },
+    templating: {
+      partials: {
+        welcome: join(demoDir, "templates/welcome.hbs"),
+        signature: join(demoDir, "templates/signature.hbs"),
+      },
+    },
   });
   t.equal(config.database.url, undefined, "no url: the embedded PostgreSQL");
 });

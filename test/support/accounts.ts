@@ -73,6 +73,8 @@ export async function startAccountsAnnal(
      * support, so that the test can stop it (`stopProvider`) to make the origin unreachable.
      */
     provider?: "annal" | "test";
+    /** `annal start --dev`: the rules file is watched. */
+    development?: boolean;
   } = {},
 ): Promise<AccountsAnnal> {
   const slapd =
@@ -161,7 +163,11 @@ by = "the test"`
     });
   }
   const logged = capturedLogger();
-  const annal = await startAnnal({ config, log: logged.log });
+  const annal = await startAnnal({
+    config,
+    log: logged.log,
+    ...(options.development === undefined ? {} : { development: options.development }),
+  });
   test.teardown(() => annal.stop());
   const url = annal.url!;
   return {

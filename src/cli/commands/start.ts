@@ -8,8 +8,15 @@ import { parseCommandLine } from "../usage.ts";
 /** How long stopping may take before the process gives up and exits 1. */
 const STOP_DEADLINE_MS = 30_000;
 
-/** `annal start [--config <file>] [--only api|workers|projector]`: runs until SIGINT/SIGTERM. */
-export async function runStart(options: { config?: string; only?: string }): Promise<number> {
+/**
+ * `annal start [--config <file>] [--only api|workers|projector] [--dev]`: runs until
+ * SIGINT/SIGTERM. `--dev` (or NODE_ENV=development) reloads the rules file when it changes.
+ */
+export async function runStart(options: {
+  config?: string;
+  only?: string;
+  dev?: boolean;
+}): Promise<number> {
   const { only } = options;
   if (only !== undefined && !isAnnalPart(only)) {
     throw new UsageError(`--only takes api, workers or projector, not "${only}"`);
@@ -19,7 +26,12 @@ export async function runStart(options: { config?: string; only?: string }): Pro
     pretty: logFormatFor(process.stdout) === "pretty",
   });
   const signalled = shutdownSignal(log);
-  const annal = await startAnnal({ config, only, log });
+  const annal = await startAnnal({
+    config,
+    only,
+    log,
+    ...(options.dev === true ? { development: true } : {}),
+  });
 
   const signal = await signalled;
   log.info({ signal }, `${signal}: stopping`);
@@ -40,12 +52,13 @@ export async function runStart(options: { config?: string; only?: string }): Pro
 
 export const startCommand: Command = {
   name: "start",
-  usage: `  start [--config <file>] [--only api|workers|projector]
-      run annal: the HTTP server, the projector and the workers (or one of them)`,
+  usage: `  start [--config <file>] [--only api|workers|projector] [--dev]
+      run annal: the HTTP server, the projector and the workers (or one of them);
+      --dev reloads the rules file and its imports when they change`,
   run(args) {
     const { values } = parseCommandLine(
       args,
-      { ...CONFIG_OPTION, only: { type: "string" } },
+      { ...CONFIG_OPTION, only: { type: "string" }, dev: { type: "boolean" } },
       { min: 0, max: 0, what: "", command: "start" },
     );
     return runStart(values);

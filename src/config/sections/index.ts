@@ -8,8 +8,11 @@ import { hooksSection } from "./hooks.ts";
 import { graphqlSection } from "./graphql.ts";
 import { i18nSection } from "./i18n.ts";
 import { logSection } from "./log.ts";
+import { messagingSection } from "./messaging.ts";
 import { restSection } from "./rest.ts";
+import { rulesSection } from "./rules.ts";
 import { serverSection } from "./server.ts";
+import { templatingSection } from "./templating.ts";
 import { workflowsSection } from "./workflows.ts";
 
 /**
@@ -32,4 +35,7 @@ export const sections = {
   i18n: i18nSection,
   auth: authSection,
   authorization: authorizationSection,
+  rules: rulesSection,
+  messaging: messagingSection,
+  templating: templatingSection,
 } satisfies Record<string, (ctx: SectionContext) => z.ZodType>;

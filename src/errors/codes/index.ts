@@ -1,5 +1,6 @@
 import { AUTH_CODES } from "./auth.ts";
 import { DIRECTORY_CODES } from "./directory.ts";
+import { ENDPOINT_CODES } from "./endpoints.ts";
 import { GRAPHQL_ERROR_CODES } from "./graphql.ts";
 import { WEBHOOK_CODES } from "./hooks.ts";
 import { HTTP_CODES } from "./http.ts";
@@ -25,6 +26,7 @@ export const ERROR_CATALOG = {
   ...WORKFLOW_CODES,
   ...WORKFLOW_TEST_CODES,
   ...AUTH_CODES,
+  ...ENDPOINT_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
