@@ -15,12 +15,16 @@
  *
  * Try it (annal running with the demo configuration):
  *
+ *   export WEBHOOK_SECRET=demo-hr-secret
  *   npm run annal -- hooks send hr/employees --body '{"id":"hr-1","kind":"employee.updated",
  *     "at":"2026-11-22T08:30:00Z","employee":{"uid":"prossi","title":"Head of Research"}}'
  *
  *   npm run annal -- hooks send hr/employees --body '{"id":"hr-2","kind":"employee.hired",
  *     "at":"2026-11-22T08:30:00Z","employee":{"uid":"ada","givenName":"Ada","sn":"Lovelace",
  *     "mail":"ada@example.org","title":"Software Engineer","department":"Engineering"}}'
+ *
+ *   npm run annal -- hooks send hr/employees --body '{"id":"hr-3","kind":"employee.left",
+ *     "at":"2026-11-22T08:30:00Z","employee":{"uid":"ada"}}'
  */
 import { z } from "zod";
 import { eq } from "../../../src/directory/index.ts";

@@ -12,8 +12,8 @@
  * Try it: the joiner leaves its ticket in .annal/outbox/tickets/, with its key and this
  * command filled in:
  *
- *   npm run annal -- hooks send tickets/updates --body '{"id":"t-1","key":"<the key>",
- *     "status":"done","asset":"LT-0001"}'
+ *   WEBHOOK_SECRET=demo-tickets-secret npm run annal -- hooks send tickets/updates \
+ *     --body '{"id":"t-1","key":"<the key>","status":"done","asset":"LT-0001"}'
  */
 import { z } from "zod";
 // In a project of your own: import { defineHooks, http, PermanentFailure } from "annal";

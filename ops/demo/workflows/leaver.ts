@@ -20,13 +20,20 @@
  * 4. Rehired: the mark is taken away (the old password works again), and the person gets the
  *    default groups of the department they join (a child, default-groups); the memberships
  *    removed in 2 are not given back. Not rehired in 30 days (a TimeoutError at the request):
- *    the entry is deleted, with any membership added since.
+ *    the entry is deleted, and no group names it any more (a membership added since, the
+ *    groups it owned).
  *
  * Result: { outcome: "rehired" | "deleted", uid, dn, removedFrom: group DNs, groups? }
  */
 import { bind, defineWorkflow, NonRetryableError, TimeoutError } from "annal";
 import { z } from "zod";
-import { findPerson, groupsOf, removeMember, values } from "./shared/directory.ts";
+import {
+  findPerson,
+  forgetEverywhere,
+  groupsOf,
+  removeMember,
+  values,
+} from "./shared/directory.ts";
 import { outbox } from "./shared/outbox.ts";
 
 const DISABLED = "disabled";
@@ -110,10 +117,11 @@ export default defineWorkflow({
       if (!(error instanceof TimeoutError)) throw error;
     }
 
-    // 30 days and no rehire: the entry goes, and with it any membership given since.
+    // 30 days and no rehire: the entry goes, and with it every group's mention of it (a
+    // membership given since, the groups they owned: those go to the operators from now on).
     await flow.step("delete the entry", async ({ bindings }) => {
       const { directory } = bindings;
-      for (const group of await groupsOf(directory, dn)) await removeMember(directory, group, dn);
+      await forgetEverywhere(directory, dn);
       if (await directory.get(dn, { attributes: ["uid"] })) await directory.delete(dn);
     });
     return { outcome: "deleted", uid, dn, removedFrom: groups };

@@ -62,13 +62,18 @@ t.test("30 days later, with no rehire, the entry is deleted", async (t) => {
   t.equal((await flow.waitFor("WAITING")).status, "WAITING", "still waiting on day 29");
   t.ok(directory.has(dn));
 
-  // Someone added them to a group meanwhile: it goes with the entry.
-  await directory.modify(group("sales"), [{ operation: "add", attribute: "member", values: dn }]);
+  // Someone added them to a group and made them an owner meanwhile: both go with the entry.
+  await directory.modify(group("sales"), [
+    { operation: "add", attribute: "member", values: dn },
+    { operation: "add", attribute: "owner", values: dn },
+  ]);
   await wt.advanceClock("1d");
   const done = await flow.waitFor("COMPLETED");
   t.same(done.result, { outcome: "deleted", uid, dn, removedFrom: groupsBefore });
   t.notOk(directory.has(dn), "the entry is gone");
-  t.same(directory.groupsOf(dn), [], "and no group names it");
+  t.same(directory.groupsOf(dn), [], "no group has them as a member");
+  t.notOk(directory.values(group("sales"), "owner").includes(dn), "nor as an owner");
+  t.equal(directory.values(group("sales"), "owner").length, 1, "the other owner stays");
 });
 
 t.test("a rehire ends the leaver: the account is restored, nothing deleted", async (t) => {

@@ -109,6 +109,29 @@ export async function groupsOf(directory: WorkflowDirectory, member: string): Pr
   return groups.map((group) => group.dn);
 }
 
+/**
+ * Takes `person` out of every group that names them, as a member or an owner: what deleting
+ * their entry must not leave behind (a DN naming nothing).
+ */
+export async function forgetEverywhere(
+  directory: WorkflowDirectory,
+  person: string,
+): Promise<void> {
+  for (const group of await groupsOf(directory, person)) {
+    await removeMember(directory, group, person);
+  }
+  const owned = await searchAll(
+    directory,
+    directory.base,
+    and(eq("objectClass", "groupOfNames"), eq("owner", person)),
+    ["owner"],
+  );
+  for (const group of owned) {
+    const mine = values(group, "owner").filter((dn) => sameDN(dn, person));
+    await directory.modify(group.dn, [{ operation: "delete", attribute: "owner", values: mine }]);
+  }
+}
+
 /** Adds `member` to `group`; true when this call added it. */
 export async function addMember(
   directory: WorkflowDirectory,
