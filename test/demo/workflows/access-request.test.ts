@@ -4,8 +4,11 @@ import accessRequest from "../../../ops/demo/workflows/access-request.ts";
 import { DemoDirectory, OPERATORS, PROSSI, group } from "./fixtures.ts";
 
 t.setTimeout(120_000);
-// The suite's PostgreSQL (the driver makes a database of its own on it for each test).
-process.env.DATABASE_URL ??= process.env.ANNAL_TEST_POSTGRES_URL;
+// The suite's PostgreSQL (the driver makes a database of its own on it for each test); run
+// alone, without one, the driver starts an embedded PostgreSQL of its own.
+if (process.env.ANNAL_TEST_POSTGRES_URL) {
+  process.env.DATABASE_URL ??= process.env.ANNAL_TEST_POSTGRES_URL;
+}
 
 const ON_CALL = group("on-call"); // owned by prossi, the head of Engineering
 

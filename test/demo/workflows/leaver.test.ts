@@ -5,7 +5,11 @@ import leaver from "../../../ops/demo/workflows/leaver.ts";
 import { DemoDirectory, group, outboxFixture } from "./fixtures.ts";
 
 t.setTimeout(120_000);
-process.env.DATABASE_URL ??= process.env.ANNAL_TEST_POSTGRES_URL;
+// The suite's PostgreSQL (the driver makes a database of its own on it for each test); run
+// alone, without one, the driver starts an embedded PostgreSQL of its own.
+if (process.env.ANNAL_TEST_POSTGRES_URL) {
+  process.env.DATABASE_URL ??= process.env.ANNAL_TEST_POSTGRES_URL;
+}
 
 const DAY = 24 * 3600 * 1000;
 
