@@ -182,7 +182,7 @@ t.test("joiner: HR's hire makes the entry, its default groups, and a laptop tick
   t.match(ticket.payload, { type: "laptop", for: { uid: "alovelace" } });
 
   t.equal(
-    await post("tickets/updates", { id: "t-1", key: ticket.key, status: "in_progress" }),
+    await post("tickets/updates", { id: "t-1", key: ticket.key, status: "in_progress", at: now() }),
     202,
   );
   t.same(await processed("t-1"), { answered: false }, "work in progress answers nothing");
@@ -192,10 +192,26 @@ t.test("joiner: HR's hire makes the entry, its default groups, and a laptop tick
       key: ticket.key,
       status: "done",
       asset: "LT-0042",
+      at: now(),
     }),
     202,
   );
   t.match(await processed("t-2"), { answered: true, instanceId: joinerId, recorded: true });
+  // A key no request has: the ticket system's update fails for good, under failed work.
+  const stranger = { id: "t-9", key: `${randomUUID()}:4`, status: "done", at: now() };
+  t.equal(await post("tickets/updates", stranger), 202);
+  const abandoned = await eventually(
+    async () =>
+      (
+        await db.pool.query<{ data: { reason: string; error: { code: string } } }>(
+          "SELECT data FROM events WHERE type = 'ChangeEventAbandoned' AND data->>'eventId' = $1",
+          ["t-9"],
+        )
+      ).rows[0],
+    { what: "the stray update given up" },
+  );
+  t.match(abandoned.data, { reason: "permanent_failure", error: { code: "WF_NOT_FOUND" } });
+
   const done = await instance(joinerId, (s) => s.status === "COMPLETED", "the joiner to complete");
   t.same(done.result, {
     uid: "alovelace",

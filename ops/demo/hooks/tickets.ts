@@ -13,7 +13,8 @@
  * command filled in:
  *
  *   WEBHOOK_SECRET=demo-tickets-secret npm run annal -- hooks send tickets/updates \
- *     --body '{"id":"t-1","key":"<the key>","status":"done","asset":"LT-0001"}'
+ *     --body '{"id":"t-1","key":"<the key>","status":"done","asset":"LT-0001",
+ *     "at":"2026-11-24T09:30:00Z"}'
  */
 import { z } from "zod";
 // In a project of your own: import { defineHooks, http, PermanentFailure } from "annal";
@@ -28,8 +29,11 @@ const update = z.object({
   /** The laptop handed over, when done. */
   asset: z.string().min(1).max(100).optional(),
   comment: z.string().max(1000).optional(),
-  /** When it happened in the ticket system; default: when annal receives it. */
-  at: z.iso.datetime({ offset: true }).optional(),
+  /**
+   * When it happened in the ticket system. Required: a resend must be the same change event,
+   * which a default of "now" would not be.
+   */
+  at: z.iso.datetime({ offset: true }),
 });
 
 /** What the provider finds in `envelope.data`: checked again, as stored events outlive code. */
@@ -52,7 +56,7 @@ export default defineHooks({
         type: `ticket.${data.status}`,
         // One ticket's updates are processed in the order they came.
         subject: data.key,
-        occurredAt: at ?? new Date(),
+        occurredAt: at,
         data,
       }),
     }),

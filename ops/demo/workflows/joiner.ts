@@ -52,7 +52,7 @@ export default defineWorkflow({
     tickets: outbox(
       "tickets",
       (key) =>
-        `answer it with: WEBHOOK_SECRET=demo-tickets-secret npm run annal -- hooks send tickets/updates --body '{"id":"<a new id>","key":"${key}","status":"done","asset":"LT-0001"}'`,
+        `answer it with: WEBHOOK_SECRET=demo-tickets-secret npm run annal -- hooks send tickets/updates --body '{"id":"<a new id>","key":"${key}","status":"done","asset":"LT-0001","at":"<now, ISO 8601>"}'`,
     ),
   },
   until: "15d", // the laptop's 14 days, and a day for everything else
