@@ -124,7 +124,12 @@ export default defineWorkflow({
     const escalated = answered === undefined;
     answered ??= await decide(flow, "approve (escalated)", [OPERATORS], "7d", {
       ...ask,
-      why: owners.length > 0 ? "the owner did not answer within 3 days" : "the group has no owner",
+      why:
+        owners.length > 0
+          ? "the owner did not answer within 3 days"
+          : target.owners.length > 0
+            ? "the requester is its only owner"
+            : "the group has no owner",
     });
     if (!answered) return { outcome: "expired", ...result, escalated };
 

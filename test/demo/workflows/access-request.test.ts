@@ -167,7 +167,7 @@ t.test("the owner asking for their own group does not decide it", async (t) => {
     [...waiting.calls.values()].find((c) => c.kind === "dialog"),
     {
       name: "approve (escalated)",
-      data: { why: "the group has no owner" },
+      data: { why: "the requester is its only owner" },
     },
   );
 });
