@@ -4,6 +4,7 @@
  */
 import { authBenchmark } from "./auth.ts";
 import { captureBenchmark } from "./capture.ts";
+import { demoWorkflowsBenchmark } from "./demo-workflows.ts";
 import { hooksBenchmark } from "./hooks.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
@@ -22,6 +23,7 @@ const suites: Record<string, () => Promise<void>> = {
   workflows: workflowsBenchmark,
   "workflow-api": workflowApiBenchmark,
   testing: testingBenchmark,
+  "demo-workflows": demoWorkflowsBenchmark,
   auth: authBenchmark,
   web: webBenchmark,
 };

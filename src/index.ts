@@ -46,11 +46,14 @@ export {
   ValidationError,
 } from "./workflow/index.ts";
 export type {
+  ActorRef,
+  BindingContext,
   BindingDeclaration,
   DialogAnswer,
   DialogOptions,
   Flow,
   RequestOptions,
+  RequestSender,
   RestService,
   RetryPolicy,
   StepContext,

@@ -12,6 +12,12 @@ import { flatColourJpeg } from "./jpeg.ts";
  * The demo organisation: people in four departments under `ou=people`, groups under
  * `ou=groups`, annal's service account under `ou=services`. Deterministic: the same options
  * give the same LDIF byte for byte (a seeded PRNG, fixed salts, no clock).
+ *
+ * What the demo's workflows (ops/demo/workflows) read from it:
+ * - a group's `owner`: who decides an access request to it (department groups belong to the
+ *   department's head, e.g. Priya Rossi, prossi, owns engineering); the roles under `ou=roles`
+ *   have none, so requests for them go to the operators;
+ * - a department's `seeAlso`: its default groups, which a joiner of the department is added to.
  */
 export interface SampleDataOptions {
   /** PRNG seed; another seed gives another, equally plausible organisation. */
@@ -46,6 +52,8 @@ interface Department {
   readonly share: number;
   readonly titles: readonly Tri[];
   readonly teams: readonly Tri[];
+  /** The groups (cn under ou=groups) everyone in it joins: the joiner's default groups. */
+  readonly defaultGroups: readonly string[];
 }
 
 const DEPARTMENTS: readonly Department[] = [
@@ -66,6 +74,7 @@ const DEPARTMENTS: readonly Department[] = [
       ["mobile apps", "Mobile Apps", "applications mobiles"],
       ["data pipeline", "Datenpipeline", "chaîne de données"],
     ],
+    defaultGroups: ["engineering", "vpn-users"],
   },
   {
     ou: "sales",
@@ -82,6 +91,7 @@ const DEPARTMENTS: readonly Department[] = [
       ["France and Benelux", "Frankreich und Benelux", "France et Benelux"],
       ["North America", "Nordamerika", "Amérique du Nord"],
     ],
+    defaultGroups: ["sales"],
   },
   {
     ou: "finance",
@@ -97,6 +107,7 @@ const DEPARTMENTS: readonly Department[] = [
       ["accounts payable", "Kreditorenbuchhaltung", "comptabilité fournisseurs"],
       ["controlling", "Controlling", "contrôle de gestion"],
     ],
+    defaultGroups: ["finance"],
   },
   {
     ou: "support",
@@ -112,6 +123,7 @@ const DEPARTMENTS: readonly Department[] = [
       ["first level", "First Level", "niveau 1"],
       ["escalations", "Eskalationen", "escalades"],
     ],
+    defaultGroups: ["support", "vpn-users"],
   },
 ];
 
@@ -270,11 +282,14 @@ export function sampleEntries(options: SampleDataOptions = {}): LdifEntry[] {
             `Département ${department.name}`,
           ]),
         ],
+        seeAlso: department.defaultGroups.map((cn) => `cn=${cn},${GROUPS_BASE}`),
       },
     });
   }
 
   let employee = 0;
+  /** Each department's head, by its ou: the first person made in it. */
+  const heads = new Map<string, string>();
   for (const department of DEPARTMENTS) {
     const count = Math.round((headCount * department.share) / 100);
     let leadDN: string | undefined;
@@ -329,6 +344,7 @@ export function sampleEntries(options: SampleDataOptions = {}): LdifEntry[] {
       }
       entries.push({ dn, attributes });
       leadDN ??= dn;
+      if (!heads.has(department.ou)) heads.set(department.ou, dn);
 
       join(department.ou, dn);
       if (random() < 0.3) join("vpn-users", dn);
@@ -356,7 +372,18 @@ export function sampleEntries(options: SampleDataOptions = {}): LdifEntry[] {
     ],
   ];
   join("annal-admins", membersOf.get("managers")?.[0] ?? SLAPD_SERVICE_DN);
+  // Who decides who may join (an access request's approver): a department's group is its
+  // head's; the others belong to the person who runs what the group is for.
+  const owners: Readonly<Record<string, string | undefined>> = {
+    ...Object.fromEntries(DEPARTMENTS.map((d) => [d.ou, heads.get(d.ou)])),
+    managers: heads.get("engineering"),
+    "vpn-users": heads.get("support"),
+    "on-call": heads.get("engineering"),
+    "identity-team": membersOf.get("identity-team")?.[0],
+    "annal-admins": heads.get("engineering"),
+  };
   for (const [cn, text] of groups) {
+    const owner = owners[cn];
     entries.push({
       dn: `cn=${cn},${GROUPS_BASE}`,
       attributes: {
@@ -364,6 +391,7 @@ export function sampleEntries(options: SampleDataOptions = {}): LdifEntry[] {
         cn: [cn],
         description: [tri(text)],
         member: membersOf.get(cn) ?? [SLAPD_SERVICE_DN],
+        ...(owner ? { owner: [owner] } : {}),
       },
     });
   }

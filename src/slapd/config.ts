@@ -67,7 +67,9 @@ function quoted(value: string): string {
  *   `reqAuthzID` then records the assumed identity.
  * - ACLs: authenticated accounts may write (annal, not the directory, decides who may change
  *   what, and a proxied write runs with the assumed identity's rights); passwords are only
- *   usable for binding.
+ *   usable for binding, and not at all for an entry marked `employeeType: disabled` (the demo's
+ *   leaver workflow disables an account so, and a rehire takes the mark away: the password
+ *   itself is never touched, so nothing secret has to be kept to restore it).
  */
 export function slapdConfig(options: SlapdConfigOptions): string {
   const paths = slapdPaths(options.dir);
@@ -99,6 +101,7 @@ export function slapdConfig(options: SlapdConfigOptions): string {
     `maxsize ${mdbSize}`,
     "index objectClass,entryUUID,uid,member,modifyTimestamp eq",
     "index cn eq,sub",
+    "access to filter=(employeeType=disabled) attrs=userPassword by * none",
     "access to attrs=userPassword by self write by anonymous auth by * none",
     "access to * by users write by * read",
     "overlay accesslog",

@@ -72,6 +72,11 @@ export interface RequestOptions<S extends StandardSchemaV1> {
  */
 export interface Flow<S = Record<string, unknown>> {
   readonly instanceId: string;
+  /**
+   * The account that started the instance (a child's: its parent's), as its start recorded
+   * it: who asks, in a request of their own. A change event's start names its hook, with no DN.
+   */
+  readonly startedBy: ActorRef;
   /** Runs `fn` once (retried on failure by `retry`) and records its result. */
   step<T>(
     name: string,

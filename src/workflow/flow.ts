@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { annalEvent, type AnnalEventMap, type AnnalEventType } from "../events/index.ts";
+import {
+  annalEvent,
+  type ActorRef,
+  type AnnalEventMap,
+  type AnnalEventType,
+} from "../events/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { jsonSchemaOf, validate, type StandardSchemaV1 } from "../schema/index.ts";
 import type { NewEvent } from "../store/index.ts";
@@ -71,6 +76,7 @@ export interface ReplayDeps extends StepRunner {
  */
 export class ReplayFlow implements Flow<Record<string, unknown>> {
   readonly instanceId: string;
+  readonly startedBy: ActorRef;
   readonly pending: NewEvent[] = [];
   readonly effects: Effects = { others: [], timers: [], wakes: [] };
   #seq = 0;
@@ -83,6 +89,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
 
   constructor(state: InstanceState, deps: ReplayDeps, clock: () => Date, probe?: Probe) {
     this.instanceId = state.id;
+    this.startedBy = state.startedBy;
     this.#state = state;
     this.#deps = deps;
     this.#clock = clock;

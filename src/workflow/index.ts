@@ -39,6 +39,7 @@ export {
   WorkflowRefusal,
 } from "./errors.ts";
 export type { Actor } from "./access.ts";
+export type { ActorRef } from "../events/index.ts";
 export { OPERATOR, isAssignee, maySeeDefinition, maySeeInstance, seesAll } from "./access.ts";
 export { deployDefinitions, prepareDefinitions, type PreparedDefinition } from "./deploy.ts";
 export { Definitions, type DeployedDefinition } from "./definitions.ts";

@@ -23,13 +23,14 @@ t.test("annal verify prints one ok line per check and passes", async (t) => {
     "ok entry types: 0",
     "ok hooks: none configured",
     "ok graphql: 0 schema file(s)",
+    "ok workflows: none configured",
     /^ok database: postgres:\/\/.+ answers$/,
     "ok migrations: current",
     // No [authorization.activate]: not a failure, but said with its code and a hint.
     /^warn access: ANNAL_ACCESS_NOT_ACTIVE: no Access Configuration will be active/,
     /^warn access: hint: .*\[authorization\.activate\]/,
   ]);
-  t.equal(lines.length, 9);
+  t.equal(lines.length, 10);
 });
 
 t.test("annal verify says pending migrations will be applied, and passes", async (t) => {
@@ -48,7 +49,10 @@ t.test("annal verify fails on an unreachable database after the checks before it
   const url = `postgres://annal:pw-not-shown@127.0.0.1:${await freePort()}/annal`;
   const run = await runAnnal(["verify", "--config", file], { env: { DATABASE_URL: url } });
   t.equal(run.code, 1);
-  t.match(run.stdout, /^ok node: .+\nok config: .+\n(ok (entry types|hooks|graphql): .+\n){3}$/);
+  t.match(
+    run.stdout,
+    /^ok node: .+\nok config: .+\n(ok (entry types|hooks|graphql|workflows): .+\n){4}$/,
+  );
   t.match(run.stderr, /^annal: ANNAL_DATABASE_UNREACHABLE: .+\nannal: hint: /);
   t.notMatch(run.stderr, /pw-not-shown/);
 });
@@ -80,16 +84,20 @@ t.test("the demo configuration copied to ./annal.toml as its comment says verifi
   const copy = demo.replace(marked, "$1ops/demo/$2$3");
   t.equal(
     copy.match(/^\w+ = \[?"ops\/demo\//gm)?.length,
-    6,
-    "six paths go with the configuration (schema, translations, hooks, rules, two templates)",
+    7,
+    "seven paths go with the configuration (schema, translations, hooks, workflows, rules, two templates)",
   );
   await writeFile(path.join(dir, "annal.toml"), copy);
   const run = await runAnnal(["verify"], { cwd: dir, env: { DATABASE_URL: url } });
   t.equal(run.code, 0, run.stderr);
   t.match(run.stdout, `ok config: ${path.join(dir, "annal.toml")}\n`);
   t.match(run.stdout, /^ok entry types: 3$/m);
-  t.match(run.stdout, /^ok hooks: hr\/employees from .*ops\/demo\/hooks$/m);
+  t.match(run.stdout, /^ok hooks: hr\/employees, tickets\/updates from .*ops\/demo\/hooks$/m);
   t.match(run.stdout, /^ok graphql: 4 schema file\(s\)$/m);
+  t.match(
+    run.stdout,
+    /^ok workflows: access-request@1, default-groups@1, joiner@1, leaver@1 from .*ops\/demo\/workflows$/m,
+  );
 
   // Copied as it is, the paths beside the copy name nothing: refused, saying where to look.
   await writeFile(path.join(dir, "annal.toml"), demo);

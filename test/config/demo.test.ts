@@ -54,6 +54,12 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       demo: { port: 3890, dataDir: join(cwd, ".annal/slapd") },
     },
     hooks: { dir: join(demoDir, "hooks"), concurrency: 10 },
+    workflows: {
+      dir: join(demoDir, "workflows"),
+      concurrency: 8,
+      timerInterval: 1_000,
+      stepsPerAdvance: 100,
+    },
     rest: {
       enabled: true,
       pageSize: 50,

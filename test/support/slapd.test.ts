@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { Attribute, Change, Client } from "ldapts";
 import t, { type Test } from "tap";
 import { sampleLdif, startDemoDirectory } from "../../src/demo/index.ts";
-import { SLAPD_ROOT_DN } from "../../src/slapd/index.ts";
+import { SLAPD_ROOT_DN, sshaPassword } from "../../src/slapd/index.ts";
 import { ProxiedAuthorizationControl } from "../../src/directory/index.ts";
 import { startSlapd } from "./slapd.ts";
 
@@ -85,6 +85,42 @@ t.test("a modify with proxied authorization is logged under the assumed identity
   t.match(String(record?.reqControls), /2\.16\.840\.1\.113730\.3\.4\.18 criticality TRUE/);
   const modified = await client.search(alice, { scope: "base", attributes: ["modifiersName"] });
   t.equal(modified.searchEntries[0]?.modifiersName, alice);
+});
+
+t.test("an entry marked employeeType: disabled cannot bind until the mark goes", async (t) => {
+  const dn = "uid=dora,ou=people,dc=example,dc=org";
+  const slapd = await startSlapd({
+    seedLdif: `dn: ${dn}\nobjectClass: inetOrgPerson\nuid: dora\ncn: Dora\nsn: D\nemployeeType: employee\nuserPassword: ${sshaPassword("dora-pw")}\n`,
+  });
+  t.teardown(() => slapd.stop());
+  const admin = new Client({ url: slapd.url, timeout: 5000 });
+  t.teardown(() => admin.unbind());
+  await admin.bind(slapd.bindDN, slapd.password);
+  const binds = async () => {
+    const client = new Client({ url: slapd.url, timeout: 5000 });
+    try {
+      await client.bind(dn, "dora-pw");
+      return true;
+    } catch (error) {
+      t.equal((error as { code?: number }).code, 49, "refused as invalid credentials");
+      return false;
+    } finally {
+      await client.unbind();
+    }
+  };
+  const mark = (operation: "add" | "delete") =>
+    admin.modify(
+      dn,
+      new Change({
+        operation,
+        modification: new Attribute({ type: "employeeType", values: ["disabled"] }),
+      }),
+    );
+  t.equal(await binds(), true);
+  await mark("add");
+  t.equal(await binds(), false, "disabled: the password no longer works");
+  await mark("delete");
+  t.equal(await binds(), true, "the mark gone, the same password works again");
 });
 
 t.test("a given data directory is kept and not seeded twice", async (t) => {

@@ -32,8 +32,9 @@ export function checkNodeVersion(version: string): void {
 
 /**
  * `annal verify`: the checks `annal start` depends on, in order, stopping at the first that
- * fails: the Node.js version, the configuration and the files that go with it (the same
- * checks start makes before it serves: `checkConfiguration`), the database, its migrations.
+ * fails: the Node.js version, the configuration and the files that go with it (hooks, GraphQL
+ * schema, workflow definitions bundled and loaded: the same checks start makes before it
+ * serves, `checkConfiguration`), the database, its migrations.
  * Pending migrations pass (start applies them); unknown ones fail. One `ok` line per passed
  * check. `cwd` and `env` default to the process's.
  */
@@ -53,10 +54,11 @@ export async function runVerify(
   output.out(
     `ok config: ${config.source.path}${config.source.demo ? " (the demo configuration)" : ""}`,
   );
-  const { hooks, gateway } = await checkConfiguration(config);
+  const { hooks, gateway, workflows } = await checkConfiguration(config);
   output.out(`ok entry types: ${config.directory?.types.length ?? 0}`);
   output.out(`ok hooks: ${hooksSummary(hooks, config.hooks?.dir)}`);
   output.out(`ok graphql: ${gateway.files.length} schema file(s)`);
+  output.out(`ok workflows: ${workflowsSummary(workflows, config.workflows?.dir)}`);
 
   const database = await openDatabase(
     config,
@@ -103,6 +105,16 @@ function hooksSummary(hooks: HooksRegistry, dir: string | undefined): string {
   if (dir === undefined) return "none configured";
   const names = hooks.hooks.flatMap((h) => [...h.webhooks.keys()].map((w) => `${h.name}/${w}`));
   return names.length === 0 ? `no webhooks in ${dir}` : `${names.join(", ")} from ${dir}`;
+}
+
+/** The definitions start would deploy, bundled and loaded as start does. */
+function workflowsSummary(
+  workflows: readonly { definition: { name: string; version: number } }[],
+  dir: string | undefined,
+): string {
+  if (dir === undefined) return "none configured";
+  const names = workflows.map(({ definition }) => `${definition.name}@${definition.version}`);
+  return names.length === 0 ? `no definitions in ${dir}` : `${names.join(", ")} from ${dir}`;
 }
 
 export const verifyCommand: Command = {

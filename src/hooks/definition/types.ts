@@ -199,11 +199,18 @@ export interface HookWorkflows {
     options?: { readonly key?: string; readonly version?: number },
   ): Promise<{ readonly instanceId: string; readonly created: boolean }>;
   /**
-   * Answers the pending `flow.request` whose key is `key` (the key the request's binding was
-   * sent with). The same answer again is accepted and changes nothing.
+   * Answers a pending `flow.request`: the one whose key is `key` (the key the request's
+   * binding was sent with), or the latest one the instance `instanceId` sent through its
+   * binding `request`, for a source that was never sent the key but knows the instance (e.g.
+   * from its own start). The same answer again is accepted and changes nothing; a refusal is
+   * a `WF_*` error: `WF_NOT_FOUND` (no such request, or none sent yet), `WF_CONFLICT` (answered
+   * otherwise, or its deadline passed), `WF_VALIDATION` (its schema refuses the answer).
+   *
+   * @example
+   * await context.workflows?.answer({ instanceId: leaver, request: "hr" }, { rehired: true });
    */
   answer(
-    key: string,
+    target: string | { readonly instanceId: string; readonly request: string },
     answer: unknown,
   ): Promise<{ readonly instanceId: string; readonly recorded: boolean }>;
 }

@@ -1,0 +1,159 @@
+/**
+ * access-request: a person asks to join a group, and the group's owner decides.
+ *
+ * Started by the person who wants to join (any signed-in person with a directory entry), e.g.
+ * through GraphQL:
+ *
+ *   mutation { startWorkflow(name: "access-request",
+ *     parameters: { group: "on-call", reason: "I join the rota in March" }) { id status } }
+ *
+ * and the owner answers from their inbox (`myDialogs`) with
+ *
+ *   mutation { completeDialog(id: "<the dialog's id>", answer: { approved: true }) { state } }
+ *
+ * Parameters (`parameters` below):
+ *   group   the group's cn ("on-call") or its DN ("cn=on-call,ou=groups,dc=example,dc=org")
+ *   reason  why, 3 to 500 characters: the owner reads it
+ *
+ * Dialogs (answered with completeDialog; both take the same answer, `decision` below):
+ *   "approve"              assigned to the group's owners (its `owner` DNs), until 3 days
+ *   "approve (escalated)"  assigned to the operators, cn=annal-operators,ou=roles, until 7
+ *                          days: when the owners did not answer in 3 days, or the group has
+ *                          no owner (the roles under ou=roles have none)
+ *   answer                 { "approved": true | false, "comment"?: "at most 500 characters" }
+ *   data (what the form shows)  { group, groupName, requester: { name, dn }, reason, why? }
+ *
+ * Result: { outcome, group, member, decidedBy?, comment?, escalated }, where outcome is
+ * "approved" (the membership is in the directory), "denied", "expired" (nobody answered) or
+ * "already a member".
+ *
+ * The membership is added by a step acting for the approver (`{ as: by }`): the directory write
+ * is made as them (proxied authorization), and the change annal captures names this instance,
+ * the step and the approver. Nothing is written before someone approved.
+ */
+import { bind, defineWorkflow, NonRetryableError, TimeoutError, type Flow } from "annal";
+import { z } from "zod";
+import { addMember, findGroup, OPERATORS, sameDN, values } from "./shared/directory.ts";
+
+const parameters = z.object({
+  group: z.string().trim().min(1).max(500),
+  reason: z.string().trim().min(3).max(500),
+});
+
+/** The answer to either dialog. Its JSON Schema is the form the inbox shows. */
+const decision = z.object({
+  approved: z.boolean(),
+  comment: z.string().max(500).optional(),
+});
+
+/** What the approver sees about the request (the dialog's `data`). */
+interface Ask {
+  readonly group: string;
+  readonly groupName: string;
+  readonly requester: { readonly name: string; readonly dn: string };
+  readonly reason: string;
+  readonly why?: string;
+}
+
+/**
+ * Asks `assignees` for a decision until `until`; undefined when nobody answered in time. The
+ * deadline is the engine's: a TimeoutError thrown at the dialog once the database's clock
+ * passes it.
+ */
+async function decide(
+  flow: Pick<Flow, "dialog">,
+  name: string,
+  assignees: readonly string[],
+  until: string,
+  ask: Ask,
+) {
+  try {
+    return await flow.dialog({ name, assignees, schema: decision, until, data: ask });
+  } catch (error) {
+    if (error instanceof TimeoutError) return undefined;
+    throw error;
+  }
+}
+
+export default defineWorkflow({
+  name: "access-request",
+  version: 1,
+  title: "Ask to join a group",
+  parameters,
+  bindings: { directory: bind.directory() },
+  // 3 days for the owner and 7 for the operators; past that the instance itself times out.
+  until: "11d",
+  access: { start: [] }, // every signed-in account may ask
+  async run(flow, { group, reason }) {
+    // Who asks is who started it: nobody can ask on someone else's behalf.
+    const requester = flow.startedBy;
+    if (!requester.dn) {
+      throw new NonRetryableError(`${requester.name} has no directory entry to add to a group`, {
+        code: "ACCESS_REQUEST_NO_ENTRY",
+      });
+    }
+    const member = requester.dn;
+
+    // Everything from outside comes through a step: recorded once, replayed from the log.
+    const target = await flow.step("find the group", async ({ bindings }) => {
+      const entry = await findGroup(bindings.directory, group);
+      if (!entry) {
+        throw new NonRetryableError(`there is no group ${group}`, {
+          code: "ACCESS_REQUEST_UNKNOWN_GROUP",
+        });
+      }
+      return {
+        dn: entry.dn,
+        name: values(entry, "cn")[0] ?? entry.dn,
+        owners: values(entry, "owner"),
+        isMember: values(entry, "member").some((dn) => sameDN(dn, member)),
+      };
+    });
+    const result = { group: target.dn, member };
+    if (target.isMember) return { outcome: "already a member", ...result, escalated: false };
+
+    const ask: Ask = {
+      group: target.dn,
+      groupName: target.name,
+      requester: { name: requester.name, dn: member },
+      reason,
+    };
+    // An owner asking for their own group does not decide it: someone else does.
+    const owners = target.owners.filter((owner) => !sameDN(owner, member));
+    let answered = owners.length > 0 ? await decide(flow, "approve", owners, "3d", ask) : undefined;
+    const escalated = answered === undefined;
+    answered ??= await decide(flow, "approve (escalated)", [OPERATORS], "7d", {
+      ...ask,
+      why:
+        owners.length > 0
+          ? "the owner did not answer within 3 days"
+          : target.owners.length > 0
+            ? "the requester is its only owner"
+            : "the group has no owner",
+    });
+    if (!answered) return { outcome: "expired", ...result, escalated };
+
+    const { answer, by } = answered;
+    const decided = { decidedBy: by.name, ...(answer.comment ? { comment: answer.comment } : {}) };
+    // An operator may be the requester too: nobody approves their own request.
+    if (by.accountId === requester.accountId && answer.approved) {
+      return {
+        outcome: "denied",
+        ...result,
+        decidedBy: by.name,
+        comment: "a request cannot be approved by the person who made it",
+        escalated,
+      };
+    }
+    if (!answer.approved) return { outcome: "denied", ...result, ...decided, escalated };
+
+    // The write is made as the approver: the captured change names them, this instance and
+    // this step. `addMember` checks first, so a second attempt after a crash adds nothing twice.
+    await flow.step(
+      "add the member",
+      ({ bindings }) => addMember(bindings.directory, target.dn, member),
+      { as: by },
+    );
+    return { outcome: "approved", ...result, ...decided, escalated };
+  },
+});

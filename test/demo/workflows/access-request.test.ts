@@ -1,0 +1,203 @@
+import t from "tap";
+import { fixture, workflowTest } from "annal/testing";
+import accessRequest from "../../../ops/demo/workflows/access-request.ts";
+import { DemoDirectory, OPERATORS, PROSSI, group } from "./fixtures.ts";
+
+t.setTimeout(120_000);
+// The suite's PostgreSQL (the driver makes a database of its own on it for each test); run
+// alone, without one, the driver starts an embedded PostgreSQL of its own.
+if (process.env.ANNAL_TEST_POSTGRES_URL) {
+  process.env.DATABASE_URL ??= process.env.ANNAL_TEST_POSTGRES_URL;
+}
+
+const ON_CALL = group("on-call"); // owned by prossi, the head of Engineering
+
+/** A test over the demo directory: someone outside on-call asks to join it. */
+async function setup(t: { teardown(fn: () => unknown): void }, options: { group?: string } = {}) {
+  const directory = new DemoDirectory();
+  const asker = directory.someoneOutside(options.group ?? ON_CALL);
+  const wt = await workflowTest({
+    workflows: [accessRequest],
+    accounts: {
+      asker: { dn: asker },
+      // Someone on the rota already, who is not its owner.
+      member: { dn: directory.values(ON_CALL, "member").find((dn) => dn !== PROSSI)! },
+      prossi: { dn: PROSSI },
+      olga: { dn: "uid=olga,ou=sales,ou=people,dc=example,dc=org", principals: [OPERATORS] },
+      sam: {},
+    },
+    fixtures: [fixture("directory", directory)],
+  });
+  t.teardown(() => wt.close());
+  return { wt, directory, asker };
+}
+
+t.test("the owner approves: the membership is added, as the owner", async (t) => {
+  const { wt, directory, asker } = await setup(t);
+  const flow = await wt.start({ group: "on-call", reason: "I join the rota" }, { as: "asker" });
+
+  const waiting = await flow.waitFor("WAITING");
+  const dialog = [...waiting.calls.values()].find((call) => call.kind === "dialog");
+  t.match(dialog, {
+    name: "approve",
+    assignees: [PROSSI],
+    data: {
+      group: ON_CALL,
+      groupName: "on-call",
+      requester: { name: "asker", dn: asker },
+      reason: "I join the rota",
+    },
+    form: { type: "object", properties: { approved: { type: "boolean" } } },
+  });
+  t.same(directory.writes, [], "nothing is written before someone decides");
+
+  await flow.completeActivity("approve", { approved: true, comment: "welcome" }, { as: "prossi" });
+  const done = await flow.waitFor("COMPLETED");
+  t.same(done.result, {
+    outcome: "approved",
+    group: ON_CALL,
+    member: asker,
+    decidedBy: "prossi",
+    comment: "welcome",
+    escalated: false,
+  });
+  t.ok(directory.values(ON_CALL, "member").includes(asker), "the asker is a member");
+  const added = [...done.calls.values()].find(
+    (c) => c.kind === "step" && c.name === "add the member",
+  );
+  t.match(added, { actingFor: { name: "prossi", dn: PROSSI } }, "the write acts for the approver");
+});
+
+t.test("the owner denies: nothing changes, and the result says so", async (t) => {
+  const { wt, directory, asker } = await setup(t);
+  const flow = await wt.start({ group: ON_CALL, reason: "by its DN this time" }, { as: "asker" });
+  await flow.completeActivity("approve", { approved: false, comment: "not yet" }, { as: "prossi" });
+  t.match((await flow.waitFor("COMPLETED")).result, {
+    outcome: "denied",
+    member: asker,
+    decidedBy: "prossi",
+    comment: "not yet",
+  });
+  t.same(directory.writes, []);
+});
+
+t.test("unanswered for 3 days, the request escalates to the operators", async (t) => {
+  const { wt, directory, asker } = await setup(t);
+  const flow = await wt.start({ group: "on-call", reason: "nobody answers" }, { as: "asker" });
+  await flow.waitFor("WAITING");
+  await wt.advanceClock("3d");
+
+  const escalated = await flow.waitFor((s) =>
+    [...s.calls.values()].some((c) => c.kind === "dialog" && c.name === "approve (escalated)"),
+  );
+  const calls = [...escalated.calls.values()];
+  t.match(
+    calls.find((c) => c.kind === "dialog" && c.name === "approve"),
+    { state: "timed_out" },
+  );
+  t.match(
+    calls.find((c) => c.kind === "dialog" && c.name === "approve (escalated)"),
+    {
+      state: "pending",
+      assignees: [OPERATORS],
+      data: { why: "the owner did not answer within 3 days" },
+    },
+  );
+  await t.rejects(
+    flow.completeActivity("approve (escalated)", { approved: true }, { as: "prossi" }),
+    { code: "WF_TEST_MUTATION_REJECTED" },
+    "the owner is no operator",
+  );
+  await flow.completeActivity("approve (escalated)", { approved: true }, { as: "olga" });
+  t.match((await flow.waitFor("COMPLETED")).result, {
+    outcome: "approved",
+    decidedBy: "olga",
+    escalated: true,
+  });
+  t.ok(directory.values(ON_CALL, "member").includes(asker));
+});
+
+t.test("nobody answers the owner or the operators: the request expires", async (t) => {
+  const { wt, directory } = await setup(t);
+  const flow = await wt.start({ group: "on-call", reason: "quiet week" }, { as: "asker" });
+  await flow.waitFor("WAITING");
+  await wt.advanceClock("3d");
+  await flow.waitFor((s) =>
+    [...s.calls.values()].some((c) => c.kind === "dialog" && c.name === "approve (escalated)"),
+  );
+  await wt.advanceClock("7d");
+  t.match((await flow.waitFor("COMPLETED")).result, { outcome: "expired", escalated: true });
+  t.same(directory.writes, []);
+});
+
+t.test("a group without an owner goes to the operators at once", async (t) => {
+  const { wt } = await setup(t, { group: OPERATORS });
+  const flow = await wt.start(
+    { group: "annal-operators", reason: "I run annal now" },
+    { as: "asker" },
+  );
+  const waiting = await flow.waitFor("WAITING");
+  t.match(
+    [...waiting.calls.values()].find((c) => c.kind === "dialog"),
+    {
+      name: "approve (escalated)",
+      assignees: [OPERATORS],
+      data: { why: "the group has no owner" },
+    },
+  );
+});
+
+t.test("nobody approves their own request", async (t) => {
+  const { wt, directory } = await setup(t, { group: OPERATORS });
+  // An operator asks for a role: the operators decide, and the asker is one of them.
+  const flow = await wt.start({ group: "annal-operators", reason: "me, me" }, { as: "olga" });
+  await flow.completeActivity("approve (escalated)", { approved: true }, { as: "olga" });
+  t.match((await flow.waitFor("COMPLETED")).result, {
+    outcome: "denied",
+    comment: "a request cannot be approved by the person who made it",
+  });
+  t.same(directory.writes, []);
+});
+
+t.test("the owner asking for their own group does not decide it", async (t) => {
+  const { wt } = await setup(t);
+  const flow = await wt.start({ group: "on-call", reason: "my own rota" }, { as: "prossi" });
+  const waiting = await flow.waitFor("WAITING");
+  t.match(
+    [...waiting.calls.values()].find((c) => c.kind === "dialog"),
+    {
+      name: "approve (escalated)",
+      data: { why: "the requester is its only owner" },
+    },
+  );
+});
+
+t.test("refusals: a stranger, a bad answer, bad parameters, no such group", async (t) => {
+  const { wt, directory } = await setup(t);
+  await t.rejects(wt.start({ group: "on-call", reason: "x" }, { as: "asker" }), {
+    code: "WF_TEST_MUTATION_REJECTED",
+    cause: { code: "WF_VALIDATION" },
+  });
+  const flow = await wt.start({ group: "on-call", reason: "a good reason" }, { as: "asker" });
+  await t.rejects(flow.completeActivity("approve", { approved: true }, { as: "sam" }), {
+    code: "WF_TEST_MUTATION_REJECTED",
+    cause: { code: "WF_NOT_FOUND" },
+  });
+  await t.rejects(flow.completeActivity("approve", { approved: "yes" }, { as: "prossi" }), {
+    code: "WF_TEST_MUTATION_REJECTED",
+    cause: { code: "WF_VALIDATION" },
+  });
+
+  const already = await wt.start({ group: "on-call", reason: "am I in?" }, { as: "member" });
+  t.match((await already.waitFor("COMPLETED")).result, { outcome: "already a member" });
+  t.same(directory.writes, []);
+
+  const nowhere = await wt.start(
+    { group: "no-such-group", reason: "it sounds nice" },
+    { as: "asker" },
+  );
+  await t.rejects(nowhere.waitFor("COMPLETED"), {
+    code: "WF_TEST_INSTANCE_ERRORED",
+    message: /ACCESS_REQUEST_UNKNOWN_GROUP: there is no group no-such-group/,
+  });
+});
