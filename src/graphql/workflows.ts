@@ -569,7 +569,7 @@ function causeView(cause: ChangeCause | null) {
         approvedBy: cause.approvedBy && {
           id: cause.approvedBy.accountId,
           name: cause.approvedBy.name,
-          dn: null,
+          dn: cause.approvedBy.dn,
         },
         instance: async (_args: unknown, context: GatewayContext) => {
           if (!UUID.test(cause.instanceId)) return null;

@@ -37,7 +37,12 @@ export type ChangeCause =
       readonly step: string;
       readonly attempt: number;
       /** Whom the step acted for (`{ as }`): the person who approved, when there was one. */
-      readonly approvedBy: { readonly accountId: string; readonly name: string } | null;
+      readonly approvedBy: {
+        readonly accountId: string;
+        readonly name: string;
+        /** The DN the step's directory writes were made as. */
+        readonly dn: string | null;
+      } | null;
     }
   | {
       /** Any other recorded event (its type says what). */
@@ -85,7 +90,11 @@ export function causeOf(row: CauseRow): ChangeCause | null {
       };
     }
     case "StepScheduled": {
-      const actingFor = data.actingFor as { accountId?: unknown; name?: unknown } | null;
+      const actingFor = data.actingFor as {
+        accountId?: unknown;
+        name?: unknown;
+        dn?: unknown;
+      } | null;
       return {
         kind: "workflow",
         id: row.cause_id,
@@ -94,7 +103,11 @@ export function causeOf(row: CauseRow): ChangeCause | null {
         step: text(data.name),
         attempt: typeof data.attempt === "number" ? data.attempt : 0,
         approvedBy: actingFor
-          ? { accountId: text(actingFor.accountId), name: text(actingFor.name) }
+          ? {
+              accountId: text(actingFor.accountId),
+              name: text(actingFor.name),
+              dn: typeof actingFor.dn === "string" ? actingFor.dn : null,
+            }
           : null,
       };
     }

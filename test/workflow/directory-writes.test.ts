@@ -82,7 +82,7 @@ t.test(
       workflow: "promote",
       step: "set title",
       attempt: 1,
-      approvedBy: { accountId: olga.accountId, name: "olga" },
+      approvedBy: { accountId: olga.accountId, name: "olga", dn: olga.dn },
     });
     const entry = await c.directory.get(`uid=ada,${PEOPLE}`);
     t.same(entry?.attributes.title, ["Countess"]);

@@ -213,8 +213,15 @@ export function commonSchemas(): Record<string, Schema> {
                     { type: "null" },
                     {
                       type: "object",
-                      required: ["accountId", "name"],
-                      properties: { accountId: { type: "string" }, name: { type: "string" } },
+                      required: ["accountId", "name", "dn"],
+                      properties: {
+                        accountId: { type: "string" },
+                        name: { type: "string" },
+                        dn: {
+                          type: ["string", "null"],
+                          description: "The DN its directory writes were made as.",
+                        },
+                      },
                     },
                   ],
                 },

@@ -38,7 +38,7 @@ export type Cause =
       workflow: string;
       step: string;
       attempt: number;
-      approvedBy: { accountId: string; name: string } | null;
+      approvedBy: { accountId: string; name: string; dn?: string | null } | null;
     }
   | { kind: "event"; id: string; type: string };
 
