@@ -23,6 +23,18 @@ t.test("the README links and names nothing outside the repository", async (t) =>
     t.ok(resolved.startsWith(`${REPO}${path.sep}`), `${target} is inside the repository`);
   }
   for (const link of links.filter((l) => !/^[a-z]+:/.test(l))) {
-    t.ok(existsSync(path.resolve(REPO, link)), `${link} exists`);
+    const [file, anchor] = link.split("#") as [string, string | undefined];
+    const target = path.resolve(REPO, file);
+    t.ok(existsSync(target), `${file} exists`);
+    if (anchor && existsSync(target)) {
+      // GitHub's heading ids: lower case, punctuation dropped, spaces as hyphens.
+      const ids = [...readFileSync(target, "utf8").matchAll(/^#+ (.+)$/gm)].map((m) =>
+        m[1]!
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N} -]/gu, "")
+          .replace(/ /g, "-"),
+      );
+      t.ok(ids.includes(anchor), `${file} has a heading #${anchor}`);
+    }
   }
 });
