@@ -24,7 +24,13 @@ const KROSSI = "uid=krossi,ou=sales,ou=people,dc=example,dc=org";
 
 const app = await startAccountsAnnal(t, {
   captureInterval: "200ms",
-  extraToml: `[workflows]
+  // The demo configuration's group type, for the REST channel's history of a group.
+  extraToml: `[[directory.types]]
+name = "group"
+base = "ou=groups,dc=example,dc=org"
+filter = "(objectClass=groupOfNames)"
+
+[workflows]
 dir = "${path.join(REPO, "ops/demo/workflows")}"
 timerInterval = "100ms"
 
@@ -152,7 +158,7 @@ t.test("the membership is in the directory, and its history names the approval",
       const { changes } = await as(
         prossi,
         `query Group($group: String!) { changes(entry: $group, first: 100) { nodes {
-          dn changeType actor attributes ${cause} } } }`,
+          id entryUUID dn changeType actor attributes ${cause} } } }`,
         { group: ON_CALL },
       );
       return changes.nodes.find(
@@ -173,6 +179,26 @@ t.test("the membership is in the directory, and its history names the approval",
     },
   });
   t.ok(sameDN(String(change.actor), PROSSI), `the directory names prossi (${change.actor})`);
+
+  // The REST channel's history of the group says the same.
+  const rest = await fetch(`${app.url}/api/entries/groups/${change.entryUUID}/changes?first=100`, {
+    headers: { cookie: `service_session=${prossi.cookie(host, "service_session")}` },
+  });
+  t.equal(rest.status, 200);
+  const { nodes } = (await rest.json()) as { nodes: { changeId: string; cause: unknown }[] };
+  t.match(
+    nodes.find((node) => node.changeId === change.id),
+    {
+      cause: {
+        kind: "workflow",
+        instanceId,
+        workflow: "access-request",
+        step: "add the member",
+        approvedBy: { name: "prossi", dn: PROSSI },
+      },
+    },
+    "the REST channel's cause",
+  );
 
   // The same chain from the instance's side.
   const { instance } = await as(
