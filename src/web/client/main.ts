@@ -2,7 +2,7 @@ import "./styles.css";
 import { errorBox, fill, h } from "./dom.ts";
 import { directorySearch, entryPage } from "./pages/directory.ts";
 import { feedPage } from "./pages/feed.ts";
-import { historyPage } from "./pages/history.ts";
+import { historyPage, prefetchHistory } from "./pages/history.ts";
 import { operationsPage } from "./pages/operations.ts";
 import {
   catalogPage,
@@ -19,7 +19,12 @@ const READ = ["read"];
 /** Every page, most specific first. */
 const ROUTES: readonly Route[] = [
   { path: "/app/directory", access: READ, render: directorySearch },
-  { path: "/app/directory/:type/:id/history", access: READ, render: historyPage },
+  {
+    path: "/app/directory/:type/:id/history",
+    access: READ,
+    render: historyPage,
+    prefetch: prefetchHistory,
+  },
   { path: "/app/directory/:type/:id", access: READ, render: entryPage },
   { path: "/app/changes", access: READ, render: feedPage },
   { path: "/app/inbox", render: inboxPage },
@@ -123,6 +128,9 @@ async function render(viewer: Viewer): Promise<void> {
 }
 
 async function start(): Promise<void> {
+  // The first page's data and the viewer at once: a long history does not wait for the viewer.
+  const first = matchRoute(ROUTES, location.pathname);
+  first?.route.prefetch?.(first.params);
   const viewer = await loadViewer();
   fill(document.getElementById("top")!, ...header(viewer));
   // Links inside the application are followed without reloading the page.

@@ -16,6 +16,11 @@ export interface Route {
   /** The access functions the page needs (any one); none: every signed-in account. */
   readonly access?: readonly string[];
   render(context: PageContext): Promise<void> | void;
+  /**
+   * Asks for the page's data while the viewer is still being loaded, when the application opens
+   * on this page; `render` then takes what was asked (a refusal shows there, as it would).
+   */
+  prefetch?(params: Readonly<Record<string, string>>): void;
 }
 
 function matcher(path: string): RegExp {

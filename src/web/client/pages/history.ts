@@ -13,7 +13,7 @@ import {
 import { entryName } from "./directory.ts";
 
 /** Timeline items drawn with the page, and then per animation frame. */
-const FIRST_DRAWN = 100;
+const FIRST_DRAWN = 30;
 const CHUNK_DRAWN = 300;
 
 /** Every change of the entry, oldest first, a page of 1,000 at a time. */
@@ -43,6 +43,35 @@ async function memberships(dn: string): Promise<ChangeNode[]> {
     `/api/changes${query({ affects: "member", include: "nodes,patch", last: 1000 })}`,
   );
   return page.nodes.filter((change) => membershipIn(change.patch ?? [], "member", dn) === "added");
+}
+
+interface Loading {
+  /** The entry's changes, and the entry now (its name and DN). */
+  readonly data: Promise<readonly [ChangeNode[], Record<string, unknown> | undefined]>;
+  /** The groups it joined, asked for once its DN is known. */
+  readonly joined: Promise<ChangeNode[]>;
+}
+
+/** The history's requests, at once rather than one after the other. */
+function load(type: string, id: string): Loading {
+  const nowRequest = rest<Record<string, unknown>>(
+    `/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}`,
+  ).catch(() => undefined);
+  const joined = nowRequest.then((node) =>
+    node?.dn ? memberships(String(node.dn)).catch(() => []) : [],
+  );
+  const data = Promise.all([allChanges(type, id), nowRequest] as const);
+  data.catch(() => undefined); // shown by the page that takes it
+  return { data, joined };
+}
+
+/** What `prefetchHistory` asked for, taken once by the page it was asked for. */
+const early = new Map<string, Loading>();
+
+/** Starts loading a history before the viewer is known (the route's `prefetch`). */
+export function prefetchHistory(params: Readonly<Record<string, string>>): void {
+  const { type, id } = params as { type: string; id: string };
+  early.set(`${type}/${id}`, load(type, id));
 }
 
 /** The attributes before the first change: none when it is the add, else the entry then. */
@@ -140,18 +169,14 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
     ),
     h("p", { class: "loading" }, "Loading the history…"),
   );
-  // The entry now (its name and DN) and then the groups it joined, beside its changes: the
-  // requests run at once, not one after the other.
-  const nowRequest = rest<Record<string, unknown>>(
-    `/api/entries/${encodeURIComponent(type)}/${encodeURIComponent(id)}`,
-  ).catch(() => undefined);
-  const joinedRequest = nowRequest.then((node) =>
-    node?.dn ? memberships(String(node.dn)).catch(() => [] as ChangeNode[]) : undefined,
-  );
+  // The entry's changes and the entry now (its name and DN), asked for already when the
+  // application opened on this page; then the groups it joined.
+  const loading = early.get(`${type}/${id}`) ?? load(type, id);
+  early.delete(`${type}/${id}`);
   let changes: ChangeNode[];
   let now: Record<string, unknown> | undefined;
   try {
-    [changes, now] = await Promise.all([allChanges(type, id), nowRequest]);
+    [changes, now] = await loading.data;
   } catch (error) {
     main.querySelector(".loading")?.replaceWith(errorBox(error));
     return;
@@ -162,8 +187,8 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
   fill(heading, `History of ${name}`);
   const [before, joined] = await Promise.all([
     stateBefore(type, id, changes).catch(() => ({})),
-    joinedRequest.then(
-      (found) => found ?? (dn ? memberships(dn).catch(() => [] as ChangeNode[]) : []),
+    loading.joined.then((found) =>
+      found.length > 0 || !dn || now?.dn ? found : memberships(dn).catch(() => []),
     ),
   ]);
 
@@ -328,6 +353,8 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
   );
   if (versions.length >= 2) drawDiff();
   performance.mark("annal:history:usable");
-  drawMore();
+  // The rest once the first frame is drawn: a frame callback runs before its frame's layout,
+  // so the one asked for from the first frame's callback is the second frame's.
+  requestAnimationFrame(() => requestAnimationFrame(drawMore));
   announce(`${changes.length} changes`);
 }
