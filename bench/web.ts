@@ -154,7 +154,8 @@ export async function webBenchmark(): Promise<void> {
         const entries = await page.evaluate(() =>
           performance
             .getEntries()
-            .filter((e) => e.entryType !== "paint" || e.name === "first-contentful-paint")
+            // Typed by Node's lib here, whose entry types are not the browser's.
+            .filter((e) => String(e.entryType) !== "paint" || e.name === "first-contentful-paint")
             .map((e) => {
               const timing = e as PerformanceResourceTiming;
               const frame = e as PerformanceEntry & {
@@ -162,7 +163,7 @@ export async function webBenchmark(): Promise<void> {
                 styleAndLayoutStart?: number;
                 scripts?: { duration: number; sourceFunctionName: string; invoker: string }[];
               };
-              if (frame.entryType === "long-animation-frame")
+              if (String(frame.entryType) === "long-animation-frame")
                 return `${e.startTime.toFixed(0)} +${e.duration.toFixed(0)} ms frame: render ${frame.renderStart?.toFixed(0)}, style and layout ${frame.styleAndLayoutStart?.toFixed(0)}, scripts ${(frame.scripts ?? []).map((x) => `${x.invoker} ${x.duration.toFixed(0)} ms`).join("; ")}`;
               const parts =
                 "responseEnd" in timing
