@@ -20,16 +20,27 @@ interface DialogNode {
 
 const DIALOG_FIELDS = `id name workflow state form data until openedAt assignees instance { id startedBy { name } }`;
 
-/** What a workflow shows with its question, as a definition list (or JSON for other shapes). */
+/**
+ * What a workflow shows with its question, as a definition list: an object inside as a list of
+ * its own (`requester: { name, dn }`), a list of texts one per line, other shapes as JSON.
+ */
 function dataView(data: unknown): HTMLElement | null {
   if (data === null || data === undefined) return null;
   if (typeof data === "object" && !Array.isArray(data)) {
+    const value = (item: unknown): HTMLElement | string =>
+      typeof item === "string"
+        ? item
+        : typeof item === "object" && item !== null && !Array.isArray(item)
+          ? (dataView(item) ?? "")
+          : Array.isArray(item) && item.every((v) => typeof v === "string")
+            ? h("div", null, ...item.map((v) => h("div", { class: "value" }, v)))
+            : JSON.stringify(item);
     return h(
       "dl",
       { class: "data" },
-      ...Object.entries(data as Record<string, unknown>).flatMap(([key, value]) => [
+      ...Object.entries(data as Record<string, unknown>).flatMap(([key, item]) => [
         h("dt", null, key),
-        h("dd", null, typeof value === "string" ? value : JSON.stringify(value)),
+        h("dd", null, value(item)),
       ]),
     );
   }
