@@ -47,6 +47,11 @@ export interface ChangeFilter {
   readonly from?: Date;
   /** `occurred_at` before this. */
   readonly to?: Date;
+  /**
+   * Whose patch adds this value (compared case-insensitively) to an attribute: to one of
+   * `affects` when given. A person's group memberships are the `member` changes adding their DN.
+   */
+  readonly adds?: string;
   /** Caused by an event of this stream (a workflow instance's steps: its stream). */
   readonly causeStream?: string;
 }
@@ -101,6 +106,25 @@ function where(filter: ChangeFilter, params: unknown[]): string[] {
   }
   if (filter.affects !== undefined) {
     conditions.push(`c.attributes && ${bind(filter.affects)}::text[]`);
+  }
+  if (filter.adds !== undefined) {
+    // An add or replace of the attribute (`/member/-`, `/member/3`, `/member`) whose value, or
+    // one of whose values, is the one asked for.
+    const value = bind(filter.adds.toLowerCase());
+    const attribute =
+      filter.affects === undefined
+        ? ""
+        : `AND split_part(op->>'path', '/', 2) = ANY(${bind(filter.affects)}::text[])`;
+    conditions.push(
+      `EXISTS (SELECT 1 FROM jsonb_array_elements(c.patch) AS op
+                WHERE op->>'op' IN ('add', 'replace') ${attribute}
+                  AND CASE jsonb_typeof(op->'value')
+                        WHEN 'array' THEN EXISTS (
+                          SELECT 1 FROM jsonb_array_elements_text(op->'value') AS v
+                           WHERE lower(v) = ${value})
+                        ELSE lower(op->>'value') = ${value}
+                      END)`,
+    );
   }
   if (filter.from !== undefined) conditions.push(`c.occurred_at >= ${bind(filter.from)}`);
   if (filter.to !== undefined) conditions.push(`c.occurred_at < ${bind(filter.to)}`);

@@ -1,5 +1,5 @@
 import t, { type Test } from "tap";
-import { PEOPLE, restHarness, testConfig } from "./fixtures/harness.ts";
+import { GROUPS, PEOPLE, restHarness, testConfig } from "./fixtures/harness.ts";
 
 t.setTimeout(300_000);
 
@@ -142,6 +142,58 @@ t.test("type filters by kind of change, affects by touched attribute", async (t)
   t.same((await get("/api/changes?affects=shoeSize")).json().nodes, [], "lenient: matches nothing");
   const strict = await get("/api/changes?affects=shoeSize", { prefer: "handling=strict" });
   t.match(strict.json(), { status: 400, code: "ANNAL_ATTRIBUTES_UNKNOWN", unknown: ["shoeSize"] });
+});
+
+t.test("adds: the changes that added a value, a person's group memberships", async (t) => {
+  const { get, history } = await setUp(t);
+  const [ALICE, BOB] = [`uid=alice,${PEOPLE}`, `uid=bob,${PEOPLE}`];
+  const admins = await history.add(
+    {
+      dn: `cn=admins,${GROUPS}`,
+      type: "group",
+      attributes: { objectClass: ["groupOfNames"], cn: ["admins"], member: [ALICE] },
+    },
+    { at: hoursAgo(5) },
+  );
+  await history.modify(admins, { member: [ALICE, BOB] }, { at: hoursAgo(4) });
+  const notes = await history.add(
+    {
+      dn: `cn=notes,${GROUPS}`,
+      type: "group",
+      attributes: { objectClass: ["groupOfNames"], cn: ["notes"], member: [ALICE] },
+    },
+    { at: hoursAgo(4) },
+  );
+  // Bob's DN in another attribute, and Bob taken out again: neither adds him to a group.
+  await history.modify(notes, { description: [BOB] }, { at: hoursAgo(3) });
+  await history.modify(admins, { member: [ALICE] }, { at: hoursAgo(2) });
+  await history.settled();
+  const found = async (query: string) =>
+    ((await get(`/api/changes?${query}`)).json() as { nodes: Change[] }).nodes.map(
+      (c) => `${c.type} ${c.dn.split(",")[0]}`,
+    );
+
+  t.same(
+    await found(`affects=member&adds=${q(BOB.toUpperCase())}`),
+    ["modify cn=admins"],
+    "Bob's one membership, whatever the case of his DN",
+  );
+  t.same(
+    await found(`affects=member&adds=${q(ALICE)}`),
+    ["add cn=admins", "add cn=notes"],
+    "a value in an added entry's list",
+  );
+  t.same(
+    await found(`adds=${q(BOB)}`),
+    ["modify cn=admins", "modify cn=notes"],
+    "without affects, any attribute",
+  );
+  t.same(await found(`affects=member&adds=${q(`uid=carol,${PEOPLE}`)}`), []);
+  // Empty is absent, as for every parameter of the channel; blank is a mistake.
+  t.equal((await found("adds=")).length, 11, "no filter: every change");
+  const blank = await get("/api/changes?adds=%20%20");
+  t.equal(blank.statusCode, 400);
+  t.match(blank.json(), { code: "ANNAL_PARAMETER_INVALID", parameter: "adds" });
 });
 
 t.test("range and since bound the feed by when changes happened", async (t) => {

@@ -65,6 +65,7 @@ function changesOperation(operationId: string, summary: string, tag: string, per
       param("since"),
       param("changeType"),
       param("affects"),
+      param("adds"),
       param("includeChanges"),
       param("prefer"),
     ],

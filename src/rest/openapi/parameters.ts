@@ -105,6 +105,11 @@ export function parameterComponents(limits: {
       "Changes that touched one of these attributes, comma-separated (redacted attributes included: their changes are recorded, their values not).",
       { type: "string" },
     ),
+    adds: query(
+      "adds",
+      "Changes that added this value (compared case-insensitively) to an attribute, to one of `affects` when given: `affects=member&adds=<a person's DN>` lists the groups the person was added to. An extension of annal's.",
+      { type: "string", minLength: 1, maxLength: 1000 },
+    ),
     includeChanges: query(
       "include",
       "Parts of the response, comma-separated: `nodes`, `patch` (each node's RFC 6902 patch), `pageInfo`, `count`. Default `nodes,pageInfo`; `count` alone counts without reading changes.",

@@ -23,6 +23,7 @@ export const CHANGE_PARAMETERS = [
   "since",
   "type",
   "affects",
+  "adds",
   "include",
 ] as const;
 
@@ -103,7 +104,7 @@ function positionOf(parameter: string, value: unknown): LogPosition {
   });
 }
 
-/** The conditions of `since`, `range`, `type` and `affects`. */
+/** The conditions of `since`, `range`, `type`, `affects` and `adds`. */
 async function readChangeFilter(
   context: RestContext,
   params: QueryParameters,
@@ -146,6 +147,16 @@ async function readChangeFilter(
       return known ?? name;
     });
     refuseUnknown(preferences.handling, { affects: unknown });
+  }
+  const adds = params.get("adds");
+  if (adds !== undefined) {
+    if (adds.trim() === "" || adds.length > 1000) {
+      throw new RestError("ANNAL_PARAMETER_INVALID", "adds: a value of 1 to 1,000 characters", {
+        hint: "adds takes one value, e.g. a person's DN with affects=member for their groups",
+        details: { parameter: "adds" },
+      });
+    }
+    filter.adds = adds;
   }
   return filter;
 }

@@ -35,12 +35,13 @@ async function allChanges(type: string, id: string): Promise<ChangeNode[]> {
 }
 
 /**
- * The groups the entry was added to: the latest changes of `member` anywhere, those whose patch
- * adds this DN. (Membership is held by the groups; the person's own entry does not change.)
+ * The groups the entry was added to: the changes of `member` whose patch adds this DN, the
+ * latest 1,000 of them, found by the server (`adds`). Membership is held by the groups; the
+ * person's own entry does not change.
  */
 async function memberships(dn: string): Promise<ChangeNode[]> {
   const page = await rest<ChangePage>(
-    `/api/changes${query({ affects: "member", include: "nodes,patch", last: 1000 })}`,
+    `/api/changes${query({ affects: "member", adds: dn, include: "nodes,patch", last: 1000 })}`,
   );
   return page.nodes.filter((change) => membershipIn(change.patch ?? [], "member", dn) === "added");
 }
