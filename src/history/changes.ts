@@ -41,6 +41,10 @@ export interface ChangeFilter {
   readonly entryUUID?: string;
   /** Of these kinds only. */
   readonly types?: readonly ChangeType[];
+  /** Of entries of these configured types only (`user`). */
+  readonly entryTypes?: readonly string[];
+  /** Whose actor (the DN the directory names) contains this, case-insensitively. */
+  readonly actor?: string;
   /** Touching at least one of these attributes (canonical names). */
   readonly affects?: readonly string[];
   /** `occurred_at` at or after this. */
@@ -103,6 +107,14 @@ function where(filter: ChangeFilter, params: unknown[]): string[] {
   if (filter.entryUUID !== undefined) conditions.push(`c.entry_uuid = ${bind(filter.entryUUID)}`);
   if (filter.types !== undefined) {
     conditions.push(`c.change_type = ANY(${bind(filter.types)}::text[])`);
+  }
+  if (filter.entryTypes !== undefined) {
+    conditions.push(`c.type = ANY(${bind(filter.entryTypes)}::text[])`);
+  }
+  if (filter.actor !== undefined) {
+    // The needle's own % and _ match themselves.
+    const needle = filter.actor.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+    conditions.push(`lower(c.actor) LIKE ${bind(`%${needle}%`)}`);
   }
   if (filter.affects !== undefined) {
     conditions.push(`c.attributes && ${bind(filter.affects)}::text[]`);

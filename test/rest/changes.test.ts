@@ -144,6 +144,33 @@ t.test("type filters by kind of change, affects by touched attribute", async (t)
   t.match(strict.json(), { status: 400, code: "ANNAL_ATTRIBUTES_UNKNOWN", unknown: ["shoeSize"] });
 });
 
+t.test("entryType and actor: the entry's type, and who the directory says made it", async (t) => {
+  const { get } = await setUp(t);
+  const all = kinds((await get("/api/changes")).json());
+  t.same(kinds((await get("/api/changes?entryType=user")).json()), all, "by name");
+  t.same(kinds((await get("/api/changes?entryType=Users,group")).json()), all, "or by path");
+  t.same((await get("/api/changes?entryType=groups")).json().nodes, []);
+  const wrong = await get("/api/changes?entryType=shoe");
+  t.equal(wrong.statusCode, 400);
+  t.match(wrong.json(), {
+    code: "ANNAL_PARAMETER_INVALID",
+    parameter: "entryType",
+    expected: ["user", "group"],
+  });
+  t.same(kinds((await get("/api/changes?actor=UID%3DALICE")).json()), ["modify alice"]);
+  t.same(
+    kinds((await get("/api/changes?actor=admin&type=delete")).json()),
+    [],
+    "bob's deletion names no actor",
+  );
+  t.equal(kinds((await get("/api/changes?actor=cn%3Dadmin")).json()).length, 4);
+  t.same(
+    (await get("/api/changes?actor=%25")).json().nodes,
+    [],
+    "% is a character, not a wildcard",
+  );
+});
+
 t.test("adds: the changes that added a value, a person's group memberships", async (t) => {
   const { get, history } = await setUp(t);
   const [ALICE, BOB] = [`uid=alice,${PEOPLE}`, `uid=bob,${PEOPLE}`];

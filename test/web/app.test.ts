@@ -288,6 +288,15 @@ dir = "${REPO}/ops/demo/hooks"
     await fresh.waitFor({ timeout: 30_000 });
     t.match(await fresh.textContent(), /title/);
     await shot("10-change-feed");
+    // Filtered by the server: only what the actor made, however far back.
+    await page.goto(`${app.url}/app/changes?actor=prossi&entryType=users`);
+    await ready();
+    const whos = await page.locator("#feed li .who").allTextContents();
+    t.ok(whos.length > 0, "prossi's changes of people");
+    t.ok(
+      whos.every((who) => /prossi/.test(who)),
+      "none by anyone else",
+    );
 
     // Failed work: a change event for a person the directory does not know, retried.
     const body = JSON.stringify({

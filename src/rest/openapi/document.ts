@@ -64,6 +64,8 @@ function changesOperation(operationId: string, summary: string, tag: string, per
       param("range"),
       param("since"),
       param("changeType"),
+      param("entryType"),
+      param("actor"),
       param("affects"),
       param("adds"),
       param("includeChanges"),
@@ -102,6 +104,8 @@ function typePaths(type: ServedType): Json {
     [base]: {
       get: {
         operationId: names.operations.search,
+        // The configured type served here, as changes name it (`entryType`).
+        "x-annal-entry-type": names.name,
         summary: `Search ${names.path}`,
         description: `Entries of type "${names.name}" matching \`filter\`, a page at a time (keyset pagination: pages never repeat or skip an entry). With \`filename\`, the whole result as a file.`,
         tags: [tag],

@@ -105,6 +105,16 @@ export function parameterComponents(limits: {
       "Changes that touched one of these attributes, comma-separated (redacted attributes included: their changes are recorded, their values not).",
       { type: "string" },
     ),
+    entryType: query(
+      "entryType",
+      "Changes of entries of these configured types, comma-separated, by name (`user`) or path (`users`). An extension of annal's.",
+      { type: "string" },
+    ),
+    actor: query(
+      "actor",
+      "Changes whose actor (the DN the directory names) contains this text, case-insensitively. An extension of annal's.",
+      { type: "string" },
+    ),
     adds: query(
       "adds",
       "Changes that added this value (compared case-insensitively) to an attribute, to one of `affects` when given: `affects=member&adds=<a person's DN>` lists the groups the person was added to. An extension of annal's.",

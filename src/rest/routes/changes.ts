@@ -24,6 +24,8 @@ export const CHANGE_PARAMETERS = [
   "type",
   "affects",
   "adds",
+  "entryType",
+  "actor",
   "include",
 ] as const;
 
@@ -104,7 +106,7 @@ function positionOf(parameter: string, value: unknown): LogPosition {
   });
 }
 
-/** The conditions of `since`, `range`, `type`, `affects` and `adds`. */
+/** The conditions of `since`, `range`, `type`, `entryType`, `actor`, `affects` and `adds`. */
 async function readChangeFilter(
   context: RestContext,
   params: QueryParameters,
@@ -148,6 +150,41 @@ async function readChangeFilter(
     });
     refuseUnknown(preferences.handling, { affects: unknown });
   }
+  const entryType = params.get("entryType");
+  if (entryType !== undefined) {
+    // A type by its configured name (`user`) or its path (`users`).
+    const served = [...context.types.values()];
+    const wanted = commaList(entryType);
+    const unknown = wanted.filter(
+      (name) =>
+        !served.some(
+          (type) =>
+            type.names.name.toLowerCase() === name.toLowerCase() ||
+            type.names.path === name.toLowerCase(),
+        ),
+    );
+    if (unknown.length > 0 || wanted.length === 0) {
+      throw new RestError(
+        "ANNAL_PARAMETER_INVALID",
+        `entryType: ${unknown.map((name) => JSON.stringify(name)).join(", ")} is not a configured entry type`,
+        {
+          hint: `entryType takes ${served.map((type) => type.names.name).join(", ")}, comma-separated`,
+          details: { parameter: "entryType", expected: served.map((type) => type.names.name) },
+        },
+      );
+    }
+    filter.entryTypes = served
+      .filter((type) =>
+        wanted.some(
+          (name) =>
+            type.names.name.toLowerCase() === name.toLowerCase() ||
+            type.names.path === name.toLowerCase(),
+        ),
+      )
+      .map((type) => type.names.name);
+  }
+  const actor = params.get("actor");
+  if (actor !== undefined) filter.actor = actor;
   const adds = params.get("adds");
   if (adds !== undefined) {
     if (adds.trim() === "" || adds.length > 1000) {

@@ -1,21 +1,28 @@
 import { rest } from "./api.ts";
 
-/** A type of directory entry the REST channel serves, by its path segment (`users`). */
+/** A type of directory entry the REST channel serves: its path segment and configured name. */
 export interface EntryType {
+  /** `users` in `/api/entries/users`. */
   readonly segment: string;
+  /** `user`, as changes name it (`entryType`). */
+  readonly name: string;
 }
 
 let types: Promise<EntryType[]> | undefined;
 
 /** The entry types, read from the REST channel's OpenAPI description (`/api.json`). */
 export function entryTypes(): Promise<EntryType[]> {
-  types ??= rest<{ paths: Record<string, unknown> }>("/api.json").then((document) => {
-    const segments = new Set<string>();
-    for (const path of Object.keys(document.paths)) {
+  types ??= rest<{ paths: Record<string, { get?: { "x-annal-entry-type"?: string } }> }>(
+    "/api.json",
+  ).then((document) => {
+    const found: EntryType[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
       const match = /^\/api\/entries\/([^/{}]+)$/.exec(path);
-      if (match) segments.add(match[1]!);
+      if (match) {
+        found.push({ segment: match[1]!, name: item.get?.["x-annal-entry-type"] ?? match[1]! });
+      }
     }
-    return [...segments].sort().map((segment) => ({ segment }));
+    return found.sort((a, b) => a.segment.localeCompare(b.segment));
   });
   return types;
 }
@@ -73,9 +80,5 @@ export interface ChangePage {
 /** The REST type segment of a configured type name (`user` → `users`). */
 export async function segmentOfType(typeName: string | null): Promise<string | undefined> {
   if (!typeName) return undefined;
-  const known = await entryTypes();
-  const lower = typeName.toLowerCase();
-  return known.find(
-    (t) => t.segment === lower || t.segment === `${lower}s` || t.segment === `${lower}es`,
-  )?.segment;
+  return (await entryTypes()).find((t) => t.name === typeName)?.segment;
 }

@@ -100,17 +100,12 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     list,
   );
 
-  const wantedSegment = filters.entryType;
-  const actorNeedle = filters.actor.toLowerCase();
   const segments = new Map<string, string | undefined>();
   const segmentOf = async (typeName: string | null) => {
     const key = typeName ?? "";
     if (!segments.has(key)) segments.set(key, await segmentOfType(typeName));
     return segments.get(key);
   };
-  const keep = async (change: ChangeNode) =>
-    (!wantedSegment || (await segmentOf(change.entryType)) === wantedSegment) &&
-    (!actorNeedle || (change.actor ?? "").toLowerCase().includes(actorNeedle));
 
   const itemOf = async (change: ChangeNode) => {
     const segment = await segmentOf(change.entryType);
@@ -133,9 +128,12 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     );
   };
 
+  // Every filter is the server's: a page holds the latest matching changes, however rare.
   const restFilters = {
+    entryType: filters.entryType || undefined,
     type: filters.type || undefined,
     affects: filters.affects || undefined,
+    actor: filters.actor || undefined,
     since: filters.since || undefined,
   };
   let newest: string | null = null;
@@ -146,8 +144,7 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     );
     newest = page.pageInfo?.endCursor ?? null;
     const kept: HTMLElement[] = [];
-    for (const change of [...page.nodes].reverse())
-      if (await keep(change)) kept.push(await itemOf(change));
+    for (const change of [...page.nodes].reverse()) kept.push(await itemOf(change));
     list.append(...kept);
     shown = kept.length;
     fill(status, `${shown} latest ${shown === 1 ? "change" : "changes"} shown.`);
@@ -166,7 +163,6 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
         newest = page.pageInfo?.endCursor ?? newest;
         let added = 0;
         for (const change of page.nodes) {
-          if (!(await keep(change))) continue;
           const item = await itemOf(change);
           item.classList.add("new");
           list.prepend(item);
