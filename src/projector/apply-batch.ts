@@ -1,27 +1,12 @@
-import type { PoolClient } from "../db/index.ts";
+import type { PoolClient, Queryable } from "../db/index.ts";
 import { eventsOfTypes } from "../events/index.ts";
-import { readAll, readStream, type RecordedEvent } from "../store/index.ts";
+import { readAll, readStream, type LogPosition, type RecordedEvent } from "../store/index.ts";
 import { readCheckpoint, tableIn } from "./schema.ts";
 import type { AnyProjection } from "./types.ts";
 
 /** Channel on which a batch announces the projection it advanced (for `waitForProjection`). */
 export const PROJECTION_CHANNEL = "annal_projection";
 
-/**
- * Applies the next batch of the log to the projection's tables in `schema`, inside `tx`, and
- * moves the checkpoint in the same transaction. Returns how many log events it consumed.
- *
- * The caller holds the projection's lock (`lockProjection`), so two runners never apply the
- * same batch.
- *
- * Stream order: the log is read in (transaction id, position) order, and a stream's events
- * can come out of stream order. A transaction that took its id early (say with an earlier
- * write) and then waited for the stream's lock appends version n+1 with a lower transaction
- * id than the one that appended version n. So each stream's last applied version is kept in
- * `_streams`; an event that skips ahead pulls the missing versions from the stream first
- * (they committed before it, so they are readable), and an event already applied that way is
- * skipped when the global read reaches it.
- */
 /**
  * Each stream's last applied version, kept in memory by a replay into a new schema (which
  * starts with an empty `_streams` and is the only writer to it): `applyBatch` then neither
@@ -56,6 +41,21 @@ export async function flushStreamVersions(
   streams.dirty.clear();
 }
 
+/**
+ * Applies the next batch of the log to the projection's tables in `schema`, inside `tx`, and
+ * moves the checkpoint in the same transaction. Returns how many log events it consumed.
+ *
+ * The caller holds the projection's lock (`lockProjection`), so two runners never apply the
+ * same batch.
+ *
+ * Stream order: the log is read in (transaction id, position) order, and a stream's events
+ * can come out of stream order. A transaction that took its id early (say with an earlier
+ * write) and then waited for the stream's lock appends version n+1 with a lower transaction
+ * id than the one that appended version n. So each stream's last applied version is kept in
+ * `_streams`; an event that skips ahead pulls the missing versions from the stream first
+ * (they committed before it, so they are readable), and an event already applied that way is
+ * skipped when the global read reaches it.
+ */
 export async function applyBatch(
   tx: PoolClient,
   projection: AnyProjection,
@@ -66,8 +66,25 @@ export async function applyBatch(
   const checkpoint = await readCheckpoint(tx, schema);
   if (!checkpoint) throw new Error(`projection schema ${schema} is missing`);
   const events = await readAll(tx, checkpoint, batchSize);
-  const last = events.at(-1);
-  if (!last) return 0;
+  if (events.length === 0) return 0;
+  await applyEvents(tx, projection, schema, events, memory);
+  await writeCheckpoint(tx, schema, events.at(-1)!);
+  await tx.query("SELECT pg_notify($1, $2)", [PROJECTION_CHANNEL, projection.name]);
+  return events.length;
+}
+
+/**
+ * Applies `events`, the log's next events after the schema's checkpoint in log order (read
+ * by the caller), inside `tx`. The caller moves the checkpoint (`writeCheckpoint`).
+ */
+export async function applyEvents(
+  tx: PoolClient,
+  projection: AnyProjection,
+  schema: string,
+  events: readonly RecordedEvent[],
+  memory?: StreamVersions,
+): Promise<void> {
+  if (events.length === 0) return;
 
   const table = tableIn(schema);
   let applied: Map<string, number>;
@@ -104,23 +121,32 @@ export async function applyBatch(
   const relevant = eventsOfTypes(ordered, new Set<string>(projection.handles));
   if (relevant.length > 0) await projection.apply(relevant, { tx, table });
 
-  const touched = [...new Set(ordered.map((e) => e.streamId))];
   if (memory) {
-    for (const id of touched) memory.dirty.add(id);
-  } else if (touched.length > 0) {
-    await tx.query(
-      `INSERT INTO ${table("_streams")} (stream_id, version)
-       SELECT * FROM unnest($1::text[], $2::bigint[])
-       ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`,
-      [touched, touched.map((id) => applied.get(id))],
-    );
+    for (const event of ordered) memory.dirty.add(event.streamId);
+  } else {
+    const touched = [...new Set(ordered.map((e) => e.streamId))];
+    if (touched.length > 0) {
+      await tx.query(
+        `INSERT INTO ${table("_streams")} (stream_id, version)
+         SELECT * FROM unnest($1::text[], $2::bigint[])
+         ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`,
+        [touched, touched.map((id) => applied.get(id))],
+      );
+    }
   }
+}
+
+/** Moves the schema's checkpoint to `position`: everything up to it is applied. */
+export async function writeCheckpoint(
+  tx: Queryable,
+  schema: string,
+  position: LogPosition,
+): Promise<void> {
   await tx.query(
-    `UPDATE ${table("_checkpoint")} SET transaction_id = $1, position = $2, updated_at = now()`,
-    [last.transactionId, last.position],
+    `UPDATE ${tableIn(schema)("_checkpoint")}
+        SET transaction_id = $1, position = $2, updated_at = now()`,
+    [position.transactionId, position.position],
   );
-  await tx.query("SELECT pg_notify($1, $2)", [PROJECTION_CHANNEL, projection.name]);
-  return events.length;
 }
 
 /**

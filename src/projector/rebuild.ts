@@ -1,7 +1,21 @@
 import { withTransaction, type Pool } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
-import { START, countAfter } from "../store/index.ts";
-import { applyBatch, flushStreamVersions, lockProjection, streamVersions } from "./apply-batch.ts";
+import {
+  START,
+  countAfter,
+  readAll,
+  type LogPosition,
+  type RecordedEvent,
+} from "../store/index.ts";
+import {
+  applyBatch,
+  applyEvents,
+  flushStreamVersions,
+  lockProjection,
+  streamVersions,
+  writeCheckpoint,
+  type StreamVersions,
+} from "./apply-batch.ts";
 import { createProjectionSchema, quoteIdentifier, schemaExists, schemaNames } from "./schema.ts";
 import type { AnyProjection } from "./types.ts";
 
@@ -50,15 +64,9 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
     // memory and are written once, before the swap. A rebuild that dies leaves a shadow the
     // next one drops.
     const streams = streamVersions();
-    for (;;) {
-      const applied = await withTransaction(pool, async (tx) => {
-        await lockProjection(tx, names.shadow);
-        return applyBatch(tx, projection, names.shadow, batchSize, streams);
-      });
-      done += applied;
-      options.onProgress?.(done, Math.max(total, done));
-      if (applied < batchSize) break;
-    }
+    done = await replayIntoShadow(pool, projection, names.shadow, batchSize, streams, (n) =>
+      options.onProgress?.(n, Math.max(total, n)),
+    );
 
     await withTransaction(pool, async (tx) => {
       // Stop the live projector between two of its batches, catch the shadow up to the very
@@ -89,4 +97,58 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
     ]);
     guard.release();
   }
+}
+
+/**
+ * The bulk of a rebuild: the log up to its safe bound, applied to the shadow in batches, one
+ * transaction each (a transaction over the whole replay would hold back every reader of the
+ * log). Returns the events applied.
+ *
+ * The next batch is read on another connection while this one is applied, since the log
+ * below the safe bound does not change. A rebuild that dies is not resumed (its shadow is
+ * dropped by the next one), so nothing here needs to survive a crash: the batches commit
+ * without waiting for the WAL flush, and the checkpoint is written once, at the end; the swap
+ * does wait for its flush.
+ */
+async function replayIntoShadow(
+  pool: Pool,
+  projection: AnyProjection,
+  shadow: string,
+  batchSize: number,
+  streams: StreamVersions,
+  progress: (done: number) => void,
+): Promise<number> {
+  const client = await pool.connect();
+  let done = 0;
+  let last: RecordedEvent | undefined;
+  try {
+    await client.query("SET synchronous_commit = off");
+    let next = readAhead(pool, START, batchSize);
+    for (;;) {
+      const events = await next;
+      if (events.length === 0) break;
+      last = events.at(-1)!;
+      next = events.length === batchSize ? readAhead(pool, last, batchSize) : Promise.resolve([]);
+      await client.query("BEGIN");
+      await applyEvents(client, projection, shadow, events, streams);
+      await client.query("COMMIT");
+      done += events.length;
+      progress(done);
+    }
+    if (last) await writeCheckpoint(client, shadow, last);
+    await client.query("RESET synchronous_commit");
+    client.release();
+    return done;
+  } catch (error) {
+    // Its transaction and its session setting go with it.
+    client.release(true);
+    throw error;
+  }
+}
+
+/** `readAll`, started now and awaited later: a failure is kept for that await. */
+function readAhead(pool: Pool, after: LogPosition, limit: number): Promise<RecordedEvent[]> {
+  const page = readAll(pool, after, limit);
+  page.catch(() => {}); // not unhandled while the current batch is applied; its await rethrows
+  return page;
 }
