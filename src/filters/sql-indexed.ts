@@ -35,8 +35,9 @@ const LOOSE = { ge: ">=", le: "<=", gt: ">=", lt: "<=" } as const;
  * - A comparison is `<entry> IN (SELECT entry_uuid FROM values WHERE type = $t AND attribute =
  *   $a AND <test>)`, a semi-join the planner can start from the index (type, attribute,
  *   value_key) or probe per entry. An `or` of comparisons is one `IN` over their `UNION ALL`,
- *   an `and` inside it an `INTERSECT`, so `(|(uid=a)(uid=b))` is two index lookups rather
- *   than a test of every entry. `not` is `NOT EXISTS`, an anti-join.
+ *   an `and` of them one `IN` over their `INTERSECT`, so `(|(uid=a)(uid=b))` is two index
+ *   lookups rather than a test of every entry, and `(&(sn=a)(givenName=b))` a merge of two
+ *   index ranges. `not` is `NOT EXISTS`, an anti-join.
  * - `eq`/`approx`: `value_key = lower($v)`. The key holds a folded value's first `keyLength`
  *   characters, so for a value shorter than that (allowing `lower()` to triple its length)
  *   equality of keys is equality of values; a longer one is also compared whole.
@@ -144,9 +145,18 @@ export function compileFilterToIndexedSql(
   };
   const compile = (node: FilterNode): string => {
     switch (node.op) {
-      case "and":
+      case "and": {
         if (node.filters.length === 0) return "TRUE";
-        return `(${node.filters.map(compile).join(" AND ")})`;
+        // Two or more sets are intersected before they meet the entries: each set comes out
+        // of its index in entry order, so the intersection is a merge that stops with the
+        // page. Separate semi-joins made the planner walk every entry of the type in uuid
+        // order and probe both sets, since it takes the conjunction for rarer than it is.
+        const sets = node.filters.filter(settable);
+        if (sets.length < 2) return `(${node.filters.map(compile).join(" AND ")})`;
+        const rest = node.filters.filter((part) => !settable(part)).map(compile);
+        const intersection = `${entryColumn} IN (${sets.map((part) => `(${set(part)})`).join(" INTERSECT ")})`;
+        return `(${[intersection, ...rest].join(" AND ")})`;
+      }
       case "or": {
         if (node.filters.length === 0) return "FALSE";
         if (settable(node)) return `${entryColumn} IN (${set(node)})`;

@@ -60,7 +60,7 @@ t.test(
 );
 
 t.test(
-  "or of comparisons is one union; and inside it an intersection; not an anti-join",
+  "or of comparisons is one union, and of them an intersection; not an anti-join",
   async (t) => {
     t.match(
       compile("(|(uid=a)(&(sn=b)(cn=c)))").sql,
@@ -74,6 +74,17 @@ t.test(
       compile("(|(uid=a)(!(sn=b)))").sql,
       /^\(e\.entry_uuid IN \(.*\) OR NOT EXISTS \(.*\)\)$/,
     );
+    t.match(
+      compile("(&(sn=b)(cn=c))").sql,
+      /^\(e\.entry_uuid IN \(\(SELECT .*\) INTERSECT \(SELECT .*\)\)\)$/,
+      "an and of sets is one intersection",
+    );
+    t.match(
+      compile("(&(sn=b)(cn=c)(!(uid=a)))").sql,
+      /^\(e\.entry_uuid IN \(\(SELECT .*\) INTERSECT \(SELECT .*\)\) AND NOT EXISTS \(.*\)\)$/,
+      "what is no set is tested beside the intersection",
+    );
+    t.notMatch(compile("(&(sn=b)(!(uid=a)))").sql, /INTERSECT/, "one set needs no intersection");
     t.equal(compile("(&)").sql, "TRUE");
     t.equal(compile("(|)").sql, "FALSE");
     t.equal(

@@ -332,6 +332,10 @@ t.test("searches on a few thousand entries use the value indexes", async (t) => 
   );
   t.same(substring.sequential, [], "substring: no sequential scan");
 
+  const both = await plan(search(parseFilter("(&(sn=Sn7)(title=Engineer))").ast));
+  t.ok(both.indexes.includes("entry_values_match"), `and: ${JSON.stringify(both)}`);
+  t.same(both.sequential, [], "and: no sequential scan");
+
   const sorted = await plan(search(parseFilter("title = engineer").ast, sortOf("-uidNumber")));
   t.ok(sorted.indexes.includes("entry_values_order_desc"), `sorted: ${JSON.stringify(sorted)}`);
   t.same(sorted.sequential, [], "sorted: no sequential scan");
