@@ -29,6 +29,7 @@ export async function importEntries(
   let done = 0;
   let recorded = 0;
   options.onProgress?.(0, total);
+  let writing: Promise<number> | undefined;
   for await (const page of directory.search(base, {
     scope: "sub",
     attributes: ["*", "+"],
@@ -56,10 +57,18 @@ export async function importEntries(
         },
       ];
     });
-    recorded += await withTransaction(context.pool, (tx) => appendToStreams(tx, appends));
+    // One page is written while the next is read and prepared; pages are written one after
+    // another, in the directory's order.
+    if (writing) {
+      recorded += await writing;
+      options.onProgress?.(done, Math.max(total, done));
+    }
+    writing = withTransaction(context.pool, (tx) => appendToStreams(tx, appends));
+    writing.catch(() => {}); // awaited above or below; not unhandled while a page is read
     done += page.length;
-    options.onProgress?.(done, Math.max(total, done));
   }
+  if (writing) recorded += await writing;
+  options.onProgress?.(done, Math.max(total, done));
   return { recorded };
 }
 

@@ -26,10 +26,37 @@ export function canonicalName(schema: DirectorySchema, name: string): string {
  * unless jsonb cannot hold it (see `storableText`).
  */
 export function encodeValue(schema: DirectorySchema, name: string, value: string | Buffer): string {
+  return encodeKnownValue(schema.isBinary(name), value);
+}
+
+function encodeKnownValue(binary: boolean, value: string | Buffer): string {
   if (Buffer.isBuffer(value)) {
-    return schema.isBinary(name) ? value.toString("base64") : storableText(value.toString("utf8"));
+    return binary ? value.toString("base64") : storableText(value.toString("utf8"));
   }
   return storableText(value);
+}
+
+/** What the schema and configuration say of an attribute name as the directory spelled it. */
+interface KnownName {
+  readonly name: string;
+  readonly redacted: boolean;
+  readonly operational: boolean;
+  readonly binary: boolean;
+}
+
+/**
+ * Each normalizer's answers by raw name: a directory spells the same few dozen names on every
+ * entry, and an import asks for each of them a hundred thousand times.
+ */
+const knownNames = new WeakMap<Normalizer, Map<string, KnownName>>();
+
+function namesOf(normalizer: Normalizer): Map<string, KnownName> {
+  let names = knownNames.get(normalizer);
+  if (!names) {
+    names = new Map();
+    knownNames.set(normalizer, names);
+  }
+  return names;
 }
 
 /**
@@ -44,15 +71,28 @@ export function splitAttributes(
   const attributes: AttributeMap = {};
   const operational: AttributeMap = {};
   const redacted: string[] = [];
+  const names = namesOf(normalizer);
   for (const [rawName, values] of Object.entries(raw)) {
-    const name = canonicalName(normalizer.schema, rawName);
-    if (normalizer.redact.has(name)) {
+    let known = names.get(rawName);
+    if (!known) {
+      const name = canonicalName(normalizer.schema, rawName);
+      known = {
+        name,
+        redacted: normalizer.redact.has(name),
+        operational: normalizer.schema.isOperational(name),
+        binary: normalizer.schema.isBinary(name),
+      };
+      names.set(rawName, known);
+    }
+    const { name } = known;
+    if (known.redacted) {
       redacted.push(name);
       continue;
     }
-    const target = normalizer.schema.isOperational(name) ? operational : attributes;
-    const encoded = values.map((v) => encodeValue(normalizer.schema, name, v));
-    target[name] = [...(target[name] ?? []), ...encoded];
+    const target = known.operational ? operational : attributes;
+    const encoded = values.map((v) => encodeKnownValue(known.binary, v));
+    const before = target[name];
+    target[name] = before ? [...before, ...encoded] : encoded;
   }
   return {
     attributes: sortAttributes(attributes),

@@ -140,9 +140,18 @@ export class DirectoryClient {
           options.paged === false
             ? onePage(() => client.search(base, request, controlsFor(options)))
             : client.searchPaginated(base, request, controlsFor(options));
+        // The next page is asked for before this one is handed over, so the directory
+        // answers while the caller works on it (an import writes a page to the log meanwhile).
+        const ask = () => {
+          const asked = this.timed("search", base, timeoutMs, () => pages.next());
+          asked.catch(() => {}); // a caller that leaves early never awaits it
+          return asked;
+        };
+        let next = ask();
         for (;;) {
-          const page = await this.timed("search", base, timeoutMs, () => pages.next());
+          const page = await next;
           if (page.done) break;
+          next = ask();
           if (page.value.searchEntries.length === 0) continue;
           yielded = true;
           yield page.value.searchEntries.map((entry) => fromSearchEntry(entry, binary));

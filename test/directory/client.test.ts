@@ -9,6 +9,7 @@ import {
 } from "../../src/directory/index.ts";
 import { startSlapd, type Slapd } from "../support/slapd.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { eventually } from "../support/eventually.ts";
 
 const PEOPLE = "ou=people,dc=example,dc=org";
 const ALICE = `uid=alice,${PEOPLE}`;
@@ -155,6 +156,23 @@ t.test("leaving a search early frees its connection", async (t) => {
     break;
   }
   t.ok(await directory.get(ALICE), "the only connection is usable again");
+});
+
+t.test("a search asks for its next page while the caller works on this one", async (t) => {
+  const proxy = await startTcpProxy(slapd.url);
+  t.teardown(() => proxy.close());
+  const directory = client({ url: proxy.url });
+  const PAGED_RESULTS = "1.2.840.113556.1.4.319";
+  const requests = () => proxy.sentByClients().toString("latin1").split(PAGED_RESULTS).length - 1;
+  let pages = 0;
+  for await (const page of directory.search(PEOPLE, { pageSize: 1 })) {
+    if (page.length !== 1) t.fail(`a page of ${page.length}`);
+    if (pages++ === 0) {
+      await eventually(() => requests() >= 2, { what: "the second page's request" });
+    }
+  }
+  t.ok(pages >= 2, `${pages} pages`);
+  t.equal(requests(), pages, "one request a page: none asked twice, none after the last");
 });
 
 t.test("a connection killed under the pool is reopened and bound again", async (t) => {
