@@ -4,6 +4,7 @@ import {
   ENTRY_EVENT_TYPES,
   stateAfterEvent,
   type EntryEventType,
+  type RecordedOf,
 } from "../../src/events/index.ts";
 import type { Projection } from "../../src/projector/index.ts";
 import { operationalTime } from "../entry-events.ts";
@@ -14,7 +15,8 @@ import { indexEntryValues } from "./values.ts";
  * `entries`: the current state of every entry. Attributes are JSON objects of name → list of
  * values (binary values base64); deleted entries are removed. Beside them, `entry_values` indexes
  * every value case-folded (see `entriesTables`), brought up to date once per batch for the
- * entries the batch touched.
+ * entries the batch touched. A batch costs a few statements whatever its size: each entry's
+ * outcome is worked out here and written at once.
  *
  * Version 2: `entry_values`, `entry_value_counts` and the (type, dn) index.
  */
@@ -24,44 +26,76 @@ export const entriesProjection: Projection<EntryEventType> = {
   handles: ENTRY_EVENT_TYPES,
   tables: entriesTables,
   async apply(events, { tx, table }) {
-    const touched = new Set<string>();
+    // Set-wise: only each entry's outcome after the batch is written. An entry deleted in
+    // the batch is deleted first, so one added again after it starts afresh (created_at).
+    const outcomes = new Map<string, EntryOutcome>();
     for (const event of events) {
       const uuid = event.data.entryUUID;
-      touched.add(uuid);
       const state = stateAfterEvent(event);
+      const outcome = outcomes.get(uuid) ?? { deleted: false, first: undefined, last: event };
+      outcomes.set(uuid, outcome);
+      outcome.last = event;
       if (event.type === ENTRY_EVENT.deleted || !state) {
-        await tx.query(`DELETE FROM ${table("entries")} WHERE entry_uuid = $1`, [uuid]);
-        continue;
+        outcome.deleted = true;
+        outcome.first = undefined;
+      } else {
+        outcome.first ??= event;
       }
-      const created = operationalTime(state, "createTimestamp") ?? event.occurredAt;
-      const modified =
-        event.type === ENTRY_EVENT.snapshot
-          ? (operationalTime(state, "modifyTimestamp") ?? event.occurredAt)
-          : event.occurredAt;
+    }
+    const deleted = [...outcomes].filter(([, o]) => o.deleted).map(([uuid]) => uuid);
+    if (deleted.length > 0) {
+      await tx.query(`DELETE FROM ${table("entries")} WHERE entry_uuid = ANY($1::uuid[])`, [
+        deleted,
+      ]);
+    }
+    const rows = [...outcomes].flatMap(([uuid, { first, last }]) => {
+      const state = first && stateAfterEvent(last);
+      if (!first || !state) return [];
+      const firstState = stateAfterEvent(first);
+      return [
+        {
+          entry_uuid: uuid,
+          type: state.type,
+          dn: state.dn,
+          dn_norm: normalizeDN(state.dn),
+          attributes: state.attributes,
+          operational: state.operational,
+          created_at: operationalTime(firstState, "createTimestamp") ?? first.occurredAt,
+          modified_at:
+            last.type === ENTRY_EVENT.snapshot
+              ? (operationalTime(state, "modifyTimestamp") ?? last.occurredAt)
+              : last.occurredAt,
+          version: last.streamVersion,
+          position: last.position,
+          transaction_id: last.transactionId,
+        },
+      ];
+    });
+    if (rows.length > 0) {
       await tx.query(
         `INSERT INTO ${table("entries")} AS e
            (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         SELECT entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id
+           FROM jsonb_to_recordset($1::jsonb) AS r(entry_uuid uuid, type text, dn text, dn_norm text,
+                attributes jsonb, operational jsonb, created_at timestamptz, modified_at timestamptz,
+                version bigint, position bigint, transaction_id xid8)
          ON CONFLICT (entry_uuid) DO UPDATE SET
            type = EXCLUDED.type, dn = EXCLUDED.dn, dn_norm = EXCLUDED.dn_norm,
            attributes = EXCLUDED.attributes, operational = EXCLUDED.operational,
            modified_at = EXCLUDED.modified_at, version = EXCLUDED.version,
            position = EXCLUDED.position, transaction_id = EXCLUDED.transaction_id`,
-        [
-          uuid,
-          state.type,
-          state.dn,
-          normalizeDN(state.dn),
-          JSON.stringify(state.attributes),
-          JSON.stringify(state.operational),
-          created,
-          modified,
-          event.streamVersion,
-          event.position,
-          event.transactionId,
-        ],
+        [JSON.stringify(rows)],
       );
     }
-    await indexEntryValues(tx, table, [...touched]);
+    await indexEntryValues(tx, table, [...outcomes.keys()]);
   },
 };
+
+/** What a batch leaves of one entry. */
+interface EntryOutcome {
+  /** Deleted at some point in the batch: its row goes first. */
+  deleted: boolean;
+  /** The first event after the last delete, which makes the entry (undefined: none). */
+  first: RecordedOf<EntryEventType> | undefined;
+  last: RecordedOf<EntryEventType>;
+}

@@ -13,7 +13,8 @@ import { ENTRY_VERSIONS_PROJECTION, entryVersionsTables, type EntryVersionsRow }
  * (when the directory says the change happened). The version valid at a moment is the one
  * with the latest `valid_from` not after it: one probe of the (entry_uuid, valid_from) index.
  * A delete is a version too (`deleted`), so "not there at that moment" is answered with why.
- * A snapshot that finds the entry as the log already has it adds no version.
+ * A snapshot that finds the entry as the log already has it adds no version. A batch costs
+ * three statements whatever its size.
  */
 export const entryVersionsProjection: Projection<EntryEventType> = {
   name: ENTRY_VERSIONS_PROJECTION,
@@ -21,62 +22,86 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
   handles: ENTRY_EVENT_TYPES,
   tables: entryVersionsTables,
   async apply(events, { tx, table }) {
+    // Set-wise: the entries' open versions are read at once, the batch is worked out here,
+    // then one UPDATE closes the open versions it ended and one INSERT adds its versions.
+    const uuids = [...new Set(events.map((event) => event.data.entryUUID))];
+    const open = await tx.query<OpenVersion & { entry_uuid: string }>(
+      `SELECT entry_uuid, valid_from, dn, type, attributes, operational, deleted
+         FROM ${table("entry_versions")}
+        WHERE entry_uuid = ANY($1::uuid[]) AND valid_to IS NULL`,
+      [uuids],
+    );
+    const current = new Map<string, OpenVersion>(open.rows.map((row) => [row.entry_uuid, row]));
+    /** Stored versions this batch ends: entry → its valid_to. */
+    const closed = new Map<string, Date>();
+    const added: NewVersion[] = [];
+    /** Each entry's version added last in this batch (its valid_to set when another follows). */
+    const latest = new Map<string, NewVersion>();
     for (const event of events) {
       const uuid = event.data.entryUUID;
-      const open = await tx.query<
-        Pick<
-          EntryVersionsRow,
-          "valid_from" | "dn" | "type" | "attributes" | "operational" | "deleted"
-        >
-      >(
-        `SELECT valid_from, dn, type, attributes, operational, deleted FROM ${table("entry_versions")}
-          WHERE entry_uuid = $1 AND valid_to IS NULL`,
-        [uuid],
-      );
-      const current = open.rows[0];
+      const before = current.get(uuid);
       const state = stateAfterEvent(event);
       const deleted = event.type === ENTRY_EVENT.deleted || !state;
-      if (event.type === ENTRY_EVENT.snapshot && current && !current.deleted && state) {
+      if (event.type === ENTRY_EVENT.snapshot && before && !before.deleted && state) {
         const same =
-          current.dn === state.dn &&
-          current.type === state.type &&
-          sameAttributes(current.attributes, state.attributes);
+          before.dn === state.dn &&
+          before.type === state.type &&
+          sameAttributes(before.attributes, state.attributes);
         if (same) continue;
       }
       // Versions never overlap: a change reported with an earlier time than the version it
       // follows (clocks of different sources) starts where that version started.
       const validFrom =
-        current && current.valid_from > event.occurredAt ? current.valid_from : event.occurredAt;
-      if (current) {
-        await tx.query(
-          `UPDATE ${table("entry_versions")} SET valid_to = $2 WHERE entry_uuid = $1 AND valid_to IS NULL`,
-          [uuid, validFrom],
-        );
+        before && before.valid_from > event.occurredAt ? before.valid_from : event.occurredAt;
+      if (before) {
+        const previous = latest.get(uuid);
+        if (previous) previous.valid_to = validFrom;
+        else closed.set(uuid, validFrom);
       }
-      const shown =
-        state ??
-        (current && {
-          dn: current.dn,
-          type: current.type,
-          attributes: current.attributes,
-          operational: current.operational,
-        });
+      const shown = state ?? before;
+      const version: NewVersion = {
+        entry_uuid: uuid,
+        version: event.streamVersion,
+        valid_from: validFrom,
+        valid_to: null,
+        deleted,
+        type: shown?.type ?? null,
+        dn: shown?.dn ?? "",
+        attributes: deleted ? {} : (shown?.attributes ?? {}),
+        operational: deleted ? {} : (shown?.operational ?? {}),
+        position: event.position,
+      };
+      added.push(version);
+      latest.set(uuid, version);
+      current.set(uuid, version);
+    }
+    if (closed.size > 0) {
+      await tx.query(
+        `UPDATE ${table("entry_versions")} AS v SET valid_to = c.valid_to
+           FROM unnest($1::uuid[], $2::timestamptz[]) AS c(entry_uuid, valid_to)
+          WHERE v.entry_uuid = c.entry_uuid AND v.valid_to IS NULL`,
+        [[...closed.keys()], [...closed.values()]],
+      );
+    }
+    if (added.length > 0) {
       await tx.query(
         `INSERT INTO ${table("entry_versions")}
-           (entry_uuid, version, valid_from, deleted, type, dn, attributes, operational, position)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          uuid,
-          event.streamVersion,
-          validFrom,
-          deleted,
-          shown?.type ?? null,
-          shown?.dn ?? "",
-          JSON.stringify(deleted ? {} : (shown?.attributes ?? {})),
-          JSON.stringify(deleted ? {} : (shown?.operational ?? {})),
-          event.position,
-        ],
+           (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position)
+         SELECT entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position
+           FROM jsonb_to_recordset($1::jsonb) AS r(entry_uuid uuid, version bigint,
+                valid_from timestamptz, valid_to timestamptz, deleted boolean, type text, dn text,
+                attributes jsonb, operational jsonb, position bigint)`,
+        [JSON.stringify(added)],
       );
     }
   },
 };
+
+/** The fields of an entry's open version that the next event is compared with. */
+type OpenVersion = Pick<
+  EntryVersionsRow,
+  "valid_from" | "dn" | "type" | "attributes" | "operational" | "deleted"
+>;
+
+/** A version this batch adds; its end is known when a later event of the batch follows it. */
+type NewVersion = Omit<EntryVersionsRow, "valid_to"> & { valid_to: Date | null };
