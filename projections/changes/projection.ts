@@ -1,6 +1,6 @@
 import { ENTRY_CHANGE_TYPES, changeTypeOf, type EntryChangeType } from "../../src/events/index.ts";
 import type { Projection } from "../../src/projector/index.ts";
-import { CHANGES_PROJECTION, changesTables, type ChangesRow } from "./tables.ts";
+import { CHANGES_PROJECTION, changesTables, changesIndexes, type ChangesRow } from "./tables.ts";
 
 /**
  * `changes`: the change feed. One row per add, modify, rename and delete, in the log's global
@@ -12,6 +12,7 @@ export const changesProjection: Projection<EntryChangeType> = {
   version: 1,
   handles: ENTRY_CHANGE_TYPES,
   tables: changesTables,
+  indexes: changesIndexes,
   async apply(events, { tx, table }) {
     const rows = events.map((event): ChangesRow => {
       const change = event.data;

@@ -47,6 +47,10 @@ export const changesTables = (table: (name: string) => string): readonly string[
      source text,
      causation_id text,
      correlation_id text)`,
+];
+
+/** Indexes only readers use: a replay builds them after applying the log (`Projection.indexes`). */
+export const changesIndexes = (table: (name: string) => string): readonly string[] => [
   `CREATE INDEX ON ${table("changes")} (transaction_id, position)`,
   `CREATE INDEX ON ${table("changes")} (entry_uuid, transaction_id, position)`,
   `CREATE INDEX ON ${table("changes")} (occurred_at)`,

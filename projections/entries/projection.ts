@@ -8,7 +8,7 @@ import {
 } from "../../src/events/index.ts";
 import type { Projection } from "../../src/projector/index.ts";
 import { operationalTime } from "../entry-events.ts";
-import { ENTRIES_PROJECTION, entriesTables } from "./tables.ts";
+import { ENTRIES_PROJECTION, entriesIndexes, entriesTables } from "./tables.ts";
 import { indexEntryValues } from "./values.ts";
 
 /**
@@ -25,6 +25,7 @@ export const entriesProjection: Projection<EntryEventType> = {
   version: 2,
   handles: ENTRY_EVENT_TYPES,
   tables: entriesTables,
+  indexes: entriesIndexes,
   async apply(events, { tx, table }) {
     // Set-wise: only each entry's outcome after the batch is written. An entry deleted in
     // the batch is deleted first, so one added again after it starts afresh (created_at).

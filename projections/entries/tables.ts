@@ -72,10 +72,6 @@ export const entriesTables = (table: (name: string) => string): readonly string[
      version bigint NOT NULL,
      position bigint NOT NULL,
      transaction_id xid8 NOT NULL)`,
-  `CREATE INDEX ON ${table("entries")} (type, entry_uuid)`,
-  `CREATE INDEX ON ${table("entries")} (dn_norm)`,
-  `CREATE INDEX entries_type_dn ON ${table("entries")} (type, dn_norm COLLATE "C", entry_uuid)`,
-  `CREATE INDEX ON ${table("entries")} USING gin (attributes jsonb_path_ops)`,
   `CREATE TABLE ${table("entry_values")} (
      entry_uuid uuid NOT NULL,
      type text NOT NULL,
@@ -84,12 +80,6 @@ export const entriesTables = (table: (name: string) => string): readonly string[
      value_key text COLLATE "C" NOT NULL,
      value_folded text COLLATE "C",
      PRIMARY KEY (entry_uuid, attribute, ordinal))`,
-  `CREATE INDEX entry_values_match ON ${table("entry_values")}
-     (type, attribute, value_key, entry_uuid) INCLUDE (ordinal)`,
-  `CREATE INDEX entry_values_order_desc ON ${table("entry_values")}
-     (type, attribute, value_key DESC, entry_uuid) WHERE ordinal = 0`,
-  `CREATE INDEX entry_values_trigram ON ${table("entry_values")}
-     USING gin ((coalesce(value_folded, value_key)) gin_trgm_ops)`,
   // The planner otherwise multiplies the selectivities of attribute and value as if they were
   // independent, and misjudges how many entries `title = engineer` matches.
   `CREATE STATISTICS ${table("entry_values_attribute_key")} ON attribute, value_key FROM ${table("entry_values")}`,
@@ -98,4 +88,18 @@ export const entriesTables = (table: (name: string) => string): readonly string[
      attribute text NOT NULL,
      entries bigint NOT NULL,
      PRIMARY KEY (type, attribute))`,
+];
+
+/** Indexes only readers use: a replay builds them after applying the log (`Projection.indexes`). */
+export const entriesIndexes = (table: (name: string) => string): readonly string[] => [
+  `CREATE INDEX ON ${table("entries")} (type, entry_uuid)`,
+  `CREATE INDEX ON ${table("entries")} (dn_norm)`,
+  `CREATE INDEX entries_type_dn ON ${table("entries")} (type, dn_norm COLLATE "C", entry_uuid)`,
+  `CREATE INDEX ON ${table("entries")} USING gin (attributes jsonb_path_ops)`,
+  `CREATE INDEX entry_values_match ON ${table("entry_values")}
+     (type, attribute, value_key, entry_uuid) INCLUDE (ordinal)`,
+  `CREATE INDEX entry_values_order_desc ON ${table("entry_values")}
+     (type, attribute, value_key DESC, entry_uuid) WHERE ordinal = 0`,
+  `CREATE INDEX entry_values_trigram ON ${table("entry_values")}
+     USING gin ((coalesce(value_folded, value_key)) gin_trgm_ops)`,
 ];

@@ -6,7 +6,12 @@ import {
   type EntryEventType,
 } from "../../src/events/index.ts";
 import type { Projection } from "../../src/projector/index.ts";
-import { ENTRY_VERSIONS_PROJECTION, entryVersionsTables, type EntryVersionsRow } from "./tables.ts";
+import {
+  ENTRY_VERSIONS_PROJECTION,
+  entryVersionsTables,
+  entryVersionsIndexes,
+  type EntryVersionsRow,
+} from "./tables.ts";
 
 /**
  * `entry_versions`: every version of every entry with its validity interval on `occurred_at`
@@ -21,6 +26,7 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
   version: 1,
   handles: ENTRY_EVENT_TYPES,
   tables: entryVersionsTables,
+  indexes: entryVersionsIndexes,
   async apply(events, { tx, table }) {
     // Set-wise: the entries' open versions are read at once, the batch is worked out here,
     // then one UPDATE closes the open versions it ended and one INSERT adds its versions.

@@ -37,5 +37,9 @@ export const entryVersionsTables = (table: (name: string) => string): readonly s
      operational jsonb NOT NULL,
      position bigint NOT NULL,
      PRIMARY KEY (entry_uuid, version))`,
+];
+
+/** Indexes only readers use: a replay builds them after applying the log (`Projection.indexes`). */
+export const entryVersionsIndexes = (table: (name: string) => string): readonly string[] => [
   `CREATE INDEX ON ${table("entry_versions")} (entry_uuid, valid_from DESC, version DESC)`,
 ];

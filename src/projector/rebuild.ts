@@ -16,7 +16,13 @@ import {
   writeCheckpoint,
   type StreamVersions,
 } from "./apply-batch.ts";
-import { createProjectionSchema, quoteIdentifier, schemaExists, schemaNames } from "./schema.ts";
+import {
+  createProjectionIndexes,
+  createProjectionSchema,
+  quoteIdentifier,
+  schemaExists,
+  schemaNames,
+} from "./schema.ts";
 import type { AnyProjection } from "./types.ts";
 
 export interface RebuildOptions {
@@ -54,7 +60,7 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
     await withTransaction(pool, async (tx) => {
       await tx.query(`DROP SCHEMA IF EXISTS ${quoteIdentifier(names.shadow)} CASCADE`);
       await tx.query(`DROP SCHEMA IF EXISTS ${quoteIdentifier(names.old)} CASCADE`);
-      await createProjectionSchema(tx, names.shadow, projection);
+      await createProjectionSchema(tx, names.shadow, projection, { indexes: false });
     });
 
     const total = await countAfter(pool, START);
@@ -67,6 +73,8 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
     done = await replayIntoShadow(pool, projection, names.shadow, batchSize, streams, (n) =>
       options.onProgress?.(n, Math.max(total, n)),
     );
+    // Built once over the replayed rows rather than maintained row by row.
+    await withTransaction(pool, (tx) => createProjectionIndexes(tx, names.shadow, projection));
 
     await withTransaction(pool, async (tx) => {
       // Stop the live projector between two of its batches, catch the shadow up to the very

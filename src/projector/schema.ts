@@ -50,12 +50,14 @@ export interface Checkpoint extends LogPosition {
 /**
  * Creates `schema` with the projection's tables and its bookkeeping: `_checkpoint` (the
  * version the tables were built by and the last position applied, written in the same
- * transaction as every batch) and `_streams` (the last version applied per stream).
+ * transaction as every batch) and `_streams` (the last version applied per stream); and,
+ * unless `indexes` is false, the readers' indexes.
  */
 export async function createProjectionSchema(
   db: Queryable,
   schema: string,
   projection: AnyProjection,
+  options: { readonly indexes?: boolean } = {},
 ): Promise<void> {
   const table = tableIn(schema);
   await db.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
@@ -73,6 +75,16 @@ export async function createProjectionSchema(
       stream_id text PRIMARY KEY,
       version bigint NOT NULL)`);
   for (const statement of projection.tables(table)) await db.query(statement);
+  if (options.indexes !== false) await createProjectionIndexes(db, schema, projection);
+}
+
+/** The readers' indexes of the projection's tables in `schema` (`Projection.indexes`). */
+export async function createProjectionIndexes(
+  db: Queryable,
+  schema: string,
+  projection: AnyProjection,
+): Promise<void> {
+  for (const statement of projection.indexes?.(tableIn(schema)) ?? []) await db.query(statement);
 }
 
 export async function schemaExists(db: Queryable, schema: string): Promise<boolean> {

@@ -24,6 +24,12 @@ export interface Projection<T extends string = AnnalEventType> {
   readonly version: number;
   /** `CREATE TABLE` / `CREATE INDEX` statements; `table(name)` gives the qualified name. */
   readonly tables: (table: (name: string) => string) => readonly string[];
+  /**
+   * `CREATE INDEX` statements of indexes that only readers use, never `apply` (which finds
+   * its rows by primary key). A replay builds them once, after it has applied the log,
+   * instead of maintaining them row by row; a new live schema creates them with the tables.
+   */
+  readonly indexes?: (table: (name: string) => string) => readonly string[];
   /** The event types `apply` is given, typed by the vocabulary; the projector skips the others. */
   readonly handles: readonly T[];
   /**

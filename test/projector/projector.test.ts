@@ -163,6 +163,46 @@ t.test(
   },
 );
 
+t.test("a replay builds the readers' indexes after it has applied the log", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  for (let i = 0; i < 30; i++)
+    await store.appendToStream(`s-${i % 3}`, [{ type: "Tick", data: { i } }]);
+  const tally = tallyProjection();
+  const indexesNow = async (schema: string) =>
+    (
+      await pool.query<{ indexname: string }>(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname = 'tally_last'",
+        [schema],
+      )
+    ).rows.length;
+  const seen: number[] = [];
+  const indexed = {
+    ...tally,
+    indexes: (table: (name: string) => string) => [
+      `CREATE INDEX tally_last ON ${table("streams")} ((last ->> 'i'))`,
+    ],
+    apply: async (
+      events: Parameters<typeof tally.apply>[0],
+      context: Parameters<typeof tally.apply>[1],
+    ) => {
+      seen.push(await indexesNow(context.table("x").split(".")[0]!.replaceAll('"', "")));
+      await tally.apply(events, context);
+    },
+  };
+  const projector = await Projector.start({ pool, projections: [indexed], log: quiet });
+  await waitForProjection(pool, "tally", await store.head());
+  await projector.stop();
+  t.equal(await indexesNow("projection_tally"), 1, "a new live schema has them at once");
+  t.same(seen, [1], "and its batches maintain them");
+
+  seen.length = 0;
+  await replayProjection({ pool, projection: indexed, batchSize: 10 });
+  t.same(seen, [0, 0, 0], "the replay's batches ran without them");
+  t.equal(await indexesNow("projection_tally"), 1, "the swapped-in tables have them");
+  t.equal((await tallyRows(pool)).length, 3);
+});
+
 t.test("a projection whose version changed in code is rebuilt at start", async (t) => {
   const { pool } = await testDatabase(t);
   const store = await EventStore.open(pool);
