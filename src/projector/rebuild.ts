@@ -74,7 +74,11 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
       options.onProgress?.(n, Math.max(total, n)),
     );
     // Built once over the replayed rows rather than maintained row by row.
-    await withTransaction(pool, (tx) => createProjectionIndexes(tx, names.shadow, projection));
+    await withTransaction(pool, async (tx) => {
+      // Sorting in memory rather than in temporary files: 64 MB by default.
+      await tx.query("SET LOCAL maintenance_work_mem = '256MB'");
+      await createProjectionIndexes(tx, names.shadow, projection);
+    });
 
     await withTransaction(pool, async (tx) => {
       // Stop the live projector between two of its batches, catch the shadow up to the very
