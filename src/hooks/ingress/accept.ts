@@ -39,7 +39,7 @@ interface Pending {
   readonly contentHash: string;
 }
 
-/** The fresh change events of one delivery, to be committed together or not at all. */
+/** The change events of one delivery, to be committed together or not at all. */
 interface Delivery {
   readonly from: DeliverySource;
   readonly pending: readonly Pending[];
@@ -52,18 +52,19 @@ const MAX_BATCH_EVENTS = 500;
  * Takes the change events of deliveries into the event log and queues their processing.
  *
  * Each event goes to its source's stream with the idempotency key `change-event:<source>:
- * <eventId>` and its content hash. A key already stored answers at once, without a
- * transaction: the same hash is a success that stores nothing, another hash 409. A stored event
- * never changes, so that look-up needs no lock.
+ * <eventId>` and its content hash. A key already stored is a success that stores nothing with
+ * the same hash, and 409 with another.
  *
  * New events are appended together with their pg-boss jobs in one transaction, so a delivery
  * is answered with success only once both are committed, and there is never a job without its
  * event nor an event without its job. The transaction first takes an advisory lock per stream,
- * then looks the keys up again: every ingress writer of the stream, in any process, holds that
- * lock from its look-up to its commit, so what the look-up finds is final and concurrent
- * deliveries of one event store it once (same content: the others succeed storing nothing;
- * other content: 409). An advisory lock assigns no transaction id, so waiting for it does not
- * hold back the log's safe bound.
+ * then looks the keys up: every ingress writer of the stream, in any process, holds that lock
+ * from its look-up to its commit, so what the look-up finds is final and concurrent deliveries
+ * of one event store it once (same content: the others succeed storing nothing; other
+ * content: 409). An advisory lock assigns no transaction id, so waiting for it does not hold
+ * back the log's safe bound. A repeated delivery is decided by that same look-up, in the
+ * next group's transaction: a look-up of its own before it, on another connection, cost a
+ * round trip per delivery and saved none (the group's transaction runs anyway).
  *
  * Why a group commit: a durable commit waits for the disk, and with a stream per source and
  * that lock, one transaction per delivery would let a source's deliveries through one disk
@@ -108,16 +109,7 @@ export class ChangeEventAcceptor {
     }
     const all = [...byKey.values()];
     try {
-      const known = await storedHashes(
-        this.deps.store.pool,
-        all.map((p) => p.key),
-      );
-      const conflict = all.find((p) => known.has(p.key) && known.get(p.key) !== p.contentHash);
-      if (conflict)
-        throw new ChangeEventConflictError(conflict.envelope.source, conflict.envelope.eventId);
-      const fresh = all.filter((p) => !known.has(p.key));
-      const stored =
-        fresh.length === 0 ? new Set<string>() : await this.store({ from, pending: fresh });
+      const stored = await this.store({ from, pending: all });
       return all.map((p) => ({
         source: p.envelope.source,
         eventId: p.envelope.eventId,
@@ -192,7 +184,8 @@ export class ChangeEventAcceptor {
         await this.deps.store.appendToStream(
           stream,
           events.map((p) => toEvent(p, from.get(p.key)!)),
-          { tx },
+          // Under the stream's advisory lock, taken above: the keys are settled.
+          { tx, keysSerialised: true },
         );
         for (const p of events) {
           const job: ChangeEventJob = { receivedEventId: p.id, priorAttempts: 0 };
