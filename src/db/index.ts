@@ -1,6 +1,12 @@
 export { startEmbeddedPostgres, freePort } from "./embedded.ts";
 export type { EmbeddedDatabase, EmbeddedOptions } from "./embedded.ts";
-export { createPool, withTransaction } from "./pool.ts";
+export {
+  createPool,
+  pipelinedPool,
+  settleAll,
+  withPipelinedTransaction,
+  withTransaction,
+} from "./pool.ts";
 export type { Pool, PoolClient, Queryable } from "./pool.ts";
 export {
   MIGRATIONS_DIR,

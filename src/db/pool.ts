@@ -10,15 +10,31 @@ export type Queryable = pg.Pool | pg.PoolClient | pg.Client;
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
 
 export function createPool(url: string, size = 10): Pool {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: size,
-    application_name: "annal",
-    // No parallel plans: annal's queries are short pages and lookups, many at once, and a
-    // parallel plan's workers cost more to start than the page takes (a REST page sorted by an
-    // attribute: 165 ms of worker start-up for a 50-row walk of one index, bench/RESULTS.md).
-    options: "-c max_parallel_workers_per_gather=0",
-  });
+  return guarded(
+    new pg.Pool({
+      connectionString: url,
+      max: size,
+      application_name: "annal",
+      // No parallel plans: annal's queries are short pages and lookups, many at once, and a
+      // parallel plan's workers cost more to start than the page takes (a REST page sorted by an
+      // attribute: 165 ms of worker start-up for a 50-row walk of one index, bench/RESULTS.md).
+      options: "-c max_parallel_workers_per_gather=0",
+    }),
+  );
+}
+
+/**
+ * A pool of at most `size` connections like `pool`'s (same server, user and settings) whose
+ * clients pipeline (pg's `pipeline` option): a query is sent at once, without waiting for the
+ * answers to those sent before it, and the server runs them in order. For
+ * `withPipelinedTransaction`. Cursors cannot run on such a client, which is why it is a pool
+ * of its own.
+ */
+export function pipelinedPool(pool: Pool, size: number): Pool {
+  return guarded(new pg.Pool({ ...pool.options, max: size, pipeline: true }));
+}
+
+function guarded(pool: Pool): Pool {
   // An idle client losing its connection (server restart) must not crash the process; the
   // pool discards it and the next query opens a new one.
   pool.on("error", () => {});
@@ -50,4 +66,57 @@ export async function withTransaction<T>(
   } finally {
     client.release();
   }
+}
+
+/**
+ * Runs `work` in one transaction on a client of a pipelined pool (`pipelinedPool`), in as few
+ * round trips as `work` allows: BEGIN goes out with the work's first statements, and `work`
+ * may send several statements before awaiting them (they run in the order sent). COMMIT is
+ * sent only once `work` resolves, and `work` must have awaited every statement it sent, also
+ * when one fails (`settleAll`): a statement still unsent when ROLLBACK goes out would run
+ * outside the transaction.
+ *
+ * @example
+ * await withPipelinedTransaction(pool, async (tx) => {
+ *   const [locked, found] = await settleAll([tx.query("SELECT pg_advisory_xact_lock(1)"), tx.query(lookup)]);
+ *   ...
+ * });
+ */
+export async function withPipelinedTransaction<T>(
+  pool: Pool,
+  work: (tx: PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  const begun = client.query("BEGIN");
+  // Awaited below; its failure also fails every statement after it.
+  begun.catch(() => {});
+  try {
+    const result = await work(client);
+    await begun;
+    const committed = await client.query("COMMIT");
+    // PostgreSQL answers COMMIT in a failed transaction with ROLLBACK, not an error: a
+    // statement of `work` that failed unobserved must not pass for committed.
+    if (committed.command !== "COMMIT") {
+      throw new Error(`the transaction was rolled back (${committed.command}), not committed`);
+    }
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Like `Promise.all`, but settles every promise before it rejects (with the first failure), so
+ * that nothing of a pipelined transaction is still to be sent when it is rolled back.
+ */
+export async function settleAll<T extends readonly unknown[]>(
+  promises: readonly [...{ [K in keyof T]: Promise<T[K]> }],
+): Promise<T> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }

@@ -6,6 +6,7 @@ export {
   inTransaction,
   JOBS_SCHEMA,
   startJobs,
+  type InTransactionOptions,
   type Jobs,
   type StartJobsOptions,
 } from "./start.ts";

@@ -18,6 +18,15 @@ export interface AppendOptions {
   readonly expectedVersion?: ExpectedVersion;
   /** Append inside this transaction (the caller commits); default: a transaction of its own. */
   readonly tx?: Queryable;
+  /**
+   * With `tx`: the caller already serialises every writer of these events' idempotency keys,
+   * by a lock it took in an earlier statement of `tx`, so the append can be one statement (one
+   * round trip instead of three). Without that lock the one statement could miss a key that a
+   * concurrent append committed while it waited for the stream's row (its snapshot is older
+   * than that wait) and fail on the unique index; the default path looks the keys up after
+   * the stream is locked.
+   */
+  readonly keysSerialised?: boolean;
 }
 
 export interface ReadAllPage {
@@ -60,7 +69,12 @@ export class EventStore {
     const expected = options.expectedVersion ?? "any";
     let result: AppendResult;
     if (options.tx) {
-      result = await appendInTransaction(options.tx, streamId, events, expected);
+      // The one statement writes nothing when it cannot decide (an expected version that does
+      // not hold): the transaction path then decides, and throws what it must.
+      result =
+        (options.keysSerialised && events.length > 0
+          ? await appendInOneStatement(options.tx, streamId, events, expected)
+          : undefined) ?? (await appendInTransaction(options.tx, streamId, events, expected));
     } else {
       result = await this.appendOwnTransaction(streamId, events, expected);
     }

@@ -1,4 +1,4 @@
-import { createPool } from "../../src/db/index.ts";
+import { testDatabase } from "../support/postgres.ts";
 import { createLogger } from "../../src/logger.ts";
 import t from "tap";
 import { defineHooks, http } from "../../src/hooks/index.ts";
@@ -341,9 +341,10 @@ t.test("503 when the secret step takes longer than allowed", async (t) => {
 
 t.test("503 change_ingress_unavailable when the store is unavailable", async (t) => {
   const f = await hooksFixture(t);
-  const pool = createPool(f.db.url, 2);
-  const store = await EventStore.open(pool);
-  await pool.end();
+  // The store's database goes away: every connection to it fails, the webhook's own too.
+  const gone = await testDatabase(t);
+  const store = await EventStore.open(gone.pool);
+  await f.db.pool.query(`DROP DATABASE ${gone.name} WITH (FORCE)`);
   const { default: Fastify } = await import("fastify");
   const { hooksPlugin } = await import("../../src/hooks/index.ts");
   const app = Fastify();

@@ -1,5 +1,5 @@
 import t from "tap";
-import { createPool } from "../../src/db/index.ts";
+import { createPool, withTransaction } from "../../src/db/index.ts";
 import { EventStore, WrongExpectedVersionError } from "../../src/store/index.ts";
 import { appendInOneStatement } from "../../src/store/append.ts";
 import { testDatabase } from "../support/postgres.ts";
@@ -170,5 +170,56 @@ t.test(
     t.same(streams.rows, [{ stream_id: "s", version: 1 }], "no stream made or moved");
     const decided = await appendInOneStatement(pool, "s", [{ type: "B", data: {} }], 1);
     t.match(decided, { version: 2, appended: 1, events: [{ type: "B", streamVersion: 2 }] });
+  },
+);
+
+t.test(
+  "in a caller's transaction with keysSerialised: one statement, known keys kept, versions checked",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    const first = await store.appendToStream("s", [{ type: "A", data: {}, idempotencyKey: "k1" }]);
+    const statements: string[] = [];
+    const result = await withTransaction(pool, async (tx) => {
+      const counting = {
+        query: (query: string | { name?: string; text: string }, values?: unknown[]) => {
+          statements.push(typeof query === "string" ? query : (query.name ?? query.text));
+          return tx.query(query, values);
+        },
+      } as unknown as typeof tx;
+      const appended = await store.appendToStream(
+        "s",
+        [
+          { type: "A", data: {}, idempotencyKey: "k1" },
+          { type: "B", data: {}, idempotencyKey: "k2" },
+        ],
+        { tx: counting, keysSerialised: true, expectedVersion: 1 },
+      );
+      t.equal(appended.appended, 1);
+      t.equal(appended.version, 2);
+      // An expected version that does not hold: the transaction path decides, and throws.
+      await store.appendToStream("s", [{ type: "C", data: {} }], {
+        tx: counting,
+        keysSerialised: true,
+        expectedVersion: 1,
+      });
+    }).catch((error: unknown) => error);
+    t.type(result, WrongExpectedVersionError, "the refusal rolls the transaction back");
+    t.equal(statements[0], "annal-append-in-one-statement", "the first append is one statement");
+    t.equal((await store.readStream("s")).length, 1, "nothing of the rolled back transaction");
+
+    const committed = await withTransaction(pool, (tx) =>
+      store.appendToStream(
+        "s",
+        [
+          { type: "A", data: {}, idempotencyKey: "k1" },
+          { type: "B", data: {}, idempotencyKey: "k2" },
+        ],
+        { tx, keysSerialised: true },
+      ),
+    );
+    t.equal(committed.appended, 1);
+    t.equal(committed.events[0]!.id, first.events[0]!.id, "the known event, as stored");
+    t.match(committed.events[1], { type: "B", streamVersion: 2 });
   },
 );

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { ERROR_CATALOG } from "../../errors/index.ts";
 import { classifyError, type ClassifiedError } from "../../http/index.ts";
+import { pipelinedPool } from "../../db/index.ts";
 import type { Jobs } from "../../jobs/index.ts";
 import type { EventStore } from "../../store/index.ts";
 import { ChangeEventAcceptor } from "./accept.ts";
@@ -53,14 +54,23 @@ const deliveries = new WeakMap<FastifyRequest, DeliveryHeaders>();
 export function hooksPlugin(options: HooksPluginOptions): FastifyPluginAsync {
   return async (server) => {
     await ensureChangeEventsQueue(options.jobs);
-    await server.register(webhookRoutes(options), { prefix: "/-hooks" });
+    // The webhook's transactions pipeline their statements, on connections of their own.
+    const pool = pipelinedPool(options.store.pool, INGRESS_CONNECTIONS);
+    server.addHook("onClose", () => pool.end());
+    const acceptor = new ChangeEventAcceptor({ store: options.store, jobs: options.jobs, pool });
+    await server.register(webhookRoutes(options, acceptor), { prefix: "/-hooks" });
     await server.register(failedWorkRoutes(options));
   };
 }
 
-function webhookRoutes(options: HooksPluginOptions) {
+/**
+ * Connections for the webhook's transactions. One source's deliveries use one at a time (a
+ * group commit), so this bounds how many sources commit at once in a process.
+ */
+const INGRESS_CONNECTIONS = 4;
+
+function webhookRoutes(options: HooksPluginOptions, acceptor: ChangeEventAcceptor) {
   const now = options.now ?? Date.now;
-  const acceptor = new ChangeEventAcceptor({ store: options.store, jobs: options.jobs });
   const stepsTimeoutMs = options.stepsTimeoutMs ?? INGRESS_STEPS_TIMEOUT_MS;
   return async (scope: FastifyInstance): Promise<void> => {
     // The signature is over the exact bytes: keep them, whatever the Content-Type says.
