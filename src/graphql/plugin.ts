@@ -26,7 +26,8 @@ import {
 import { buildGateway, type Gateway } from "./gateway.ts";
 import { graphiqlRoutes } from "./graphiql.ts";
 import { acceptedLanguages } from "./i18n.ts";
-import { parseLimited, validateCoded, validationRules } from "./limits.ts";
+import { DocumentCache } from "./document-cache.ts";
+import { parseLimited, validationRules } from "./limits.ts";
 import { createEntryLoaders } from "./loaders.ts";
 import { costLimitRule } from "./cost.ts";
 import { entryBudget } from "./entry-budget.ts";
@@ -223,12 +224,17 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
 
 type DocumentLimits = ReturnType<typeof documentLimits>;
 
-/** `[graphql.limits]` as the parser and the validation rules apply them. */
+/**
+ * `[graphql.limits]` as the parser and the validation rules apply them, with the documents
+ * parsed and checked so far.
+ */
 function documentLimits(config: AnnalConfig) {
   const { limits, introspection } = config.graphql;
   return {
-    rules: validationRules(limits, introspection),
-    parse: parseLimited(limits.maxTokens),
+    documents: new DocumentCache(
+      parseLimited(limits.maxTokens),
+      validationRules(limits, introspection),
+    ),
     maxCost: limits.maxCost,
   };
 }
@@ -268,9 +274,9 @@ async function runDocument(
     variables: variables as Record<string, unknown> | string | undefined,
     request: params.request,
     schema: gateway.schema,
-    parse: limits.parse,
-    validate: validateCoded,
-    validationRules: [...limits.rules, costLimitRule(limits.maxCost, () => given)],
+    parse: limits.documents.parse,
+    validate: (schema, document) =>
+      limits.documents.validate(schema, document, [costLimitRule(limits.maxCost, () => given)]),
     contextFactory: () => context,
   });
   if (result.type === "RESPONSE") {
