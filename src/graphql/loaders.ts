@@ -135,7 +135,9 @@ export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
       const groups = new Map<string, AttributeLookup[]>();
       for (const lookup of lookups) {
         const key = groupKey(lookup);
-        groups.set(key, [...(groups.get(key) ?? []), lookup]);
+        const group = groups.get(key);
+        if (group === undefined) groups.set(key, [lookup]);
+        else group.push(lookup);
       }
       const results = new Map<AttributeLookup, EntryObject[]>();
       await Promise.all(
@@ -161,7 +163,9 @@ export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
           for (const entry of entries) {
             byDN.prime(entry.dn, entry);
             for (const key of new Set(entry.textValues(attribute).map(valueKey))) {
-              byValue.set(key, [...(byValue.get(key) ?? []), entry]);
+              const found = byValue.get(key);
+              if (found === undefined) byValue.set(key, [entry]);
+              else found.push(entry);
             }
           }
           for (const lookup of group)
@@ -190,9 +194,25 @@ function groupKey(lookup: AttributeLookup): string {
   return [
     dnKey(lookup.base),
     lookup.scope,
-    lookup.filter === undefined ? "" : renderFilter(lookup.filter),
+    lookup.filter === undefined ? "" : rendered(lookup.filter),
     lookup.attribute.toLowerCase(),
   ].join("\u0000");
+}
+
+/**
+ * Filters as text, by node: a field's filter is one node, compiled with the schema, that each
+ * of a page's hundred lookups would otherwise render again (twice: for its cache key and its
+ * batch). Filter nodes are never changed once built.
+ */
+const renderedFilters = new WeakMap<FilterNode, string>();
+
+function rendered(filter: FilterNode): string {
+  let text = renderedFilters.get(filter);
+  if (text === undefined) {
+    text = renderFilter(filter);
+    renderedFilters.set(filter, text);
+  }
+  return text;
 }
 
 /**
