@@ -11,7 +11,7 @@ import {
 import { assertAccess, assertAuthority } from "../auth/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import type { DirectiveEnvironment, GatewayContext } from "./context.ts";
-import { FIELD_DIRECTIVES, NOTHING, type Step } from "./directives/index.ts";
+import { FIELD_DIRECTIVES, fieldReads, NOTHING, type Step } from "./directives/index.ts";
 import { isEntry } from "./entry.ts";
 import { GatewaySchemaError } from "./errors.ts";
 import { accessField, viewerField } from "./viewer.ts";
@@ -76,6 +76,7 @@ function attachField(
     (node) => node.name.value in FIELD_DIRECTIVES,
   );
   if (nodes.length === 0) return;
+  fieldReads(environment, field); // even if it names no attribute: see EntryReads
   const steps: Step[] = nodes.map((node, position) => {
     const definition = environment.schema.getDirective(node.name.value);
     if (!definition) throw new GatewaySchemaError(`directive @${node.name.value} is not defined`);
