@@ -162,10 +162,11 @@ export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
           const byValue = new Map<string, EntryObject[]>();
           for (const entry of entries) {
             byDN.prime(entry.dn, entry);
-            for (const key of new Set(entry.textValues(attribute).map(valueKey))) {
+            for (const value of entry.values(attribute)) {
+              const key = valueKey(typeof value === "string" ? value : value.toString("utf8"));
               const found = byValue.get(key);
               if (found === undefined) byValue.set(key, [entry]);
-              else found.push(entry);
+              else if (found.at(-1) !== entry) found.push(entry); // two values, one key
             }
           }
           for (const lookup of group)
@@ -220,9 +221,18 @@ function rendered(filter: FilterNode): string {
  * normalised form, anything else ignoring case.
  */
 export function valueKey(value: string): string {
-  const dn = value.includes("=") ? normalizedDN(value) : null;
-  return dn === null ? `text:${value.toLowerCase()}` : `dn:${dn}`;
+  let key = valueKeys.get(value);
+  if (key === undefined) {
+    const dn = value.includes("=") ? normalizedDN(value) : null;
+    key = dn === null ? `text:${value.toLowerCase()}` : `dn:${dn}`;
+    if (valueKeys.size >= NORMALIZED_MAX) valueKeys.clear();
+    valueKeys.set(value, key);
+  }
+  return key;
 }
+
+/** The keys of values, remembered like normalised DNs: a page compares the same members. */
+const valueKeys = new Map<string, string>();
 
 /**
  * `(|(uid=a)(uid=b)…)` over the RDNs of DNs that share a parent; a multi-valued RDN is an AND
