@@ -1,4 +1,4 @@
-import type { GraphQLSchema } from "graphql";
+import type { GraphQLField, GraphQLSchema } from "graphql";
 import type { AccessReport, Caller } from "../auth/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
@@ -95,6 +95,16 @@ export interface DirectiveEnvironment {
    */
   readonly attributes: Map<string, string>;
   readonly binaryAttributes: Map<string, string>;
+  /** The same, for each field whose directives read entries: what a request selecting it needs. */
+  readonly fieldReads: Map<GraphQLField<unknown, unknown>, FieldReads>;
+}
+
+/** What one field's directives read of an entry, by lower-case name. */
+export interface FieldReads {
+  readonly attributes: Map<string, string>;
+  readonly binaryAttributes: Map<string, string>;
+  /** It may read any attribute (it resolves other fields, named at run time). */
+  every: boolean;
 }
 
 /** The context of one GraphQL request: what a directive (or a resolver) knows of its request. */

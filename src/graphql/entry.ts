@@ -23,8 +23,8 @@ export class EntryObject {
 
   static from(entry: DirectoryEntry, typeName?: string): EntryObject {
     const attributes = new Map<string, readonly (string | Buffer)[]>();
-    for (const [name, values] of Object.entries(entry.attributes)) {
-      attributes.set(name.toLowerCase(), values);
+    for (const name in entry.attributes) {
+      attributes.set(lowerCase(name), entry.attributes[name]!);
     }
     return new EntryObject(entry.dn, attributes, typeName);
   }
@@ -37,7 +37,7 @@ export class EntryObject {
 
   /** Every value of `attribute`, `[]` when the entry has none. */
   values(attribute: string): readonly (string | Buffer)[] {
-    const name = attribute.toLowerCase();
+    const name = lowerCase(attribute);
     if (name === "dn" || name === "entrydn") return [this.dn];
     return this.#attributes.get(name) ?? this.#attributes.get(name.split(";")[0]!) ?? [];
   }
@@ -48,6 +48,24 @@ export class EntryObject {
       typeof value === "string" ? value : value.toString("utf8"),
     );
   }
+}
+
+/**
+ * Attribute names in lower case, remembered: every value of every entry is stored and looked
+ * up by its lower-case name, and the names are few (the schema's and the directory's).
+ * Bounded; cleared whole when full.
+ */
+const lowerNames = new Map<string, string>();
+const LOWER_NAMES_MAX = 10_000;
+
+function lowerCase(name: string): string {
+  let lower = lowerNames.get(name);
+  if (lower === undefined) {
+    lower = name.toLowerCase();
+    if (lowerNames.size >= LOWER_NAMES_MAX) lowerNames.clear();
+    lowerNames.set(name, lower);
+  }
+  return lower;
 }
 
 export function isEntry(value: unknown): value is EntryObject {

@@ -17,6 +17,7 @@ import {
 import { validateSDL } from "graphql/validation/validate.js";
 import type { AnnalConfig } from "../config/index.ts";
 import type { DirectiveEnvironment } from "./context.ts";
+import { EntryReads } from "./entry-reads.ts";
 import { EntryTypes } from "./entry-types.ts";
 import { GatewaySchemaError } from "./errors.ts";
 import { Translations } from "./i18n.ts";
@@ -35,6 +36,8 @@ export interface Gateway {
   /** The attributes every entry is read with: all the schema refers to. */
   readonly attributes: readonly string[];
   readonly binaryAttributes: readonly string[];
+  /** The attributes a request reads entries with: those its query's fields need. */
+  readonly reads: EntryReads;
   /** The deployment's schema files, as read. */
   readonly files: readonly string[];
 }
@@ -78,18 +81,30 @@ export async function buildGateway(config: AnnalConfig): Promise<Gateway> {
     configValues: config,
     attributes: new Map(),
     binaryAttributes: new Map(),
+    fieldReads: new Map(),
   };
+  // Read with every entry: what tells an entry's type behind a union or interface, and its id.
+  const always = new Map<string, string>();
   for (const name of ["objectClass", "entryUUID", ...entryTypes.attributes()]) {
+    always.set(name.toLowerCase(), name);
     environment.attributes.set(name.toLowerCase(), name);
   }
   attachResolvers(environment);
+  const reads = new EntryReads({
+    schema,
+    always,
+    fields: environment.fieldReads,
+    attributes: environment.attributes,
+    binaryAttributes: environment.binaryAttributes,
+  });
   return {
     schema,
     config,
     entryTypes,
     translations,
-    attributes: [...environment.attributes.values()],
-    binaryAttributes: [...environment.binaryAttributes.values()],
+    attributes: reads.everything.attributes,
+    binaryAttributes: reads.everything.binaryAttributes,
+    reads,
     files: own,
   };
 }

@@ -135,7 +135,9 @@ export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
       const groups = new Map<string, AttributeLookup[]>();
       for (const lookup of lookups) {
         const key = groupKey(lookup);
-        groups.set(key, [...(groups.get(key) ?? []), lookup]);
+        const group = groups.get(key);
+        if (group === undefined) groups.set(key, [lookup]);
+        else group.push(lookup);
       }
       const results = new Map<AttributeLookup, EntryObject[]>();
       await Promise.all(
@@ -160,8 +162,11 @@ export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
           const byValue = new Map<string, EntryObject[]>();
           for (const entry of entries) {
             byDN.prime(entry.dn, entry);
-            for (const key of new Set(entry.textValues(attribute).map(valueKey))) {
-              byValue.set(key, [...(byValue.get(key) ?? []), entry]);
+            for (const value of entry.values(attribute)) {
+              const key = valueKey(typeof value === "string" ? value : value.toString("utf8"));
+              const found = byValue.get(key);
+              if (found === undefined) byValue.set(key, [entry]);
+              else if (found.at(-1) !== entry) found.push(entry); // two values, one key
             }
           }
           for (const lookup of group)
@@ -190,9 +195,25 @@ function groupKey(lookup: AttributeLookup): string {
   return [
     dnKey(lookup.base),
     lookup.scope,
-    lookup.filter === undefined ? "" : renderFilter(lookup.filter),
+    lookup.filter === undefined ? "" : rendered(lookup.filter),
     lookup.attribute.toLowerCase(),
   ].join("\u0000");
+}
+
+/**
+ * Filters as text, by node: a field's filter is one node, compiled with the schema, that each
+ * of a page's hundred lookups would otherwise render again (twice: for its cache key and its
+ * batch). Filter nodes are never changed once built.
+ */
+const renderedFilters = new WeakMap<FilterNode, string>();
+
+function rendered(filter: FilterNode): string {
+  let text = renderedFilters.get(filter);
+  if (text === undefined) {
+    text = renderFilter(filter);
+    renderedFilters.set(filter, text);
+  }
+  return text;
 }
 
 /**
@@ -200,9 +221,18 @@ function groupKey(lookup: AttributeLookup): string {
  * normalised form, anything else ignoring case.
  */
 export function valueKey(value: string): string {
-  const dn = value.includes("=") ? normalizedDN(value) : null;
-  return dn === null ? `text:${value.toLowerCase()}` : `dn:${dn}`;
+  let key = valueKeys.get(value);
+  if (key === undefined) {
+    const dn = value.includes("=") ? normalizedDN(value) : null;
+    key = dn === null ? `text:${value.toLowerCase()}` : `dn:${dn}`;
+    if (valueKeys.size >= NORMALIZED_MAX) valueKeys.clear();
+    valueKeys.set(value, key);
+  }
+  return key;
 }
+
+/** The keys of values, remembered like normalised DNs: a page compares the same members. */
+const valueKeys = new Map<string, string>();
 
 /**
  * `(|(uid=a)(uid=b)…)` over the RDNs of DNs that share a parent; a multi-valued RDN is an AND

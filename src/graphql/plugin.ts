@@ -23,10 +23,12 @@ import {
   graphqlExtensions,
   type GraphqlCode,
 } from "./errors.ts";
+import type { Reads } from "./entry-reads.ts";
 import { buildGateway, type Gateway } from "./gateway.ts";
 import { graphiqlRoutes } from "./graphiql.ts";
 import { acceptedLanguages } from "./i18n.ts";
-import { parseLimited, validateCoded, validationRules } from "./limits.ts";
+import { DocumentCache } from "./document-cache.ts";
+import { parseLimited, validationRules } from "./limits.ts";
 import { createEntryLoaders } from "./loaders.ts";
 import { costLimitRule } from "./cost.ts";
 import { entryBudget } from "./entry-budget.ts";
@@ -164,9 +166,9 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
             ),
           ]);
         }
-        let context: GatewayContext;
+        let caller: Caller;
         try {
-          context = await contextFor(request, options, gateway);
+          caller = await callerOf(request, options);
         } catch (error) {
           // A refused request still reaches GraphQL's answer: 200 with the error's code.
           const classified = classifyError(error, request.id);
@@ -177,6 +179,7 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
           ]);
         }
         const { operationName, query, variables } = getGraphQLParameters(helixRequest);
+        const context = (reads: Reads) => gatewayContext(caller, request, options, reads);
         const { status, payload } = await runDocument(gateway, limits, context, {
           operationName,
           query,
@@ -196,7 +199,7 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
     operationName,
   }) => {
     const gateway = await gatewayOf();
-    const context = gatewayContext(caller, request, options, gateway);
+    const context = (reads: Reads) => gatewayContext(caller, request, options, reads);
     const { payload } = await runDocument(gateway, limits, context, {
       operationName,
       query: source,
@@ -223,12 +226,17 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
 
 type DocumentLimits = ReturnType<typeof documentLimits>;
 
-/** `[graphql.limits]` as the parser and the validation rules apply them. */
+/**
+ * `[graphql.limits]` as the parser and the validation rules apply them, with the documents
+ * parsed and checked so far.
+ */
 function documentLimits(config: AnnalConfig) {
   const { limits, introspection } = config.graphql;
   return {
-    rules: validationRules(limits, introspection),
-    parse: parseLimited(limits.maxTokens),
+    documents: new DocumentCache(
+      parseLimited(limits.maxTokens),
+      validationRules(limits, introspection),
+    ),
     maxCost: limits.maxCost,
   };
 }
@@ -240,7 +248,7 @@ function documentLimits(config: AnnalConfig) {
 async function runDocument(
   gateway: Gateway,
   limits: DocumentLimits,
-  context: GatewayContext,
+  context: (reads: Reads) => GatewayContext,
   params: {
     readonly operationName: string | undefined;
     readonly query: string | undefined;
@@ -268,10 +276,11 @@ async function runDocument(
     variables: variables as Record<string, unknown> | string | undefined,
     request: params.request,
     schema: gateway.schema,
-    parse: limits.parse,
-    validate: validateCoded,
-    validationRules: [...limits.rules, costLimitRule(limits.maxCost, () => given)],
-    contextFactory: () => context,
+    parse: limits.documents.parse,
+    validate: (schema, document) =>
+      limits.documents.validate(schema, document, [costLimitRule(limits.maxCost, () => given)]),
+    // The context is made for the document: its searches read what its fields need.
+    contextFactory: ({ document, operation }) => context(gateway.reads.of(document, operation)),
   });
   if (result.type === "RESPONSE") {
     return { status: result.status, payload: result.payload as Payload };
@@ -283,11 +292,7 @@ async function runDocument(
   };
 }
 
-async function contextFor(
-  request: FastifyRequest,
-  options: GraphqlPluginOptions,
-  gateway: Gateway,
-): Promise<GatewayContext> {
+async function callerOf(request: FastifyRequest, options: GraphqlPluginOptions): Promise<Caller> {
   const caller = await options.authentication.authenticate(request);
   // Cross-site requests cannot send JSON without a preflight: with the cookie, only JSON.
   if (caller.credential === "session" && request.method === "POST") {
@@ -299,20 +304,20 @@ async function contextFor(
       );
     }
   }
-  return gatewayContext(caller, request, options, gateway);
+  return caller;
 }
 
-/** The context of one document run as `caller`, for `request`. */
+/** The context of one document run as `caller`, for `request`, reading entries with `reads`. */
 function gatewayContext(
   caller: Caller,
   request: ContextRequest,
   options: GraphqlPluginOptions,
-  gateway: Gateway,
+  reads: Reads,
 ): GatewayContext {
   const { config } = options;
   const directory =
     options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);
-  const { attributes, binaryAttributes } = gateway;
+  const { attributes, binaryAttributes } = reads;
   return {
     requestId: request.id,
     viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),

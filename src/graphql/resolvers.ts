@@ -5,12 +5,13 @@ import {
   type GraphQLField,
   type GraphQLFieldResolver,
   type GraphQLObjectType,
+  type GraphQLResolveInfo,
   type GraphQLSchema,
 } from "graphql";
 import { assertAccess, assertAuthority } from "../auth/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import type { DirectiveEnvironment, GatewayContext } from "./context.ts";
-import { FIELD_DIRECTIVES, NOTHING, type Step } from "./directives/index.ts";
+import { FIELD_DIRECTIVES, fieldReads, NOTHING, type Step } from "./directives/index.ts";
 import { isEntry } from "./entry.ts";
 import { GatewaySchemaError } from "./errors.ts";
 import { accessField, viewerField } from "./viewer.ts";
@@ -75,6 +76,7 @@ function attachField(
     (node) => node.name.value in FIELD_DIRECTIVES,
   );
   if (nodes.length === 0) return;
+  fieldReads(environment, field); // even if it names no attribute: see EntryReads
   const steps: Step[] = nodes.map((node, position) => {
     const definition = environment.schema.getDirective(node.name.value);
     if (!definition) throw new GatewaySchemaError(`directive @${node.name.value} is not defined`);
@@ -94,18 +96,48 @@ function attachField(
     return FIELD_DIRECTIVES[node.name.value]!({ environment, owner, field, node, args, position });
   });
   const access = rootAccess(environment.schema, owner);
-  const resolve: GraphQLFieldResolver<unknown, GatewayContext> = async (
-    parent,
-    args,
-    context,
-    info,
-  ) => {
+  const resolve: GraphQLFieldResolver<unknown, GatewayContext> = (parent, args, context, info) => {
     if (access !== undefined) assertAccess(context.viewer, access);
     // A mutation is a command: it needs authority confirmed by the account's provider.
     if (access === "write") assertAuthority(context.viewer);
-    let value: unknown = NOTHING;
-    for (const step of steps) value = await step({ value, parent, args, context, info });
-    return value === NOTHING ? null : value;
+    return runSteps(steps, 0, NOTHING, parent, args, context, info);
   };
   field.resolve = resolve as GraphQLFieldResolver<unknown, unknown>;
+}
+
+/**
+ * Runs `steps` from `from` on, each on the value the one before resolved. Synchronously while
+ * the steps answer synchronously (reading attributes of an entry at hand, converting values):
+ * a promise for each of the thousands of such fields in a page of entries would cost more
+ * than the fields themselves. The first step that answers with a promise continues the chain
+ * when it settles.
+ */
+function runSteps(
+  steps: readonly Step[],
+  from: number,
+  before: unknown,
+  parent: unknown,
+  args: Record<string, unknown>,
+  context: GatewayContext,
+  info: GraphQLResolveInfo,
+): unknown {
+  let value = before;
+  for (let index = from; index < steps.length; index++) {
+    const result = steps[index]!({ value, parent, args, context, info });
+    if (isPromiseLike(result)) {
+      return Promise.resolve(result).then((resolved) =>
+        runSteps(steps, index + 1, resolved, parent, args, context, info),
+      );
+    }
+    value = result;
+  }
+  return value === NOTHING ? null : value;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
 }

@@ -33,8 +33,19 @@ export interface RoundTrips {
   writes: number;
   /** The filter of every search, as the directory client got it. */
   readonly filters: FilterNode[];
+  /** The attributes every search and read asked for, and which of them as bytes. */
+  readonly reads: { attributes: readonly string[]; binaryAttributes: readonly string[] }[];
   readonly total: number;
   reset(): void;
+}
+
+function readOf(
+  options: { attributes?: readonly string[]; binaryAttributes?: readonly string[] } = {},
+) {
+  return {
+    attributes: [...(options.attributes ?? [])],
+    binaryAttributes: [...(options.binaryAttributes ?? [])],
+  };
 }
 
 /** A directory client that counts its round trips. */
@@ -49,12 +60,14 @@ export function countingClient(directory: DirectoryClient): {
     gets: 0,
     writes: 0,
     filters: [],
+    reads: [],
     get total() {
       return this.pages + this.gets + this.writes;
     },
     reset() {
       this.searches = this.unpaged = this.pages = this.gets = this.writes = 0;
       this.filters.length = 0;
+      this.reads.length = 0;
     },
   };
   const writes = new Set<PropertyKey>(["add", "modify", "modifyDN", "delete"]);
@@ -67,6 +80,7 @@ export function countingClient(directory: DirectoryClient): {
           trips.searches++;
           if (args[1]?.paged === false) trips.unpaged++;
           if (args[1]?.filter !== undefined) trips.filters.push(args[1].filter);
+          trips.reads.push(readOf(args[1]));
           for await (const page of target.search(...args)) {
             trips.pages++;
             yield page;
@@ -74,8 +88,10 @@ export function countingClient(directory: DirectoryClient): {
         };
       }
       return (...args: unknown[]) => {
-        if (property === "get") trips.gets++;
-        else if (writes.has(property)) trips.writes++;
+        if (property === "get") {
+          trips.gets++;
+          trips.reads.push(readOf(args[1] as Parameters<DirectoryClient["get"]>[1]));
+        } else if (writes.has(property)) trips.writes++;
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },

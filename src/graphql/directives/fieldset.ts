@@ -15,6 +15,7 @@ import { isEntry } from "../entry.ts";
 import { withFallback } from "../i18n.ts";
 import {
   fieldArgument,
+  needEveryAttribute,
   resolveField,
   siteError,
   type DirectiveCompiler,
@@ -107,6 +108,8 @@ export const fieldset: DirectiveCompiler = (site) => {
     kinds.set(name, kind);
   }
   checkCycles(site, names);
+  // It resolves its fields (and their labels, of other types) as GraphQL would.
+  needEveryAttribute(site);
   const typeName = site.owner.name;
   const set = site.field.name;
   const { environment } = site;

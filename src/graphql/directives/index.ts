@@ -47,7 +47,7 @@ export const FIELD_DIRECTIVES: Readonly<Record<string, DirectiveCompiler>> = {
 /** Directives that start a chain afresh (their value does not depend on one before them). */
 export const MUTATION_DIRECTIVES = new Set(["ldapAdd", "ldapModify", "ldapModifyDn", "ldapDelete"]);
 
-export { NOTHING, type DirectiveSite, type Step, type StepInput } from "./site.ts";
+export { fieldReads, NOTHING, type DirectiveSite, type Step, type StepInput } from "./site.ts";
 export { decodeId } from "./values.ts";
 export { localize } from "./localize.ts";
 export { parseGeneralizedTime } from "./dates.ts";

@@ -27,7 +27,7 @@ export const ldapField: DirectiveCompiler = (site) => {
     } catch (error) {
       throw siteError(site, (error as Error).message);
     }
-    needAttribute(site.environment, name, binary);
+    needAttribute(site, name, binary);
   }
   const shape = shapeOf(site.field);
   return ({ parent, value }) => {

@@ -64,7 +64,7 @@ export const ldapFindByAttribute: DirectiveCompiler = (site) => {
   } catch (error) {
     throw siteError(site, (error as Error).message);
   }
-  needAttribute(site.environment, attribute);
+  needAttribute(site, attribute);
   const shape = shapeOf(site.field);
   return async (input) => {
     const { loaders } = directoryOf(input.context);
@@ -102,7 +102,7 @@ function textIn(value: unknown): string[] {
 export const ldapFindByDn: DirectiveCompiler = (site) => {
   const fixed = typeof site.args.dn === "string" ? site.args.dn : undefined;
   const path = typeof site.args.path === "string" ? site.args.path : undefined;
-  if (path !== undefined) needAttribute(site.environment, path);
+  if (path !== undefined) needAttribute(site, path);
   const hasArgument = site.field.args.some((arg) => arg.name === "dn");
   if (fixed === undefined && path === undefined && site.position === 0 && !hasArgument) {
     throw siteError(
@@ -150,7 +150,7 @@ function uuidLookup(site: DirectiveSite, argument: string) {
     throw siteError(site, `the field needs an argument ${argument}: ID!`);
   }
   const spec = searchSpec(site);
-  needAttribute(site.environment, "entryUUID");
+  needAttribute(site, "entryUUID");
   const shape = shapeOf(site.field);
   if (shape.list) throw siteError(site, "finds one entry: the field's type must not be a list");
   return { spec, shape };

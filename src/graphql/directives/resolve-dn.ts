@@ -18,7 +18,7 @@ import type { EntryObject } from "../entry.ts";
 
 function dnSource(site: DirectiveSite): (input: StepInput) => string[] {
   const path = typeof site.args.path === "string" ? site.args.path : undefined;
-  if (path !== undefined) needAttribute(site.environment, path);
+  if (path !== undefined) needAttribute(site, path);
   if (path === undefined && site.position === 0) {
     throw siteError(
       site,

@@ -164,7 +164,7 @@ export const rest: DirectiveCompiler = (site) => {
   for (const match of JSON.stringify([endpoint, request]).matchAll(
     /\$parent\.([A-Za-z][A-Za-z0-9-]*)/g,
   )) {
-    needAttribute(site.environment, match[1]!);
+    needAttribute(site, match[1]!);
   }
   return async (input: StepInput) => {
     const scope: Scope = {

@@ -113,7 +113,7 @@ function searchBase(site: DirectiveSite): SearchBase {
     } catch (error) {
       throw siteError(site, `base: ${(error as Error).message}`);
     }
-    needAttribute(site.environment, attribute);
+    needAttribute(site, attribute);
     return { kind: "attribute", attribute };
   }
   try {

@@ -12,7 +12,7 @@ import {
   type GraphQLResolveInfo,
 } from "graphql";
 import type { DirectoryClient } from "../../directory/index.ts";
-import type { DirectiveEnvironment, GatewayContext } from "../context.ts";
+import type { DirectiveEnvironment, FieldReads, GatewayContext } from "../context.ts";
 import { isEntry, valuesOf, type EntryObject } from "../entry.ts";
 import { DirectoryNotConfiguredError, GatewaySchemaError } from "../errors.ts";
 import type { EntryLoaders } from "../loaders.ts";
@@ -61,17 +61,43 @@ export function siteError(site: DirectiveSite, message: string, hint?: string): 
   );
 }
 
-/** Records an attribute every entry must be read with. */
-export function needAttribute(
-  environment: DirectiveEnvironment,
-  name: string,
-  binary = false,
-): void {
-  const { attributes, binaryAttributes } = environment;
+/**
+ * Records an attribute the site's field reads of an entry: entries are read with it whenever
+ * a request selects the field (and with every such attribute, for a request that may run any).
+ */
+export function needAttribute(site: DirectiveSite, name: string, binary = false): void {
   const key = name.toLowerCase();
   if (key === "dn" || key === "entrydn") return;
-  if (!attributes.has(key)) attributes.set(key, name);
-  if (binary && !binaryAttributes.has(key)) binaryAttributes.set(key, name);
+  const { environment } = site;
+  const reads = fieldReads(environment, site.field);
+  for (const [attributes, binaryAttributes] of [
+    [environment.attributes, environment.binaryAttributes],
+    [reads.attributes, reads.binaryAttributes],
+  ] as const) {
+    if (!attributes.has(key)) attributes.set(key, name);
+    if (binary && !binaryAttributes.has(key)) binaryAttributes.set(key, name);
+  }
+}
+
+/**
+ * Records that the site's field may read any attribute (it resolves other fields, named at
+ * run time): a request that selects it reads entries with every attribute the schema names.
+ */
+export function needEveryAttribute(site: DirectiveSite): void {
+  fieldReads(site.environment, site.field).every = true;
+}
+
+/** What a field's directives read of an entry, recorded as they are compiled. */
+export function fieldReads(
+  environment: DirectiveEnvironment,
+  field: GraphQLField<unknown, unknown>,
+): FieldReads {
+  let reads = environment.fieldReads.get(field);
+  if (reads === undefined) {
+    reads = { attributes: new Map(), binaryAttributes: new Map(), every: false };
+    environment.fieldReads.set(field, reads);
+  }
+  return reads;
 }
 
 /** The shape of a field's type. */

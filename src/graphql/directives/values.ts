@@ -11,6 +11,7 @@ import {
   eachValue,
   fieldArgument,
   needAttribute,
+  needEveryAttribute,
   resolveField,
   shapeOf,
   siteError,
@@ -29,8 +30,9 @@ export const alias: DirectiveCompiler = (site) => {
   if (segments[0] === site.field.name) {
     throw siteError(site, "the path starts at the field itself, which would never end");
   }
-  if (site.owner.getFields()[segments[0]!] === undefined)
-    needAttribute(site.environment, segments[0]!);
+  // The path may run through other fields, whose attributes are theirs to name.
+  if (site.owner.getFields()[segments[0]!] === undefined) needAttribute(site, segments[0]!);
+  else needEveryAttribute(site);
   const list = shapeOf(site.field).list;
   return async (input) => {
     let value: unknown = input.parent;
