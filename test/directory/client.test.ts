@@ -97,14 +97,21 @@ t.test("search streams 250 entries in pages of 50", async (t) => {
   t.equal(uids.size, 250);
 });
 
-t.test("search asks for the next page only when the consumer wants it", async (t) => {
+t.test("a search reads one page ahead of its consumer, never more", async (t) => {
   const proxy = await startTcpProxy(slapd.url);
   t.teardown(() => proxy.close());
   const directory = client({ url: proxy.url, timeoutMs: 300 });
+  const PAGED_RESULTS = "1.2.840.113556.1.4.319"; // in each page's request and its answer
+  const count = (bytes: Buffer) => bytes.toString("latin1").split(PAGED_RESULTS).length - 1;
   const pages = directory.search(PEOPLE, { filter: eq("sn", "Paged"), pageSize: 50 });
   const first = await pages.next();
   t.equal((first.value as DirectoryEntry[]).length, 50, "the first page arrives");
-  proxy.freeze(); // had the client read ahead, the next page would already be here
+  await eventually(() => count(proxy.sentByServer()) >= 2, { what: "the second page's answer" });
+  t.equal(count(proxy.sentByClients()), 2, "the second page was asked for, and no third");
+  proxy.freeze();
+  const second = await pages.next();
+  t.equal((second.value as DirectoryEntry[]).length, 50, "the second page was already here");
+  // Handing it over asked for the third, which the frozen directory never answers.
   await rejects(t, pages.next(), "ANNAL_LDAP_TIMEOUT", 504);
   proxy.thaw();
   t.ok(await directory.get(ALICE), "the pool recovers with a fresh connection");

@@ -14,6 +14,8 @@ export interface TcpProxy {
   readonly connectionCount: number;
   /** Every byte clients sent through the proxy so far, to look for what went on the wire. */
   sentByClients(): Buffer;
+  /** Every byte the directory sent back through the proxy so far. */
+  sentByServer(): Buffer;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   let frozen = false;
   let connections = 0;
   const sent: Buffer[] = [];
+  const received: Buffer[] = [];
   const server: Server = createServer((client) => {
     connections++;
     const upstream = connect(Number(port), hostname);
@@ -34,6 +37,9 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       });
     };
     client.on("data", (chunk: Buffer) => sent.push(chunk));
+    upstream.on("data", (chunk: Buffer) => {
+      if (!frozen) received.push(chunk);
+    });
     forward(client, upstream);
     forward(upstream, client);
     const end = (): void => {
@@ -63,6 +69,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       return connections;
     },
     sentByClients: () => Buffer.concat(sent),
+    sentByServer: () => Buffer.concat(received),
     close: () =>
       new Promise<void>((resolve) => {
         for (const [client, upstream] of pairs) {
