@@ -1,3 +1,4 @@
+import os from "node:os";
 import { spawn } from "node:child_process";
 import { pino } from "pino";
 import { createToken } from "../src/auth/index.ts";
@@ -444,13 +445,12 @@ value case-folded, a btree on (type, attribute, value, entry) and a pg_trgm GIN 
 substrings): equality, presence, ranges and prefixes are index lookups, a substring a trigram
 lookup. A page sorted by an attribute walks that attribute's index in order (\`ordinal = 0\`, the
 first value) and probes each entry's filter, stopping after the page: a later page starts at its
-cursor in the index (its plan reads about 800 index entries for 50 rows). Its time is not that of
-the first page yet: the planner runs it in parallel (Gather Merge, 2 workers), and starting the
-workers on this loaded machine costs more than the walk; see the plan. A second sort key is ordered within ties of
-the first (incremental sort): \`sn\` has 20 distinct values, so the first page of
-\`sn,-givenName\` reads one surname's 5% of the entries. The machine has 2 cores and was shared
-with two other engineers running test suites while this ran: the p99 column shows their
-interference more than the queries.
+cursor in the index (its plan reads about 800 index entries for 50 rows), and annal's connections
+plan no parallel workers, whose start-up cost more than the walk. An \`and\` of comparisons
+intersects their index ranges, which come out in entry order, so the merge stops with the page. A
+second sort key is ordered within ties of the first (incremental sort): \`sn\` has 20 distinct
+values, so the first page of \`sn,-givenName\` reads one surname's 5% of the entries and sorts
+them. Load average when the run ended: ${os.loadavg().map((n) => n.toFixed(1)).join(", ")}.
 
 ### Plans of the direct SQL (\`EXPLAIN ANALYZE\`, one request of each case)
 
