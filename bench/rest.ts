@@ -450,7 +450,10 @@ plan no parallel workers, whose start-up cost more than the walk. An \`and\` of 
 intersects their index ranges, which come out in entry order, so the merge stops with the page. A
 second sort key is ordered within ties of the first (incremental sort): \`sn\` has 20 distinct
 values, so the first page of \`sn,-givenName\` reads one surname's 5% of the entries and sorts
-them. Load average when the run ended: ${os.loadavg().map((n) => n.toFixed(1)).join(", ")}.
+them. Load average when the run ended: ${os
+      .loadavg()
+      .map((n) => n.toFixed(1))
+      .join(", ")}.
 
 ### Plans of the direct SQL (\`EXPLAIN ANALYZE\`, one request of each case)
 
