@@ -1,6 +1,12 @@
 import type { PoolClient, Queryable } from "../db/index.ts";
 import { eventsOfTypes } from "../events/index.ts";
-import { readAll, readStream, type LogPosition, type RecordedEvent } from "../store/index.ts";
+import {
+  markLogReader,
+  readAll,
+  readStream,
+  type LogPosition,
+  type RecordedEvent,
+} from "../store/index.ts";
 import { readCheckpoint, tableIn } from "./schema.ts";
 import type { AnyProjection } from "./types.ts";
 
@@ -46,7 +52,8 @@ export async function flushStreamVersions(
  * moves the checkpoint in the same transaction. Returns how many log events it consumed.
  *
  * The caller holds the projection's lock (`lockProjection`), so two runners never apply the
- * same batch.
+ * same batch. The transaction is marked as a log reader (`markLogReader`) once it has events
+ * to apply: it may not append from then on.
  *
  * Stream order: the log is read in (transaction id, position) order, and a stream's events
  * can come out of stream order. A transaction that took its id early (say with an earlier
@@ -67,6 +74,8 @@ export async function applyBatch(
   if (!checkpoint) throw new Error(`projection schema ${schema} is missing`);
   const events = await readAll(tx, checkpoint, batchSize);
   if (events.length === 0) return 0;
+  // Its xid no longer holds back the other readers of the log while it applies.
+  await markLogReader(tx);
   await applyEvents(tx, projection, schema, events, memory);
   await writeCheckpoint(tx, schema, events.at(-1)!);
   await tx.query("SELECT pg_notify($1, $2)", [PROJECTION_CHANNEL, projection.name]);

@@ -3,6 +3,7 @@ import { AnnalError } from "../errors/index.ts";
 import {
   START,
   countAfter,
+  markLogReader,
   readAll,
   type LogPosition,
   type RecordedEvent,
@@ -142,6 +143,7 @@ async function replayIntoShadow(
       last = events.at(-1)!;
       next = events.length === batchSize ? readAhead(pool, last, batchSize) : Promise.resolve([]);
       await client.query("BEGIN");
+      await markLogReader(client);
       await applyEvents(client, projection, shadow, events, streams);
       await client.query("COMMIT");
       done += events.length;

@@ -16,6 +16,7 @@ export {
   logPositionColumns,
   logPositionCompare,
   logPositionOf,
+  markLogReader,
 } from "./log-order.ts";
 export type { LogDirection, LogPositionRow } from "./log-order.ts";
 export { appendToStreams } from "./append-many.ts";

@@ -1,3 +1,4 @@
+import type { Queryable } from "../db/index.ts";
 import type { LogPosition } from "./types.ts";
 
 /**
@@ -66,19 +67,39 @@ export function logPositionOf(row: LogPositionRow): LogPosition {
 }
 
 /**
+ * The advisory lock class that marks a log reader's transaction (`markLogReader`): a
+ * two-key advisory lock `(LOG_READER_LOCK, xid)` held by the transaction whose xid it names.
+ */
+export const LOG_READER_LOCK = 0x616e6e6c; // "annl"
+
+/**
  * The safe bound of the global order: the oldest transaction that is in flight in this
- * statement's snapshot and may be writing to this database, or the snapshot's xmax when there
- * is none. Everything below it is final. `pg_snapshot_xmin` alone would be correct too, but
- * it counts every transaction on the whole server, so one long transaction in another
- * database would stall every reader here; an in-flight xid is skipped only when
- * `pg_stat_activity` shows it belongs to a session of another database (an xid it does not
- * show, because that transaction has just ended or is prepared, is kept: that only lowers
- * the bound).
+ * statement's snapshot and may append to this database's log, or the snapshot's xmax when
+ * there is none. Everything below it is final.
+ *
+ * `pg_snapshot_xmin` alone would be correct too, but it counts every transaction on the
+ * whole server, and most of them never append. Two kinds are skipped:
+ * - a transaction of a session in another database (`pg_stat_activity`): one long
+ *   transaction there would otherwise stall every reader here;
+ * - a log reader's transaction, marked by `markLogReader`: a projection applying a batch
+ *   holds an xid for as long as the batch takes (it writes its tables), and every other
+ *   reader, including the projections that wait for fresh changes, would otherwise stop
+ *   behind it. Such a transaction cannot append (the `events` table refuses it), so no event
+ *   can ever appear below it.
+ *
+ * Both skips match the xid itself, never a backend that may have moved on to its next
+ * transaction: the mark is a lock keyed by the xid, so it exists only while that very
+ * transaction does. An xid whose session `pg_stat_activity` does not show (it has just ended,
+ * or is prepared) is kept, which only lowers the bound.
  */
 const SAFE_BOUND = `(SELECT coalesce(
     (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
       WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a
-                         WHERE a.backend_xid = x::xid AND a.datname <> current_database())),
+                         WHERE a.backend_xid = x::xid AND a.datname <> current_database())
+        AND NOT EXISTS (SELECT 1 FROM pg_locks AS l
+                         WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted
+                           AND l.classid = ${LOG_READER_LOCK}::oid
+                           AND l.objid = x::xid::text::oid)),
     pg_snapshot_xmax(pg_current_snapshot())))`;
 
 /**
@@ -90,4 +111,20 @@ const SAFE_BOUND = `(SELECT coalesce(
  */
 export function belowSafeBound(table: string): string {
   return `${table}.transaction_id < ${SAFE_BOUND}`;
+}
+
+/**
+ * Marks `tx`, an open transaction that reads the log and writes only elsewhere (a
+ * projection's batch), as a log reader: the safe bound no longer waits for it. From here to
+ * its end the transaction may not append (`events` refuses the insert: its statement
+ * trigger checks `annal.log_reader`), which is what makes skipping it safe. Gives the
+ * transaction its xid now, so call it only when the transaction is going to write anyway.
+ * Not to be undone by a savepoint: mark a transaction at its top level.
+ */
+export async function markLogReader(tx: Queryable): Promise<void> {
+  await tx.query(
+    `SELECT set_config('annal.log_reader', 'on', true),
+            pg_advisory_xact_lock_shared(${LOG_READER_LOCK},
+              (pg_current_xact_id()::xid::text::bigint)::bit(32)::int4)`,
+  );
 }

@@ -3,6 +3,7 @@ import { withTransaction, type Pool } from "../../src/db/index.ts";
 import {
   Projector,
   projectionStatus,
+  type Projection,
   replayProjection,
   waitForProjection,
 } from "../../src/projector/index.ts";
@@ -265,4 +266,49 @@ t.test("waiting for a position the projection does not reach times out with a co
     code: "ANNAL_PROJECTION_TIMEOUT",
     status: 503,
   });
+});
+
+/**
+ * A projection that takes long over a batch (the entries projection applying an import's
+ * snapshots) holds an xid all along. The other projections go on reading the log past it:
+ * its batch's transaction is marked as a log reader, which the log's safe bound skips.
+ */
+t.test("a projection held mid-batch does not hold back another projection", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  let reached!: () => void;
+  const held = new Promise<void>((resolve) => (reached = resolve));
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const slow: Projection<"Slow"> = {
+    name: "slow",
+    version: 1,
+    handles: ["Slow"],
+    tables: (table) => [`CREATE TABLE ${table("seen")} (id uuid PRIMARY KEY)`],
+    async apply(events, { tx, table }) {
+      for (const event of events) {
+        await tx.query(`INSERT INTO ${table("seen")} VALUES ($1)`, [event.id]);
+        reached();
+        await gate;
+      }
+    },
+  };
+  const projector = await Projector.start({
+    pool,
+    projections: [slow, tallyProjection()],
+    log: quiet,
+  });
+  t.teardown(async () => {
+    release();
+    await projector.stop();
+  });
+  await store.appendToStream("s", [{ type: "Slow", data: {} }]);
+  await held;
+  const { events } = await store.appendToStream("a", [{ type: "Tick", data: { n: 1 } }]);
+  await waitForProjection(pool, "tally", positionOf(events[0]!));
+  t.same(await tallyRows(pool), [{ stream_id: "a", ticks: 1, versions: [1], last: { n: 1 } }]);
+  const seen = await pool.query("SELECT count(*)::int AS n FROM projection_slow.seen");
+  t.equal(seen.rows[0].n, 0, "while the slow projection's batch is still in flight");
+  release();
+  await waitForProjection(pool, "slow", positionOf(events[0]!));
 });

@@ -1,6 +1,12 @@
 import t from "tap";
 import { withTransaction } from "../../src/db/index.ts";
-import { EventStore, START, readAll, type LogPosition } from "../../src/store/index.ts";
+import {
+  EventStore,
+  START,
+  markLogReader,
+  readAll,
+  type LogPosition,
+} from "../../src/store/index.ts";
 import { eventually } from "../support/eventually.ts";
 import { armPausePoint } from "../support/pause-points.ts";
 import { testDatabase } from "../support/postgres.ts";
@@ -20,6 +26,10 @@ import { testDatabase } from "../support/postgres.ts";
  * run: that read moves the reader's cursor past the stopped transaction, which then commits
  * behind it and is never read (the two-transaction version is "readers never pass a
  * transaction that is still in flight" in read-all.test.ts).
+ *
+ * Meanwhile a log reader (what a projection's batch is) holds transactions with xids open,
+ * marked by `markLogReader`, each until the tailing reader has read an event of a later
+ * transaction: the safe bound skips them, and exactly once still holds.
  */
 const WRITERS = 8;
 const TOTAL = 20_000;
@@ -42,6 +52,11 @@ t.test("a tailing reader sees every committed event exactly once", async (t) => 
   // readable log (fewer than a page).
   let caughtUpAt = -1;
   let overtaken = 0;
+  // The highest transaction id the reader has read, and how often it read past a marked
+  // log reader's transaction while that was in flight.
+  let readUpTo = 0n;
+  let passedLogReaders = 0;
+  await pool.query("CREATE TABLE applied (xid xid8)");
 
   /**
    * Holds a long transaction stopped at the pause point while a later one commits past it
@@ -100,6 +115,23 @@ t.test("a tailing reader sees every committed event exactly once", async (t) => 
     writing--;
   };
 
+  const logReader = async () => {
+    while (writing > 0) {
+      await withTransaction(pool, async (tx) => {
+        await markLogReader(tx);
+        const inserted = await tx.query<{ xid: string }>(
+          "INSERT INTO applied VALUES (pg_current_xact_id()) RETURNING xid::text",
+        );
+        const xid = BigInt(inserted.rows[0]!.xid);
+        await eventually(() => readUpTo > xid || writing === 0, {
+          what: "the reader reads past the log reader's transaction in flight",
+          interval: 1,
+        });
+        if (readUpTo > xid) passedLogReaders++;
+      });
+    }
+  };
+
   const seen: string[] = [];
   const reader = async () => {
     let after: LogPosition = START;
@@ -108,7 +140,11 @@ t.test("a tailing reader sees every committed event exactly once", async (t) => 
       const endedBefore = ended;
       const events = await readAll(pool, after, PAGE);
       if (events.length < PAGE) caughtUpAt = endedBefore;
-      for (const event of events) seen.push(event.id);
+      for (const event of events) {
+        seen.push(event.id);
+        const xid = BigInt(event.transactionId);
+        if (xid > readUpTo) readUpTo = xid;
+      }
       const last = events.at(-1);
       if (last) after = { transactionId: last.transactionId, position: last.position };
       else if (done) return;
@@ -121,11 +157,16 @@ t.test("a tailing reader sees every committed event exactly once", async (t) => 
     }
   };
 
-  await Promise.all([...Array.from({ length: WRITERS }, (_, w) => writer(w)), reader()]);
+  await Promise.all([
+    ...Array.from({ length: WRITERS }, (_, w) => writer(w)),
+    reader(),
+    logReader(),
+  ]);
 
   t.ok(committed.size >= TOTAL * 0.8, `committed ${committed.size} events`);
   t.ok(rolledBack.size > 0, `rolled back ${rolledBack.size} events`);
   t.ok(overtaken > 10, `${overtaken} transactions in flight were passed by later commits`);
+  t.ok(passedLogReaders > 10, `${passedLogReaders} log readers in flight were read past`);
   t.equal(new Set(seen).size, seen.length, "no event was read twice");
   t.equal(seen.filter((id) => rolledBack.has(id)).length, 0, "no rolled-back event was read");
   const seenIds = new Set(seen);

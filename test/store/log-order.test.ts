@@ -3,6 +3,7 @@ import { changeFeed, changesOf, type ChangeRecord } from "../../src/history/inde
 import { Projector, type Projection } from "../../src/projector/index.ts";
 import {
   countAfter,
+  markLogReader,
   readAll,
   readHead,
   START,
@@ -220,4 +221,37 @@ t.test("GET /api/entries/users/{id}/changes, one a page, both ways", async (t) =
       backward: expected,
     });
   }
+});
+
+/**
+ * A log reader's transaction (a projection's batch) is left out of the safe bound by its xid.
+ * Here that xid has five digits and the events read past it six: the skip matches the xid by
+ * number, never by its text.
+ */
+t.test("a log reader in flight at 99,99x holds back no event of 100,00x", async (t) => {
+  await burnTransactionIds(pool, 99_997n);
+  const reader = await pool.connect();
+  t.teardown(() => reader.release());
+  await reader.query("BEGIN");
+  await markLogReader(reader);
+  const readerXid = BigInt(
+    (await reader.query<{ xid: string }>("SELECT pg_current_xact_id()::text AS xid")).rows[0]!.xid,
+  );
+  t.ok(readerXid < 100_000n, `the reader's xid ${readerXid} has five digits`);
+  const before = await readHead(pool);
+  await burnTransactionIds(pool, 100_000n);
+  const appended: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const { events } = await harness.store.appendToStream("crossing", [
+      { type: "Tick", data: { i } },
+    ]);
+    appended.push(...events.map((e) => e.id));
+    t.ok(BigInt(events[0]!.transactionId) >= 100_000n, `appended at ${events[0]!.transactionId}`);
+  }
+  t.same(
+    (await readAll(pool, before, 100)).map((e) => e.id),
+    appended,
+    "every event appended after it is read while it is in flight, in order",
+  );
+  await reader.query("COMMIT");
 });
