@@ -54,8 +54,12 @@ export async function captureFromAccesslog(
         const record = parseAccesslogEntry(entry);
         return record ? [record] : [];
       })
+      // `>=` finds the record the checkpoint names again: it was recorded, and an idle
+      // pass has nothing to write (nor a transaction to take).
+      .filter((r) => r.reqStart > start)
       .filter((r) => dnEquals(r.dn, context.base) || isDescendantOf(r.dn, context.base))
       .sort((a, b) => (a.reqStart < b.reqStart ? -1 : a.reqStart > b.reqStart ? 1 : 0));
+    if (records.length === 0) continue;
     const result = await recordPage(context, records);
     recorded += result.recorded;
     position = result.position ?? position;

@@ -22,11 +22,27 @@ export interface CaptureWorker {
   stop(): Promise<void>;
 }
 
+/** How long one job runs passes before it hands its turn back to the queue. */
+const TURN_MS = 5 * 60_000;
+
 /**
- * Runs capture as a pg-boss job: one pass per job, in one process at a time across every
- * annal process (a `stately` queue holds at most one job waiting and one running). Each pass
- * queues the next one `interval` later; a cron schedule re-queues one every minute in case
- * the chain was broken (a process killed mid-pass), which the queue drops while one waits.
+ * A job whose process died stops heartbeating, pg-boss fails it after this long, and the
+ * next job (queued at the end of every turn, and by the minute's schedule) takes over.
+ */
+const HEARTBEAT_SECONDS = 10;
+
+/** A success is noted at most this often (every failure is noted at once). */
+const NOTE_SUCCESS_EVERY_MS = 1000;
+
+/**
+ * Runs capture in one process at a time across every annal process: a pg-boss job (a
+ * `stately` queue holds at most one job waiting and one running) is a turn of passes, one
+ * every `interval`, run in the process that took the job, for up to five minutes; it then
+ * queues the next turn, which any process may take. Passes run back to back in the turn, so
+ * a change waits at most `interval` (plus the pass) for its pass, not for pg-boss to notice
+ * the next job too. The turn heartbeats, so a turn whose process died is failed and replaced
+ * within a minute (a cron schedule queues one every minute, which the queue drops while one
+ * waits).
  */
 export async function startCaptureWorker(
   jobs: Jobs,
@@ -47,27 +63,59 @@ export async function startCaptureWorker(
     await snapshotIfDue(context, schedule.snapshotInterval);
     return result;
   };
-  const next = () =>
-    boss.send(CAPTURE_QUEUE, {}, { startAfter: new Date(Date.now() + schedule.interval) });
-  await boss.work(CAPTURE_QUEUE, { pollingIntervalSeconds: 0.5 }, async () => {
+  const stopping = new AbortController();
+  let successNotedAt = 0;
+  let failing = false;
+  const notedPass = async () => {
     try {
       await pass();
-      await recordPassSucceeded(context.pool, schedule.source);
+      if (failing || Date.now() - successNotedAt >= NOTE_SUCCESS_EVERY_MS) {
+        await recordPassSucceeded(context.pool, schedule.source);
+        successNotedAt = Date.now();
+        failing = false;
+      }
     } catch (error) {
+      failing = true;
       context.log.error({ err: error }, "directory capture pass failed; the next pass retries");
       await recordPassFailed(context.pool, schedule.source, error).catch(() => {});
+    }
+  };
+  const queueNextTurn = () => boss.send(CAPTURE_QUEUE, {}, { heartbeatSeconds: HEARTBEAT_SECONDS });
+  await boss.work(CAPTURE_QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+    const turn = AbortSignal.any([stopping.signal, ...(job ? [job.signal] : [])]);
+    const ends = Date.now() + TURN_MS;
+    try {
+      while (!turn.aborted && Date.now() < ends) {
+        await notedPass();
+        await pause(schedule.interval, turn);
+      }
     } finally {
-      await next();
+      await queueNextTurn();
     }
   });
-  await boss.schedule(CAPTURE_QUEUE, "* * * * *", {});
-  await boss.send(CAPTURE_QUEUE, {});
+  await boss.schedule(CAPTURE_QUEUE, "* * * * *", {}, { heartbeatSeconds: HEARTBEAT_SECONDS });
+  await queueNextTurn();
   return {
     captureNow: pass,
     async stop() {
+      stopping.abort();
       await boss.offWork(CAPTURE_QUEUE);
     },
   };
+}
+
+/** Waits `ms`, or less if `signal` aborts first. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 async function reconcileDue(context: CaptureContext, schedule: CaptureSchedule): Promise<boolean> {

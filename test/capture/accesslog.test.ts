@@ -210,3 +210,20 @@ t.test("a write annal makes because of an event is linked to it in the change fe
   const left = await f.db.pool.query("SELECT count(*)::int AS n FROM directory_write_intents");
   t.equal(left.rows[0].n, 0, "every note was used");
 });
+
+t.test("a pass that finds nothing new writes nothing and takes no transaction id", async (t) => {
+  const f = await captureFixture(t);
+  await f.sync();
+  await f.directory.add(ALICE, person("alice"));
+  await f.sync();
+  // The search `reqStart >= checkpoint` finds the record the checkpoint names again.
+  const nextXid = async () =>
+    (
+      await f.db.pool.query<{ xid: string }>(
+        "SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid",
+      )
+    ).rows[0]!.xid;
+  const before = await nextXid();
+  for (let i = 0; i < 3; i++) t.equal((await captureFromAccesslog(f.context)).recorded, 0);
+  t.equal(await nextXid(), before, "no transaction id was assigned");
+});

@@ -54,3 +54,40 @@ t.test("the scheduled capture job records changes without being asked", async (t
   );
   t.match(failing.lastError, { code: /^ANNAL_/, message: String, at: Date });
 });
+
+t.test("a worker that stops hands its turn to another process's worker", async (t) => {
+  const f = await captureFixture(t);
+  await f.sync();
+  const schedule = {
+    source: "accesslog" as const,
+    interval: 50,
+    reconcileInterval: 600_000,
+    snapshotInterval: 0,
+  };
+  // Two processes: each its own pg-boss and its own worker on one database.
+  const first = await startJobs({ pool: f.db.pool, log: quietLog });
+  t.teardown(() => first.stop());
+  const firstWorker = await startCaptureWorker(first, f.context, schedule);
+  const second = await startJobs({ pool: f.db.pool, log: quietLog });
+  t.teardown(() => second.stop());
+  const secondWorker = await startCaptureWorker(second, f.context, schedule);
+  t.teardown(() => secondWorker.stop());
+
+  const add = async (uid: string) => {
+    await f.directory.add(`uid=${uid},ou=people,dc=example,dc=org`, {
+      objectClass: ["inetOrgPerson"],
+      uid,
+      cn: uid,
+      sn: uid,
+    });
+    await eventually(
+      async () => (await feed(f.db.pool)).some((c) => c.dn.startsWith(`uid=${uid},`)) || undefined,
+      { what: `${uid} is captured` },
+    );
+  };
+  await add("before");
+  await firstWorker.stop();
+  await first.stop();
+  await add("after");
+  t.pass("captured after the first worker stopped");
+});

@@ -46,7 +46,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       ],
       capture: {
         source: "accesslog",
-        interval: 2_000,
+        interval: 250,
         reconcileInterval: 600_000,
         snapshotInterval: 86_400_000,
         redact: [...BUILT_IN_REDACTED_ATTRIBUTES],

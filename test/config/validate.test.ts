@@ -127,7 +127,7 @@ t.test("a directory resolves its defaults", async (t) => {
     types: [],
     capture: {
       source: "accesslog",
-      interval: 2_000,
+      interval: 250,
       reconcileInterval: 600_000,
       snapshotInterval: 86_400_000,
       redact: [...BUILT_IN_REDACTED_ATTRIBUTES],

@@ -99,9 +99,11 @@ function capture() {
               '`"accesslog"` reads the slapd accesslog overlay\'s log, which gives every change with its time and author; `"poll"` compares entries\' `modifyTimestamp`, for servers without one.',
             example: "poll",
           }),
-        interval: duration()
-          .prefault("2s")
-          .meta({ description: "How often to look for new changes.", example: "5s" }),
+        interval: duration().prefault("250ms").meta({
+          description:
+            "How often to look for new changes: a change made in the directory is recorded at most this long (plus the pass itself) after it was made. An idle pass is one indexed search (of the accesslog's `reqStart`, or of `modifyTimestamp` for `poll`).",
+          example: "1s",
+        }),
         reconcileInterval: duration().prefault("10m").meta({
           description:
             "`poll` only: how often to compare every entry, to catch deletions and changes a poll missed.",
