@@ -26,8 +26,9 @@ export interface CaptureWorker {
 const TURN_MS = 5 * 60_000;
 
 /**
- * A job whose process died stops heartbeating, pg-boss fails it after this long, and the
- * next job (queued at the end of every turn, and by the minute's schedule) takes over.
+ * A job whose process died stops heartbeating; pg-boss's supervision (once a minute) fails it
+ * once its heartbeat is this old, and the next job (queued by the minute's schedule) takes
+ * over. Before turns heartbeated, such a job held the queue until it expired, an hour later.
  */
 const HEARTBEAT_SECONDS = 10;
 
@@ -41,8 +42,8 @@ const NOTE_SUCCESS_EVERY_MS = 1000;
  * queues the next turn, which any process may take. Passes run back to back in the turn, so
  * a change waits at most `interval` (plus the pass) for its pass, not for pg-boss to notice
  * the next job too. The turn heartbeats, so a turn whose process died is failed and replaced
- * within a minute (a cron schedule queues one every minute, which the queue drops while one
- * waits).
+ * in a minute or two (a cron schedule queues one every minute, which the queue drops while
+ * one waits).
  */
 export async function startCaptureWorker(
   jobs: Jobs,
