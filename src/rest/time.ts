@@ -1,4 +1,4 @@
-import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
+import { formatInTimeZone, fromZonedTime } from "../time/index.ts";
 import { invalidParameter } from "./errors.ts";
 
 /**

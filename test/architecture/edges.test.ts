@@ -11,7 +11,9 @@ import t from "tap";
  * - feature modules never import `app/` (composition) or `cli/` (the command line): commands
  *   call features, not the other way round;
  * - the GraphQL directives know the gateway only through their context
- *   (`src/graphql/context.ts`), never the gateway itself or the configuration.
+ *   (`src/graphql/context.ts`), never the gateway itself or the configuration;
+ * - date-fns and date-fns-tz are reached only through `src/time/`, which loads date-fns-tz's
+ *   CommonJS build (its ES build costs a running server about 230 MiB, see there).
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -102,4 +104,18 @@ t.test("the check reads the relative imports of a file", async (t) => {
   ]);
   t.equal(moduleOf("src/capture/jobs.ts"), "src/capture");
   t.equal(moduleOf("src/logger.ts"), "src/logger.ts");
+});
+
+t.test("only src/time imports date-fns or date-fns-tz", async (t) => {
+  const files = [...sources("src"), ...sources("projections")].filter(
+    (file) => !file.startsWith("src/time/") && !file.startsWith("src/web/client/"),
+  );
+  t.same(
+    files.filter((file) =>
+      /\bfrom\s+"date-fns(?:-tz)?(?:\/[^"]*)?"|import\("date-fns/.test(
+        readFileSync(path.join(ROOT, file), "utf8"),
+      ),
+    ),
+    [],
+  );
 });

@@ -1,4 +1,4 @@
-import { formatInTimeZone } from "date-fns-tz";
+import { formatInTimeZone } from "../../time/index.ts";
 import { BadUserInputError } from "../errors.ts";
 import { current, eachValue, fieldArgument, type DirectiveCompiler } from "./site.ts";
 
