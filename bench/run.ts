@@ -6,6 +6,7 @@ import { authBenchmark } from "./auth.ts";
 import { captureBenchmark } from "./capture.ts";
 import { demoWorkflowsBenchmark } from "./demo-workflows.ts";
 import { hooksBenchmark } from "./hooks.ts";
+import { memoryBenchmark } from "./memory.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
@@ -26,6 +27,7 @@ const suites: Record<string, () => Promise<void>> = {
   "demo-workflows": demoWorkflowsBenchmark,
   auth: authBenchmark,
   web: webBenchmark,
+  memory: memoryBenchmark,
 };
 
 // Options (`--size 1m`) are read by the suites themselves (`benchSize`); the rest are suites.

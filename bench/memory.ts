@@ -1,0 +1,246 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { createToken } from "../src/auth/index.ts";
+import { readCaptureCheckpoint } from "../src/capture/index.ts";
+import { createDirectoryClient } from "../src/directory/index.ts";
+import { waitForProjection } from "../src/projector/index.ts";
+import { EventStore, readHead } from "../src/store/index.ts";
+import { allProjections } from "../projections/index.ts";
+import { baseEntries, launchSlapd, SLAPD_BASE, SLAPD_ROOT_DN, toLdif } from "../src/slapd/index.ts";
+import { sampleEntries } from "../src/demo/index.ts";
+import { benchDatabase, benchSize, fmt, machine, percentile, recordResults } from "./support.ts";
+
+/**
+ * The server's memory over a day's work on a directory of 100,000 people: `annal start` as
+ * a process of its own, its first-start import of every entry, REST searches, a CSV export
+ * of every person, and directory writes captured. Its resident set is read from
+ * `/proc/<pid>/status` (`VmRSS` every 100 ms, and the kernel's own peak, `VmHWM`). The
+ * baseline is the same process's resident set once it answers `/healthz`, before its work.
+ */
+const ENTRIES = benchSize(100_000);
+const SEARCHES = 300;
+const WRITES = 100;
+const TARGET_MIB = 300;
+const MIB = 1024 * 1024;
+
+export async function memoryBenchmark(): Promise<void> {
+  const password = randomBytes(12).toString("base64url");
+  const dir = mkdtempSync(path.join(os.tmpdir(), "annal-bench-memory-"));
+  process.stderr.write(`bench: memory: seeding slapd with ${fmt(ENTRIES)} people\n`);
+  const entries = sampleEntries({ people: ENTRIES });
+  const people = entries.filter((e) => e.dn.startsWith("uid=") && e.dn.includes("ou=people"));
+  const slapd = await launchSlapd({
+    dir: path.join(dir, "slapd"),
+    rootPassword: password,
+    seedLdif: () => toLdif([...baseEntries(), ...entries]),
+    removeOnStop: true,
+    startTimeoutMs: 600_000,
+  });
+  const db = await benchDatabase();
+  const directory = createDirectoryClient({
+    url: slapd.url,
+    bindDN: SLAPD_ROOT_DN,
+    password,
+    timeoutMs: 60_000,
+  });
+  let server: ChildProcess | undefined;
+  try {
+    const store = await EventStore.open(db.pool);
+    const { token } = await createToken(db.pool, store, {
+      name: "bench",
+      access: ["read", "export"],
+    });
+    const port = await freePort();
+    const config = path.join(dir, "annal.toml");
+    writeFileSync(
+      config,
+      `[server]
+host = "127.0.0.1"
+port = ${port}
+
+[database]
+url = "\${DATABASE_URL}"
+
+[log]
+level = "warn"
+
+[directory]
+url = "${slapd.url}"
+bindDN = "${SLAPD_ROOT_DN}"
+password = "\${LDAP_PASSWORD}"
+base = "${SLAPD_BASE}"
+
+[[directory.types]]
+name = "user"
+base = "ou=people,${SLAPD_BASE}"
+filter = "(objectClass=inetOrgPerson)"
+
+[[directory.types]]
+name = "group"
+base = "ou=groups,${SLAPD_BASE}"
+filter = "(objectClass=groupOfNames)"
+`,
+    );
+    server = spawn(process.execPath, ["src/cli.ts", "start", "--config", config], {
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        LDAP_PASSWORD: password,
+        NODE_ENV: "production",
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    const pid = server.pid!;
+    const base = `http://127.0.0.1:${port}`;
+    await until(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok === true);
+    const atStart = status(pid).rss;
+
+    let sampling = true;
+    const phases: { name: string; peak: number; seconds: number }[] = [];
+    let phasePeak = 0;
+    const sampler = (async () => {
+      while (sampling) {
+        phasePeak = Math.max(phasePeak, status(pid).rss);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    const phase = async (name: string, work: () => Promise<void>) => {
+      process.stderr.write(`bench: memory: ${name}\n`);
+      phasePeak = status(pid).rss;
+      const started = performance.now();
+      await work();
+      phases.push({
+        name,
+        peak: Math.max(phasePeak, status(pid).rss),
+        seconds: (performance.now() - started) / 1000,
+      });
+    };
+    const authorization = `Bearer ${token}`;
+    const searchMs: number[][] = [[], [], []];
+
+    await phase(`first-start import of ${fmt(ENTRIES)} entries, projected`, async () => {
+      await until(async () => (await readCaptureCheckpoint(db.pool, "accesslog")) !== undefined);
+      const head = await readHead(db.pool);
+      for (const projection of allProjections) {
+        await waitForProjection(db.pool, projection.name, head, 1_800_000);
+      }
+    });
+    await phase(`${fmt(SEARCHES)} REST searches`, async () => {
+      const filters = [
+        (i: number) => `uid eq "${uidOf(people[(i * 7919) % people.length]!.dn)}"`,
+        () => `sn eq "Meyer"`,
+        (i: number) => `cn sw "${uidOf(people[i % people.length]!.dn).slice(0, 3)}"`,
+      ];
+      for (let i = 0; i < SEARCHES; i++) {
+        const filter = encodeURIComponent(filters[i % filters.length]!(i));
+        const started = performance.now();
+        const response = await fetch(
+          `${base}/api/entries/users?filter=${filter}&sort=sn,cn&first=50`,
+          { headers: { authorization } },
+        );
+        if (!response.ok) throw new Error(`search answered ${response.status}`);
+        await response.arrayBuffer();
+        searchMs[i % filters.length]!.push(performance.now() - started);
+      }
+    });
+    await phase(`CSV export of every person`, async () => {
+      const response = await fetch(
+        `${base}/api/entries/users?fields=cn,sn,mail,title,uidNumber&filename=users.csv`,
+        { headers: { authorization } },
+      );
+      if (!response.ok || !response.body) throw new Error(`export answered ${response.status}`);
+      for await (const chunk of response.body) void chunk;
+    });
+    await phase(`${fmt(WRITES)} directory writes captured`, async () => {
+      const titles: string[] = [];
+      for (let i = 0; i < WRITES; i++) {
+        const title = `memory-${i}-${Date.now()}`;
+        titles.push(title);
+        await directory.modify(people[i]!.dn, [
+          { operation: "replace", attribute: "title", values: title },
+        ]);
+      }
+      await until(async () => {
+        const found = await db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM projection_changes.changes
+            WHERE patch::text LIKE ANY($1::text[])`,
+          [titles.map((title) => `%${title}%`)],
+        );
+        return found.rows[0]!.n >= WRITES;
+      });
+    });
+    sampling = false;
+    await sampler;
+    const { hwm } = status(pid);
+
+    const mib = (bytes: number) => fmt(bytes / MIB);
+    const markdown = `## Server memory
+
+Command: \`npm run bench -- memory\` (run ${new Date().toISOString().slice(0, 10)})
+Machine: ${machine()}; OpenLDAP slapd from Debian, on loopback.
+
+\`annal start\` as a process of its own (\`NODE_ENV=production\`, the default settings) over a
+directory of ${fmt(ENTRIES)} people, doing one thing after another. Resident set of the server
+process, MiB: sampled every 100 ms (\`VmRSS\`), and the kernel's peak over the whole run
+(\`VmHWM\`); the baseline is the same process when it first answers \`/healthz\`.
+
+| phase | seconds | peak RSS (MiB) |
+|---|---:|---:|
+${phases.map((p) => `| ${p.name} | ${fmt(p.seconds, 1)} | ${mib(p.peak)} |`).join("\n")}
+
+| measure | annal | baseline (same run) | ratio |
+|---|---:|---:|---:|
+| peak resident set, whole run (\`VmHWM\`, MiB) | ${mib(hwm)} | ${mib(atStart)} (at start) | ${fmt(hwm / atStart, 2)} |
+
+Target: under ${TARGET_MIB} MiB; ${hwm / MIB < TARGET_MIB ? "met" : "not met"}.
+
+The searches, each \`sort=sn,cn&first=50\` over HTTP with a bearer token, p50 / p99 (ms):
+${["`uid eq` one person", '`sn eq "Meyer"`', "`cn sw` three letters"]
+  .map((what, k) => {
+    const sorted = searchMs[k]!.sort((a, b) => a - b);
+    return `${what} ${fmt(percentile(sorted, 50), 1)} / ${fmt(percentile(sorted, 99), 1)}`;
+  })
+  .join("; ")}.`;
+    recordResults("memory", markdown);
+    process.stdout.write(`${markdown}\n`);
+  } finally {
+    if (server && server.exitCode === null) {
+      const exited = new Promise((resolve) => server!.once("exit", resolve));
+      server.kill("SIGTERM");
+      await exited;
+    }
+    await directory.close();
+    await db.close();
+    await slapd.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `VmRSS` and `VmHWM` of a process, in bytes. */
+function status(pid: number): { rss: number; hwm: number } {
+  const text = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1]);
+  return { rss: kib("VmRSS") * 1024, hwm: kib("VmHWM") * 1024 };
+}
+
+const uidOf = (dn: string) => dn.slice(4, dn.indexOf(","));
+
+/** Polls `condition` every 100 ms until it holds (the benchmark's own phases bound it). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
