@@ -180,6 +180,17 @@ async function everyRow(pool: Pool, sql: SearchSql): Promise<SearchRow[]> {
   return result.rows;
 }
 
+/**
+ * A page walks the first sort key's index or sorts the matches (`WALK_ABOVE`), page by page:
+ * each way alone, and the two alternating (a cursor of one read on by the other, as when the
+ * matches cross the bound between two requests), must read every row once, in order.
+ */
+const STRATEGIES: readonly { name: string; walkAbove: (page: number) => number }[] = [
+  { name: "walking", walkAbove: () => 0 },
+  { name: "sorting", walkAbove: () => Infinity },
+  { name: "alternating", walkAbove: (page) => (page % 2 ? Infinity : 0) },
+];
+
 t.test("sorted pages walk forward and backward through every row once, in order", async (t) => {
   const { pool } = await setUp(t);
   const sorts = [
@@ -197,42 +208,46 @@ t.test("sorted pages walk forward and backward through every row once, in order"
     "-entryUUID",
   ];
   const filters = ["(&)", "(objectClass=person)", "(!(sn=smith))", "(title=*engineer*)"];
-  for (const sortText of sorts) {
-    for (const filterText of filters) {
-      const what = `sort=${sortText} filter=${filterText}`;
-      const sql = search(parseFilter(filterText).ast, sortOf(sortText));
-      const expected = (await everyRow(pool, sql)).map((row) => row.entry_uuid);
-      t.ok(expected.length > 0, `${what}: rows`);
+  for (const strategy of STRATEGIES) {
+    for (const sortText of sorts) {
+      for (const filterText of filters) {
+        const what = `${strategy.name} sort=${sortText} filter=${filterText}`;
+        const sql = search(parseFilter(filterText).ast, sortOf(sortText));
+        const expected = (await everyRow(pool, sql)).map((row) => row.entry_uuid);
+        t.ok(expected.length > 0, `${what}: rows`);
 
-      const forward: string[] = [];
-      let position: KeysetPosition | undefined;
-      for (let pages = 0; pages < 100; pages++) {
-        const page = await searchPage(pool, sql, {
-          direction: "forward",
-          limit: 3,
-          ...(position ? { position } : {}),
-        });
-        forward.push(...page.rows.map((row) => row.entry_uuid));
-        t.equal(page.behind, position !== undefined, `${what}: behind on page ${pages}`);
-        if (!page.more) break;
-        position = sql.positionOf(page.rows.at(-1)!);
-      }
-      t.same(forward, expected, `${what}: forward`);
+        const forward: string[] = [];
+        let position: KeysetPosition | undefined;
+        for (let pages = 0; pages < 100; pages++) {
+          const page = await searchPage(pool, sql, {
+            direction: "forward",
+            limit: 3,
+            walkAbove: strategy.walkAbove(pages),
+            ...(position ? { position } : {}),
+          });
+          forward.push(...page.rows.map((row) => row.entry_uuid));
+          t.equal(page.behind, position !== undefined, `${what}: behind on page ${pages}`);
+          if (!page.more) break;
+          position = sql.positionOf(page.rows.at(-1)!);
+        }
+        t.same(forward, expected, `${what}: forward`);
 
-      const backward: string[] = [];
-      position = undefined;
-      for (let pages = 0; pages < 100; pages++) {
-        const page = await searchPage(pool, sql, {
-          direction: "backward",
-          limit: 4,
-          ...(position ? { position } : {}),
-        });
-        backward.unshift(...page.rows.map((row) => row.entry_uuid));
-        t.equal(page.behind, position !== undefined, `${what}: behind backward ${pages}`);
-        if (!page.more) break;
-        position = sql.positionOf(page.rows[0]!);
+        const backward: string[] = [];
+        position = undefined;
+        for (let pages = 0; pages < 100; pages++) {
+          const page = await searchPage(pool, sql, {
+            direction: "backward",
+            limit: 4,
+            walkAbove: strategy.walkAbove(pages),
+            ...(position ? { position } : {}),
+          });
+          backward.unshift(...page.rows.map((row) => row.entry_uuid));
+          t.equal(page.behind, position !== undefined, `${what}: behind backward ${pages}`);
+          if (!page.more) break;
+          position = sql.positionOf(page.rows[0]!);
+        }
+        t.same(backward, expected, `${what}: backward`);
       }
-      t.same(backward, expected, `${what}: backward`);
     }
   }
 });
@@ -343,4 +358,17 @@ t.test("searches on a few thousand entries use the value indexes", async (t) => 
   const ascending = await plan(search(parseFilter("(&)").ast, sortOf("sn")));
   t.ok(ascending.indexes.includes("entry_values_match"), `ascending: ${JSON.stringify(ascending)}`);
   t.same(ascending.sequential, [], "ascending: no sequential scan");
+});
+
+t.test("a filter that narrows the first sort key is sorted, never walked", async (t) => {
+  const clustered = (filter: string, sort: string) =>
+    search(parseFilter(filter).ast, sortOf(sort)).clustered;
+  t.equal(clustered("(sn=Smith)", "sn"), true, "equality on the sort key");
+  t.equal(clustered("(sn=Sm*)", "-sn,uid"), true, "a substring of it, descending");
+  t.equal(clustered("(&(title=Engineer)(sn>=M))", "sn"), true, "in a conjunction");
+  t.equal(clustered("(|(sn=Smith)(sn=Jones))", "sn"), false, "a disjunction says nothing");
+  t.equal(clustered("(!(sn=Smith))", "sn"), false, "nor a negation");
+  t.equal(clustered("(sn=*)", "sn"), false, "nor a presence test");
+  t.equal(clustered("(title=Engineer)", "sn"), false, "another attribute");
+  t.equal(clustered("(sn=Smith)", "dn"), false, "a sort that does not walk");
 });

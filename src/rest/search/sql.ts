@@ -36,14 +36,23 @@ export type KeysetPosition = readonly (string | null)[];
  * cursor stays short), compared byte-wise (`COLLATE "C"`), the same on every server.
  *
  * The filter is answered from the entries' indexed values (`entry_values`). When the first
- * sort key is an attribute, `walk` names it: a page then walks that attribute's keys in index
- * order (`searchPage`) instead of sorting every match; the keys there are the very values
- * `inner` computes from the JSON.
+ * sort key is an attribute, `walk` names it: a page of a filter that matches many entries then
+ * walks that attribute's keys in index order (`searchPage`) instead of sorting every match;
+ * the keys there are the very values `inner` computes from the JSON, so a cursor of either
+ * way reads on in the other.
  */
 export class SearchSql {
   readonly params: unknown[] = [];
   readonly inner: string;
   readonly where: string;
+  /** Whether the search has a filter (beyond its type). */
+  readonly filtered: boolean;
+  /**
+   * Whether the filter narrows the walked attribute itself (`sn eq "Rossi"` sorted by `sn`):
+   * its matches then lie together in the walk's order, after every key before them, so a
+   * page sorts them rather than walk there.
+   */
+  readonly clustered: boolean;
   /** How many of `params` the WHERE clause uses (they come first). */
   readonly whereParams: number;
   readonly source: string;
@@ -68,7 +77,8 @@ export class SearchSql {
       keyLength: VALUE_KEY_LENGTH,
       params: this.params,
     });
-    if (filter !== "TRUE") conditions.push(filter);
+    this.filtered = filter !== "TRUE";
+    if (this.filtered) conditions.push(filter);
     this.where = conditions.join(" AND ");
     this.whereParams = this.params.length;
 
@@ -90,6 +100,9 @@ export class SearchSql {
       return `(left(lower(${column} -> ${name}::text ->> 0), ${VALUE_KEY_LENGTH}) COLLATE "C") AS ${alias}`;
     });
     this.walk = walk;
+    const first = spec.sort[0];
+    this.clustered =
+      walk !== undefined && first?.kind === "attribute" && narrows(spec.filter, first.name);
     if (!columns.some((column) => column.alias === "entry_uuid")) {
       columns.push({ alias: "entry_uuid", nullable: false, descending: false, cast: "uuid" });
     }
@@ -146,14 +159,24 @@ export class SearchSql {
   /**
    * The first column's bound implied by `keyset` (`q.s0 >= $x` reading an ascending column
    * forward), said on its own so that an index on that column starts the page at the cursor
-   * instead of filtering its way there. None when the position has no first value.
+   * instead of filtering its way there. None when the position has no first value. Reading
+   * on after a value also reads the rows without one (NULLs sort last), unless the rows all
+   * have one (`keyed`: a walk's keyed branch).
    */
-  leadingBound(position: KeysetPosition, side: "after" | "before", params: unknown[]): string {
+  leadingBound(
+    position: KeysetPosition,
+    side: "after" | "before",
+    params: unknown[],
+    keyed = false,
+  ): string {
     const column = this.columns[0]!;
     const value = position[0] ?? null;
     if (value === null) return "TRUE";
     const upward = (side === "after") !== column.descending;
-    return `q.${column.alias} ${upward ? ">=" : "<="} $${params.push(value)}::${column.cast}`;
+    const bound = `q.${column.alias} ${upward ? ">=" : "<="} $${params.push(value)}::${column.cast}`;
+    return column.nullable && side === "after" && !keyed
+      ? `(${bound} OR q.${column.alias} IS NULL)`
+      : bound;
   }
 
   /**
@@ -232,4 +255,20 @@ export class SearchSql {
       })
     );
   }
+}
+
+/**
+ * Whether `filter` only matches entries whose `attribute` meets a comparison or a substring
+ * (at its top or in a conjunction at its top): their values then lie together in the
+ * attribute's order. A presence test, an `or` or a `not` does not say where they lie.
+ */
+function narrows(filter: FilterNode, attribute: string): boolean {
+  const name = attribute.toLowerCase();
+  const narrowing = (node: FilterNode): boolean =>
+    node.op !== "and" &&
+    node.op !== "or" &&
+    node.op !== "not" &&
+    node.op !== "present" &&
+    node.attribute.toLowerCase() === name;
+  return filter.op === "and" ? filter.filters.some(narrowing) : narrowing(filter);
 }
