@@ -10,9 +10,10 @@ import {
   versionsOf,
   type Attributes,
 } from "../versions.ts";
+import { versionPickers } from "../version-pickers.ts";
 import { entryName } from "./directory.ts";
 
-/** Timeline items drawn with the page, and then per animation frame. */
+/** Timeline items drawn with the page, and then per animation frame (then versions offered). */
 const FIRST_DRAWN = 30;
 const CHUNK_DRAWN = 300;
 
@@ -193,42 +194,38 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
     ),
   ]);
 
-  const states = versionsOf(before, changes);
-  const versions: Version[] = [];
-  if (Object.keys(before).length > 0)
-    versions.push({ label: "before the first change", attributes: before });
-  const firstIndex = versions.length;
-  changes.forEach((change, i) =>
-    versions.push({
-      label: `#${i + 1} ${change.type} ${formatMoment(change.occurredAt)}`,
-      attributes: states[i]!,
-    }),
-  );
+  // Every version's attributes (the newest two are needed at once, and need every patch
+  // before them); their labels are made as options and captions ask for them.
+  const versions: Attributes[] = versionsOf(before, changes);
+  const firstIndex = Object.keys(before).length > 0 ? 1 : 0;
+  if (firstIndex === 1) versions.unshift(before);
+  const versionAt = (index: number): Version | undefined => {
+    const attributes = versions[index];
+    if (!attributes) return undefined;
+    const change = changes[index - firstIndex];
+    return {
+      label: change
+        ? `#${index - firstIndex + 1} ${change.type} ${formatMoment(change.occurredAt)}`
+        : "before the first change",
+      attributes,
+    };
+  };
 
   // The diff: any two versions, the last two by default.
-  const option = (version: Version, index: number, selected: boolean) =>
-    h("option", { value: index, selected }, version.label);
-  const fromSelect = h(
-    "select",
-    { id: "diff-from" },
-    ...versions.map((v, i) => option(v, i, i === versions.length - 2)),
-  );
-  const toSelect = h(
-    "select",
-    { id: "diff-to" },
-    ...versions.map((v, i) => option(v, i, i === versions.length - 1)),
-  );
+  const pickers = versionPickers(versions.length, (index) => versionAt(index)!.label);
+  const { from: fromSelect, to: toSelect } = pickers;
   const onlyChanged = h("input", { id: "diff-only", type: "checkbox", checked: true });
   const diffHolder = h("div", { class: "diff-holder" });
   const drawDiff = () => {
-    const a = versions[Number(fromSelect.value)];
-    const b = versions[Number(toSelect.value)];
+    const a = versionAt(Number(fromSelect.value));
+    const b = versionAt(Number(toSelect.value));
     if (a && b) fill(diffHolder, diffTable(a, b, onlyChanged.checked));
   };
   for (const control of [fromSelect, toSelect, onlyChanged])
     control.addEventListener("change", drawDiff);
 
   const compareWithPrevious = (index: number) => {
+    pickers.addAll();
     fromSelect.value = String(Math.max(0, index - 1));
     toSelect.value = String(index);
     drawDiff();
@@ -237,9 +234,9 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
   };
 
   // Items are made when drawn: the newest first, the rest a chunk a frame (see below).
-  type Item = { at: string; element: () => HTMLElement };
+  type Item = { at: number; element: () => HTMLElement };
   const items: Item[] = changes.map((change, i) => ({
-    at: change.occurredAt,
+    at: Date.parse(change.occurredAt),
     element: () =>
       h(
         "li",
@@ -275,7 +272,7 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
   const groups = joined.length > 0 ? await segmentOfType("group") : undefined;
   for (const change of joined) {
     items.push({
-      at: change.occurredAt,
+      at: Date.parse(change.occurredAt),
       element: () =>
         h(
           "li",
@@ -294,7 +291,7 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
         ),
     });
   }
-  items.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  items.sort((a, b) => b.at - a.at);
   // A long history opens with its newest changes and the diff at once; the older ones follow,
   // a chunk per frame, so the page is usable before all of them are drawn.
   const timeline = h(
@@ -305,10 +302,13 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
   let drawn = Math.min(FIRST_DRAWN, items.length);
   const drawMore = () => {
     if (signal.aborted) return;
-    timeline.append(...items.slice(drawn, drawn + CHUNK_DRAWN).map((item) => item.element()));
-    drawn = Math.min(drawn + CHUNK_DRAWN, items.length);
-    if (drawn < items.length) requestAnimationFrame(drawMore);
-    else {
+    if (drawn < items.length) {
+      timeline.append(...items.slice(drawn, drawn + CHUNK_DRAWN).map((item) => item.element()));
+      drawn = Math.min(drawn + CHUNK_DRAWN, items.length);
+      requestAnimationFrame(drawMore);
+    } else if (pickers.addOlder(CHUNK_DRAWN)) {
+      requestAnimationFrame(drawMore);
+    } else {
       timeline.removeAttribute("aria-busy");
       timeline.setAttribute("data-complete", "1");
       performance.mark("annal:history:complete");
