@@ -17,6 +17,12 @@ import { entryName } from "./directory.ts";
 const FIRST_DRAWN = 30;
 const CHUNK_DRAWN = 300;
 
+/** `make`, called once: what it made is kept for every later call. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}
+
 /** Every change of the entry, oldest first, a page of 1,000 at a time. */
 async function allChanges(type: string, id: string): Promise<ChangeNode[]> {
   const changes: ChangeNode[] = [];
@@ -187,12 +193,12 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
   const name = now ? entryName(now) : dn;
   document.title = `History of ${name} · annal`;
   fill(heading, `History of ${name}`);
-  const [before, joined] = await Promise.all([
-    stateBefore(type, id, changes).catch(() => ({})),
-    loading.joined.then((found) =>
-      found.length > 0 || !dn || now?.dn ? found : memberships(dn).catch(() => []),
-    ),
-  ]);
+  // The groups it joined come last (their request waits for the entry's DN): what needs only
+  // the changes is made while they are on their way.
+  const joinedRequest = loading.joined.then((found) =>
+    found.length > 0 || !dn || now?.dn ? found : memberships(dn).catch(() => []),
+  );
+  const before = await stateBefore(type, id, changes).catch(() => ({}));
 
   // Every version's attributes (the newest two are needed at once, and need every patch
   // before them); their labels are made as options and captions ask for them.
@@ -233,11 +239,12 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
     (diffHolder.querySelector("table") as HTMLElement | null)?.focus();
   };
 
-  // Items are made when drawn: the newest first, the rest a chunk a frame (see below).
+  // Items are made when drawn: the newest first, the rest a chunk a frame (see below); the
+  // newest changes' ahead of that, while the groups it joined are still asked for.
   type Item = { at: number; element: () => HTMLElement };
   const items: Item[] = changes.map((change, i) => ({
     at: Date.parse(change.occurredAt),
-    element: () =>
+    element: once(() =>
       h(
         "li",
         { class: `change ${change.type}`, "data-change": change.changeId },
@@ -268,7 +275,11 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
             : null,
         ),
       ),
+    ),
   }));
+  if (versions.length >= 2) drawDiff();
+  for (const item of items.slice(-FIRST_DRAWN)) item.element();
+  const joined = await joinedRequest;
   const groups = joined.length > 0 ? await segmentOfType("group") : undefined;
   for (const change of joined) {
     items.push({
@@ -352,7 +363,6 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
         : timeline,
     ),
   );
-  if (versions.length >= 2) drawDiff();
   performance.mark("annal:history:usable");
   // The rest once the first frame is drawn: a frame callback runs before its frame's layout,
   // so the one asked for from the first frame's callback is the second frame's.
