@@ -121,6 +121,26 @@ t.test("include: patch, count, and count alone", async (t) => {
   t.match(wrong.json(), { status: 400, code: "ANNAL_PARAMETER_INVALID", parameter: "include" });
 });
 
+t.test("a patch never serves a redacted attribute's values, should one hold them", async (t) => {
+  const { get, history, alice } = await setUp(t);
+  // Capture leaves them out; these two changes are written around it.
+  await history.modify(alice, { userPassword: ["{SSHA}one"], title: ["Engineer"] });
+  await history.modify(alice, { userPassword: ["{SSHA}two"], title: ["Lead"] });
+  await history.settled();
+  for (const path of [
+    "/api/changes?include=patch&last=2",
+    `/api/entries/users/${alice}/changes?include=patch&last=2`,
+  ]) {
+    const { nodes } = (await get(path)).json() as { nodes: { patch: { path: string }[] }[] };
+    t.same(
+      nodes.map((node) => node.patch.map((operation) => operation.path.split("/")[1])),
+      [["title"], ["title"]],
+      "the title's operations, the password's dropped",
+    );
+    t.notMatch(JSON.stringify(nodes), /SSHA/);
+  }
+});
+
 t.test("type filters by kind of change, affects by touched attribute", async (t) => {
   const { get } = await setUp(t);
   t.same(kinds((await get("/api/changes?type=modify")).json()), ["modify alice", "modify alice"]);

@@ -66,9 +66,17 @@ export function changeNode(
   };
 }
 
+/** The redacted attributes in lower case, made once per channel rather than once per change. */
+const lowerCaseRedacted = new WeakMap<readonly string[], ReadonlySet<string>>();
+
 /** Capture never records a redacted value; should one be in a patch all the same, drop it. */
-function withoutRedacted(context: RestContext, patch: readonly Operation[]): Operation[] {
-  const redacted = new Set(context.redacted.map((name) => name.toLowerCase()));
+function withoutRedacted(context: RestContext, patch: readonly Operation[]): readonly Operation[] {
+  let redacted = lowerCaseRedacted.get(context.redacted);
+  if (!redacted) {
+    redacted = new Set(context.redacted.map((name) => name.toLowerCase()));
+    lowerCaseRedacted.set(context.redacted, redacted);
+  }
+  if (redacted.size === 0) return patch;
   const attributeOf = (path: string) =>
     (path.split("/")[1] ?? "").replaceAll("~1", "/").replaceAll("~0", "~").split(";")[0]!;
   return patch.filter(

@@ -10,11 +10,18 @@ import {
   versionsOf,
   type Attributes,
 } from "../versions.ts";
+import { versionPickers } from "../version-pickers.ts";
 import { entryName } from "./directory.ts";
 
-/** Timeline items drawn with the page, and then per animation frame. */
+/** Timeline items drawn with the page, and then per animation frame (then versions offered). */
 const FIRST_DRAWN = 30;
 const CHUNK_DRAWN = 300;
+
+/** `make`, called once: what it made is kept for every later call. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}
 
 /** Every change of the entry, oldest first, a page of 1,000 at a time. */
 async function allChanges(type: string, id: string): Promise<ChangeNode[]> {
@@ -186,49 +193,45 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
   const name = now ? entryName(now) : dn;
   document.title = `History of ${name} · annal`;
   fill(heading, `History of ${name}`);
-  const [before, joined] = await Promise.all([
-    stateBefore(type, id, changes).catch(() => ({})),
-    loading.joined.then((found) =>
-      found.length > 0 || !dn || now?.dn ? found : memberships(dn).catch(() => []),
-    ),
-  ]);
-
-  const states = versionsOf(before, changes);
-  const versions: Version[] = [];
-  if (Object.keys(before).length > 0)
-    versions.push({ label: "before the first change", attributes: before });
-  const firstIndex = versions.length;
-  changes.forEach((change, i) =>
-    versions.push({
-      label: `#${i + 1} ${change.type} ${formatMoment(change.occurredAt)}`,
-      attributes: states[i]!,
-    }),
+  // The groups it joined come last (their request waits for the entry's DN): what needs only
+  // the changes is made while they are on their way.
+  const joinedRequest = loading.joined.then((found) =>
+    found.length > 0 || !dn || now?.dn ? found : memberships(dn).catch(() => []),
   );
+  const before = await stateBefore(type, id, changes).catch(() => ({}));
+
+  // Every version's attributes (the newest two are needed at once, and need every patch
+  // before them); their labels are made as options and captions ask for them.
+  const versions: Attributes[] = versionsOf(before, changes);
+  const firstIndex = Object.keys(before).length > 0 ? 1 : 0;
+  if (firstIndex === 1) versions.unshift(before);
+  const versionAt = (index: number): Version | undefined => {
+    const attributes = versions[index];
+    if (!attributes) return undefined;
+    const change = changes[index - firstIndex];
+    return {
+      label: change
+        ? `#${index - firstIndex + 1} ${change.type} ${formatMoment(change.occurredAt)}`
+        : "before the first change",
+      attributes,
+    };
+  };
 
   // The diff: any two versions, the last two by default.
-  const option = (version: Version, index: number, selected: boolean) =>
-    h("option", { value: index, selected }, version.label);
-  const fromSelect = h(
-    "select",
-    { id: "diff-from" },
-    ...versions.map((v, i) => option(v, i, i === versions.length - 2)),
-  );
-  const toSelect = h(
-    "select",
-    { id: "diff-to" },
-    ...versions.map((v, i) => option(v, i, i === versions.length - 1)),
-  );
+  const pickers = versionPickers(versions.length, (index) => versionAt(index)!.label);
+  const { from: fromSelect, to: toSelect } = pickers;
   const onlyChanged = h("input", { id: "diff-only", type: "checkbox", checked: true });
   const diffHolder = h("div", { class: "diff-holder" });
   const drawDiff = () => {
-    const a = versions[Number(fromSelect.value)];
-    const b = versions[Number(toSelect.value)];
+    const a = versionAt(Number(fromSelect.value));
+    const b = versionAt(Number(toSelect.value));
     if (a && b) fill(diffHolder, diffTable(a, b, onlyChanged.checked));
   };
   for (const control of [fromSelect, toSelect, onlyChanged])
     control.addEventListener("change", drawDiff);
 
   const compareWithPrevious = (index: number) => {
+    pickers.addAll();
     fromSelect.value = String(Math.max(0, index - 1));
     toSelect.value = String(index);
     drawDiff();
@@ -236,11 +239,12 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
     (diffHolder.querySelector("table") as HTMLElement | null)?.focus();
   };
 
-  // Items are made when drawn: the newest first, the rest a chunk a frame (see below).
-  type Item = { at: string; element: () => HTMLElement };
+  // Items are made when drawn: the newest first, the rest a chunk a frame (see below); the
+  // newest changes' ahead of that, while the groups it joined are still asked for.
+  type Item = { at: number; element: () => HTMLElement };
   const items: Item[] = changes.map((change, i) => ({
-    at: change.occurredAt,
-    element: () =>
+    at: Date.parse(change.occurredAt),
+    element: once(() =>
       h(
         "li",
         { class: `change ${change.type}`, "data-change": change.changeId },
@@ -271,11 +275,15 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
             : null,
         ),
       ),
+    ),
   }));
+  if (versions.length >= 2) drawDiff();
+  for (const item of items.slice(-FIRST_DRAWN)) item.element();
+  const joined = await joinedRequest;
   const groups = joined.length > 0 ? await segmentOfType("group") : undefined;
   for (const change of joined) {
     items.push({
-      at: change.occurredAt,
+      at: Date.parse(change.occurredAt),
       element: () =>
         h(
           "li",
@@ -294,7 +302,7 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
         ),
     });
   }
-  items.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  items.sort((a, b) => b.at - a.at);
   // A long history opens with its newest changes and the diff at once; the older ones follow,
   // a chunk per frame, so the page is usable before all of them are drawn.
   const timeline = h(
@@ -305,10 +313,13 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
   let drawn = Math.min(FIRST_DRAWN, items.length);
   const drawMore = () => {
     if (signal.aborted) return;
-    timeline.append(...items.slice(drawn, drawn + CHUNK_DRAWN).map((item) => item.element()));
-    drawn = Math.min(drawn + CHUNK_DRAWN, items.length);
-    if (drawn < items.length) requestAnimationFrame(drawMore);
-    else {
+    if (drawn < items.length) {
+      timeline.append(...items.slice(drawn, drawn + CHUNK_DRAWN).map((item) => item.element()));
+      drawn = Math.min(drawn + CHUNK_DRAWN, items.length);
+      requestAnimationFrame(drawMore);
+    } else if (pickers.addOlder(CHUNK_DRAWN)) {
+      requestAnimationFrame(drawMore);
+    } else {
       timeline.removeAttribute("aria-busy");
       timeline.setAttribute("data-complete", "1");
       performance.mark("annal:history:complete");
@@ -352,7 +363,6 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
         : timeline,
     ),
   );
-  if (versions.length >= 2) drawDiff();
   performance.mark("annal:history:usable");
   // The rest once the first frame is drawn: a frame callback runs before its frame's layout,
   // so the one asked for from the first frame's callback is the second frame's.
