@@ -10,7 +10,6 @@ import {
   startCaptureWorker,
   type CaptureContext,
 } from "../src/capture/index.ts";
-import { startJobs } from "../src/jobs/index.ts";
 import { createDirectoryClient } from "../src/directory/index.ts";
 import { loadDirectorySchema } from "../src/directory/schema.ts";
 import { Projector, waitForProjection } from "../src/projector/index.ts";
@@ -116,10 +115,9 @@ export async function captureBenchmark(): Promise<void> {
     });
 
     // 2. Capture lag: from a directory write returning to its row in `changes`, with the
-    // capture worker as annal runs it (a pg-boss turn of passes, one every interval).
+    // capture worker as annal runs it (a pass every interval in the process holding capture's lock).
     await db.pool.query("DELETE FROM capture_checkpoints");
     await ensureImported(context, "accesslog"); // sets the checkpoint (imports once more)
-    const jobs = await startJobs({ pool: db.pool, log: failures });
     const projector = await Projector.start({
       pool: db.pool,
       projections: allProjections,
@@ -186,7 +184,7 @@ export async function captureBenchmark(): Promise<void> {
 
     // a. At once after the import: every projection still has both imports' snapshots to
     // apply, in batches whose transactions each take a while.
-    let worker = await startCaptureWorker(jobs, context, schedule(DEFAULT_INTERVAL));
+    let worker = await startCaptureWorker(context, schedule(DEFAULT_INTERVAL));
     const catchingUp: number[] = [];
     while (catchingUp.length < LAG_SAMPLES && (await behind())) {
       catchingUp.push(...(await sampleLag(1, DEFAULT_INTERVAL)));
@@ -199,11 +197,10 @@ export async function captureBenchmark(): Promise<void> {
     const settled = await sampleLag(LAG_SAMPLES, DEFAULT_INTERVAL);
     await worker.stop();
     // c. The same with `interval = "1s"`.
-    worker = await startCaptureWorker(jobs, context, schedule(1000));
+    worker = await startCaptureWorker(context, schedule(1000));
     const everySecond = await sampleLag(LAG_SAMPLES / 2, 1000);
     await worker.stop();
     await projector.stop();
-    await jobs.stop();
 
     // 3. `at` lookups with 1,000,000 events (10,000 entries x 100 versions) against a primary-key lookup.
     await db.pool.query(
@@ -263,7 +260,7 @@ Machine: ${machine()}; OpenLDAP slapd from Debian, on loopback.
 
 Capture lag, from a directory write returning to its row in \`changes\`: one write at a time,
 each at a random moment within an interval of the last one's capture, ${fmt(ENTRIES)} entries, the
-capture worker as annal runs it (a pg-boss turn of passes, one every interval), the projector
+capture worker as annal runs it (a pass every interval, in the process that holds capture's lock), the projector
 woken by NOTIFY.
 
 | when | interval | writes | p50 (ms) | p99 (ms) | max (ms) |

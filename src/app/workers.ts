@@ -5,9 +5,9 @@ import type { Services } from "./services.ts";
 import { StartedParts, type Stoppable } from "./lifecycle.ts";
 
 /**
- * The background workers (`--only workers`), pg-boss job handlers: directory capture (a
- * scheduled job that runs in one process at a time across every annal process) and the
- * processing of accepted change events, and the workflow engine. Stopped after the HTTP
+ * The background workers (`--only workers`): directory capture (a pass every interval, in one
+ * process at a time across every annal process, the one holding capture's lock), and the
+ * pg-boss job handlers of the processing of accepted change events and of the workflow engine. Stopped after the HTTP
  * server has closed and before the jobs and the pool.
  */
 export async function startWorkers(options: Services): Promise<Stoppable> {
@@ -16,7 +16,7 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
   try {
     if (directory.capture && config.directory) {
       const { capture } = config.directory;
-      const worker = await startCaptureWorker(jobs, directory.capture, {
+      const worker = await startCaptureWorker(directory.capture, {
         source: capture.source,
         interval: capture.interval,
         reconcileInterval: capture.reconcileInterval,

@@ -11,8 +11,8 @@ export { captureOnce, createNormalizer, ensureImported, snapshotIfDue } from "./
 export type { CaptureSource } from "./service.ts";
 export type { CaptureContext, CaptureResult } from "./context.ts";
 export { readCaptureCheckpoint } from "./checkpoints.ts";
-export { CAPTURE_QUEUE, startCaptureWorker } from "./jobs.ts";
-export type { CaptureSchedule, CaptureWorker } from "./jobs.ts";
+export { startCaptureWorker } from "./worker.ts";
+export type { CaptureSchedule, CaptureWorker } from "./worker.ts";
 export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } from "./intents.ts";
 export type { WriteCause } from "./intents.ts";
 export { readStoredText, storableText } from "./stored-value.ts";

@@ -1,17 +1,14 @@
 import t from "tap";
 import { readCaptureStatus, startCaptureWorker } from "../../src/capture/index.ts";
-import { startJobs } from "../../src/jobs/index.ts";
-import { captureFixture, quietLog } from "../support/capture.ts";
+import { captureFixture } from "../support/capture.ts";
 import { eventually } from "../support/eventually.ts";
 import { feed } from "../support/history.ts";
 
-t.test("the scheduled capture job records changes without being asked", async (t) => {
+t.test("the capture worker records changes without being asked", async (t) => {
   const f = await captureFixture(t);
   // The first start imports what exists; only what changes after it is a change.
   await f.sync();
-  const jobs = await startJobs({ pool: f.db.pool, log: quietLog });
-  t.teardown(() => jobs.stop());
-  const worker = await startCaptureWorker(jobs, f.context, {
+  const worker = await startCaptureWorker(f.context, {
     source: "accesslog",
     interval: 200,
     reconcileInterval: 600_000,
@@ -55,7 +52,7 @@ t.test("the scheduled capture job records changes without being asked", async (t
   t.match(failing.lastError, { code: /^ANNAL_/, message: String, at: Date });
 });
 
-t.test("a worker that stops hands its turn to another process's worker", async (t) => {
+t.test("a worker that stops, or loses its connection, hands capture to another", async (t) => {
   const f = await captureFixture(t);
   await f.sync();
   const schedule = {
@@ -64,14 +61,13 @@ t.test("a worker that stops hands its turn to another process's worker", async (
     reconcileInterval: 600_000,
     snapshotInterval: 0,
   };
-  // Two processes: each its own pg-boss and its own worker on one database.
-  const first = await startJobs({ pool: f.db.pool, log: quietLog });
-  t.teardown(() => first.stop());
-  const firstWorker = await startCaptureWorker(first, f.context, schedule);
-  const second = await startJobs({ pool: f.db.pool, log: quietLog });
-  t.teardown(() => second.stop());
-  const secondWorker = await startCaptureWorker(second, f.context, schedule);
-  t.teardown(() => secondWorker.stop());
+  const holders = async () =>
+    (
+      await f.db.pool.query<{ pid: number }>(
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+            AND objid = hashtext('annal:capture')::oid`,
+      )
+    ).rows.map((row) => row.pid);
 
   const add = async (uid: string) => {
     await f.directory.add(`uid=${uid},ou=people,dc=example,dc=org`, {
@@ -85,9 +81,29 @@ t.test("a worker that stops hands its turn to another process's worker", async (
       { what: `${uid} is captured` },
     );
   };
+  // Two processes' workers: each its own session, one lock between them, the first's.
+  const first = await startCaptureWorker(f.context, schedule);
+  const [holder] = await eventually(async () => {
+    const pids = await holders();
+    return pids.length === 1 ? pids : undefined;
+  });
+  const second = await startCaptureWorker(f.context, schedule);
+  t.teardown(() => second.stop());
   await add("before");
-  await firstWorker.stop();
   await first.stop();
-  await add("after");
-  t.pass("captured after the first worker stopped");
+  await add("after-stop");
+  // The holder's connection is cut: PostgreSQL releases the lock with the session.
+  const [next] = await eventually(async () => {
+    const pids = await holders();
+    return pids.length === 1 && pids[0] !== holder ? pids : undefined;
+  });
+  await f.db.pool.query("SELECT pg_terminate_backend($1)", [next]);
+  await add("after-kill");
+  t.ok(
+    (await eventually(async () => {
+      const pids = await holders();
+      return pids.length === 1 && pids[0] !== next ? pids : undefined;
+    })) !== undefined,
+    "another session holds the lock",
+  );
 });

@@ -1,10 +1,8 @@
-import type { Jobs } from "../jobs/index.ts";
+import type { PoolClient } from "../db/index.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { captureOnce, snapshotIfDue, type CaptureSource } from "./service.ts";
 import { recordPassFailed, recordPassSucceeded } from "./status.ts";
-
-export const CAPTURE_QUEUE = "annal-capture";
 
 export interface CaptureSchedule {
   readonly source: CaptureSource;
@@ -22,40 +20,29 @@ export interface CaptureWorker {
   stop(): Promise<void>;
 }
 
-/** How long one job runs passes before it hands its turn back to the queue. */
-const TURN_MS = 5 * 60_000;
+/** The session advisory lock whose holder is the one process that runs capture's passes. */
+const CAPTURE_LOCK = "annal:capture";
 
-/**
- * A job whose process died stops heartbeating; pg-boss's supervision (once a minute) fails it
- * once its heartbeat is this old, and the next job (queued by the minute's schedule) takes
- * over. Before turns heartbeated, such a job held the queue until it expired, an hour later.
- */
-const HEARTBEAT_SECONDS = 10;
+/** How often a process that does not hold the lock tries to take it. */
+const STANDBY_MS = 1000;
 
 /** A success is noted at most this often (every failure is noted at once). */
 const NOTE_SUCCESS_EVERY_MS = 1000;
 
 /**
- * Runs capture in one process at a time across every annal process: a pg-boss job (a
- * `stately` queue holds at most one job waiting and one running) is a turn of passes, one
- * every `interval`, run in the process that took the job, for up to five minutes; it then
- * queues the next turn, which any process may take. Passes run back to back in the turn, so
- * a change waits at most `interval` (plus the pass) for its pass, not for pg-boss to notice
- * the next job too. The turn heartbeats, so a turn whose process died is failed and replaced
- * in a minute or two (a cron schedule queues one every minute, which the queue drops while
- * one waits).
+ * Runs capture's passes, one every `interval`, in one process at a time across every annal
+ * process: the one whose connection holds a session advisory lock. The others try to take it
+ * every second. When the holder stops, or dies, or loses its connection, PostgreSQL releases
+ * the lock with the session, and another process takes over within a second. (Capture ran as
+ * a pg-boss job before: a new worker waited up to two minutes for pg-boss's cached view of the
+ * queue to see the last job end, and a dead one's job held the queue until pg-boss noticed.)
+ * Passes run concurrently with `captureNow` and with another process's pass in a handover;
+ * a pass takes the source's checkpoint row lock, so none records a change twice.
  */
 export async function startCaptureWorker(
-  jobs: Jobs,
   context: CaptureContext,
   schedule: CaptureSchedule,
 ): Promise<CaptureWorker> {
-  const { boss } = jobs;
-  await jobs.ensureQueue(CAPTURE_QUEUE, {
-    policy: "stately",
-    retryLimit: 0,
-    expireInSeconds: 3600,
-  });
   const pass = async (): Promise<CaptureResult> => {
     const reconcile = schedule.source === "poll" && (await reconcileDue(context, schedule));
     const result = await captureOnce(context, schedule.source, { reconcile });
@@ -64,7 +51,6 @@ export async function startCaptureWorker(
     await snapshotIfDue(context, schedule.snapshotInterval);
     return result;
   };
-  const stopping = new AbortController();
   let successNotedAt = 0;
   let failing = false;
   const notedPass = async () => {
@@ -81,26 +67,57 @@ export async function startCaptureWorker(
       await recordPassFailed(context.pool, schedule.source, error).catch(() => {});
     }
   };
-  const queueNextTurn = () => boss.send(CAPTURE_QUEUE, {}, { heartbeatSeconds: HEARTBEAT_SECONDS });
-  await boss.work(CAPTURE_QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
-    const turn = AbortSignal.any([stopping.signal, ...(job ? [job.signal] : [])]);
-    const ends = Date.now() + TURN_MS;
+
+  const stopping = new AbortController();
+  let holder: PoolClient | undefined;
+  const letGo = (broken: boolean) => {
+    holder?.release(broken);
+    holder = undefined;
+  };
+  /** Whether this process holds the lock now, taking it if it is free. */
+  const hold = async (): Promise<boolean> => {
+    if (holder) return true;
     try {
-      while (!turn.aborted && Date.now() < ends) {
-        await notedPass();
-        await pause(schedule.interval, turn);
+      const client = await context.pool.connect();
+      // A connection that breaks takes the lock with it: note it so the next turn tries again.
+      client.on("error", () => {
+        if (holder === client) letGo(true);
+      });
+      const taken = await client.query<{ locked: boolean }>(
+        "SELECT pg_try_advisory_lock(hashtext($1)) AS locked",
+        [CAPTURE_LOCK],
+      );
+      if (taken.rows[0]?.locked) {
+        holder = client;
+        return true;
       }
-    } finally {
-      await queueNextTurn();
+      client.release();
+    } catch (error) {
+      context.log.warn({ err: error }, "could not ask for capture's lock; trying again");
     }
-  });
-  await boss.schedule(CAPTURE_QUEUE, "* * * * *", {}, { heartbeatSeconds: HEARTBEAT_SECONDS });
-  await queueNextTurn();
+    return false;
+  };
+  const loop = (async () => {
+    while (!stopping.signal.aborted) {
+      if (await hold()) {
+        await notedPass();
+        await pause(schedule.interval, stopping.signal);
+      } else {
+        await pause(STANDBY_MS, stopping.signal);
+      }
+    }
+    if (holder) {
+      await holder
+        .query("SELECT pg_advisory_unlock(hashtext($1))", [CAPTURE_LOCK])
+        .then(() => letGo(false))
+        .catch(() => letGo(true));
+    }
+  })();
   return {
     captureNow: pass,
     async stop() {
       stopping.abort();
-      await boss.offWork(CAPTURE_QUEUE);
+      await loop;
     },
   };
 }
