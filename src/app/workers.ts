@@ -1,4 +1,4 @@
-import { causedWrites, startCaptureWorker } from "../capture/index.ts";
+import { causedWrites, retireCaptureQueue, startCaptureWorker } from "../capture/index.ts";
 import { startHookWorkers } from "../hooks/index.ts";
 import { startWorkflowEngine, workflowsForChangeEvent } from "../workflow/index.ts";
 import type { Services } from "./services.ts";
@@ -7,13 +7,14 @@ import { StartedParts, type Stoppable } from "./lifecycle.ts";
 /**
  * The background workers (`--only workers`): directory capture (a pass every interval, in one
  * process at a time across every annal process, the one holding capture's lock), and the
- * pg-boss job handlers of the processing of accepted change events and of the workflow engine. Stopped after the HTTP
- * server has closed and before the jobs and the pool.
+ * pg-boss job handlers of the processing of accepted change events and of the workflow
+ * engine. Stopped after the HTTP server has closed and before the jobs and the pool.
  */
 export async function startWorkers(options: Services): Promise<Stoppable> {
   const { config, pool, store, directory, jobs, hooks, log } = options;
   const parts = new StartedParts(log);
   try {
+    await retireCaptureQueue(jobs);
     if (directory.capture && config.directory) {
       const { capture } = config.directory;
       const worker = await startCaptureWorker(directory.capture, {

@@ -11,7 +11,7 @@ export { captureOnce, createNormalizer, ensureImported, snapshotIfDue } from "./
 export type { CaptureSource } from "./service.ts";
 export type { CaptureContext, CaptureResult } from "./context.ts";
 export { readCaptureCheckpoint } from "./checkpoints.ts";
-export { startCaptureWorker } from "./worker.ts";
+export { retireCaptureQueue, startCaptureWorker } from "./worker.ts";
 export type { CaptureSchedule, CaptureWorker } from "./worker.ts";
 export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } from "./intents.ts";
 export type { WriteCause } from "./intents.ts";

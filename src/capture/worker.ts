@@ -1,4 +1,5 @@
 import type { PoolClient } from "../db/index.ts";
+import type { Jobs } from "../jobs/index.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { captureOnce, snapshotIfDue, type CaptureSource } from "./service.ts";
@@ -139,4 +140,18 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 async function reconcileDue(context: CaptureContext, schedule: CaptureSchedule): Promise<boolean> {
   const last = await readCaptureCheckpoint(context.pool, "reconcile");
   return last === undefined || Date.now() - Date.parse(last) >= schedule.reconcileInterval;
+}
+
+/** The pg-boss queue capture ran as before it held a lock of its own. */
+const RETIRED_CAPTURE_QUEUE = "annal-capture";
+
+/**
+ * Removes the pg-boss queue and cron schedule capture ran as before it held a lock of its own:
+ * a database from then would otherwise still queue a job there every minute, which nothing
+ * takes.
+ */
+export async function retireCaptureQueue(jobs: Jobs): Promise<void> {
+  if (!(await jobs.boss.getQueue(RETIRED_CAPTURE_QUEUE))) return;
+  await jobs.boss.unschedule(RETIRED_CAPTURE_QUEUE);
+  await jobs.boss.deleteQueue(RETIRED_CAPTURE_QUEUE);
 }

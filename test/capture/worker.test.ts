@@ -1,6 +1,11 @@
 import t from "tap";
-import { readCaptureStatus, startCaptureWorker } from "../../src/capture/index.ts";
-import { captureFixture } from "../support/capture.ts";
+import {
+  readCaptureStatus,
+  retireCaptureQueue,
+  startCaptureWorker,
+} from "../../src/capture/index.ts";
+import { startJobs } from "../../src/jobs/index.ts";
+import { captureFixture, quietLog } from "../support/capture.ts";
 import { eventually } from "../support/eventually.ts";
 import { feed } from "../support/history.ts";
 
@@ -106,4 +111,23 @@ t.test("a worker that stops, or loses its connection, hands capture to another",
     })) !== undefined,
     "another session holds the lock",
   );
+});
+
+t.test("the pg-boss queue capture once ran as is removed, with its schedule", async (t) => {
+  const f = await captureFixture(t);
+  const jobs = await startJobs({ pool: f.db.pool, log: quietLog });
+  t.teardown(() => jobs.stop());
+  // As an older annal left it.
+  await jobs.ensureQueue("annal-capture", { policy: "stately", retryLimit: 0 });
+  await jobs.boss.schedule("annal-capture", "* * * * *", {});
+  await jobs.boss.send("annal-capture", {});
+  await retireCaptureQueue(jobs);
+  t.equal(await jobs.boss.getQueue("annal-capture"), null, "no queue");
+  t.same(
+    (await jobs.boss.getSchedules()).filter((s) => s.name === "annal-capture"),
+    [],
+    "no schedule",
+  );
+  await retireCaptureQueue(jobs);
+  t.pass("removing it again does nothing");
 });
