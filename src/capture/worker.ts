@@ -71,29 +71,31 @@ export async function startCaptureWorker(
 
   const stopping = new AbortController();
   let holder: PoolClient | undefined;
+  // A connection that breaks takes the lock with it: let it go, so the next turn tries again.
+  const onHolderError = () => letGo(true);
   const letGo = (broken: boolean) => {
+    holder?.off("error", onHolderError);
     holder?.release(broken);
     holder = undefined;
   };
   /** Whether this process holds the lock now, taking it if it is free. */
   const hold = async (): Promise<boolean> => {
     if (holder) return true;
+    let client: PoolClient | undefined;
     try {
-      const client = await context.pool.connect();
-      // A connection that breaks takes the lock with it: note it so the next turn tries again.
-      client.on("error", () => {
-        if (holder === client) letGo(true);
-      });
+      client = await context.pool.connect();
       const taken = await client.query<{ locked: boolean }>(
         "SELECT pg_try_advisory_lock(hashtext($1)) AS locked",
         [CAPTURE_LOCK],
       );
       if (taken.rows[0]?.locked) {
         holder = client;
+        holder.on("error", onHolderError);
         return true;
       }
       client.release();
     } catch (error) {
+      client?.release(true);
       context.log.warn({ err: error }, "could not ask for capture's lock; trying again");
     }
     return false;

@@ -4,6 +4,7 @@ import {
   retireCaptureQueue,
   startCaptureWorker,
 } from "../../src/capture/index.ts";
+import { createPool } from "../../src/db/index.ts";
 import { startJobs } from "../../src/jobs/index.ts";
 import { captureFixture, quietLog } from "../support/capture.ts";
 import { eventually } from "../support/eventually.ts";
@@ -86,13 +87,15 @@ t.test("a worker that stops, or loses its connection, hands capture to another",
       { what: `${uid} is captured` },
     );
   };
-  // Two processes' workers: each its own session, one lock between them, the first's.
+  // Two processes' workers, each with its own pool: one lock between them, the first's.
   const first = await startCaptureWorker(f.context, schedule);
   const [holder] = await eventually(async () => {
     const pids = await holders();
     return pids.length === 1 ? pids : undefined;
   });
-  const second = await startCaptureWorker(f.context, schedule);
+  const otherPool = createPool(f.db.url, 4);
+  t.teardown(() => otherPool.end());
+  const second = await startCaptureWorker({ ...f.context, pool: otherPool }, schedule);
   t.teardown(() => second.stop());
   await add("before");
   await first.stop();
@@ -131,3 +134,46 @@ t.test("the pg-boss queue capture once ran as is removed, with its schedule", as
   await retireCaptureQueue(jobs);
   t.pass("removing it again does nothing");
 });
+
+t.test(
+  "a worker waiting for the lock leaves the pool's connections as it found them",
+  async (t) => {
+    const f = await captureFixture(t);
+    await f.sync();
+    const schedule = {
+      source: "accesslog" as const,
+      interval: 50,
+      reconcileInterval: 600_000,
+      snapshotInterval: 0,
+    };
+    const holding = await startCaptureWorker(f.context, schedule);
+    t.teardown(() => holding.stop());
+    await eventually(
+      async () =>
+        (
+          await f.db.pool.query(
+            `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+              AND objid = hashtext('annal:capture')::oid`,
+          )
+        ).rowCount === 1,
+      { what: "the first worker holds the lock" },
+    );
+    // The waiting worker's pool notes the error listeners of each connection it is lent.
+    const listeners: number[] = [];
+    const pool = f.db.pool;
+    const counting = new Proxy(pool, {
+      get(target, property) {
+        if (property !== "connect") return Reflect.get(target, property, target);
+        return async () => {
+          const client = await target.connect();
+          listeners.push(client.listenerCount("error"));
+          return client;
+        };
+      },
+    });
+    const waiting = await startCaptureWorker({ ...f.context, pool: counting }, schedule);
+    t.teardown(() => waiting.stop());
+    await eventually(() => listeners.length >= 3, { what: "three tries for the lock" });
+    t.equal(new Set(listeners).size, 1, `error listeners per try: ${listeners.join(", ")}`);
+  },
+);
