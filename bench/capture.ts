@@ -1,8 +1,4 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import {
   createNormalizer,
   ensureImported,
@@ -10,15 +6,21 @@ import {
   startCaptureWorker,
   type CaptureContext,
 } from "../src/capture/index.ts";
-import { createDirectoryClient } from "../src/directory/index.ts";
 import { loadDirectorySchema } from "../src/directory/schema.ts";
 import { Projector, waitForProjection } from "../src/projector/index.ts";
 import { EventStore, readHead } from "../src/store/index.ts";
 import { BUILT_IN_REDACTED_ATTRIBUTES } from "../src/config/index.ts";
 import { allProjections } from "../projections/index.ts";
-import { baseEntries, launchSlapd, SLAPD_BASE, SLAPD_ROOT_DN, toLdif } from "../src/slapd/index.ts";
-import { sampleEntries } from "../src/demo/index.ts";
-import { benchDatabase, fmt, machine, percentile, recordResults, time } from "./support.ts";
+import { SLAPD_BASE, SLAPD_ROOT_DN } from "../src/slapd/index.ts";
+import {
+  benchDatabase,
+  fmt,
+  machine,
+  percentile,
+  recordResults,
+  sampleDirectory,
+  time,
+} from "./support.ts";
 
 const ENTRIES = 100_000;
 const LAG_SAMPLES = 200;
@@ -37,25 +39,9 @@ const format = (args: unknown[]) =>
   args.map((arg) => (typeof arg === "string" ? arg : JSON.stringify(arg))).join(" ");
 
 export async function captureBenchmark(): Promise<void> {
-  const password = randomBytes(12).toString("base64url");
-  const dir = mkdtempSync(path.join(os.tmpdir(), "annal-bench-slapd-"));
-  process.stderr.write(`bench: capture: seeding slapd with ${fmt(ENTRIES)} people\n`);
-  const entries = sampleEntries({ people: ENTRIES });
-  const people = entries.filter((e) => e.dn.startsWith("uid=") && e.dn.includes("ou=people"));
-  const slapd = await launchSlapd({
-    dir,
-    rootPassword: password,
-    seedLdif: () => toLdif([...baseEntries(), ...entries]),
-    removeOnStop: true,
-    startTimeoutMs: 600_000,
-  });
+  const sample = await sampleDirectory("capture", ENTRIES);
+  const { people, password, client: directory } = sample;
   const db = await benchDatabase();
-  const directory = createDirectoryClient({
-    url: slapd.url,
-    bindDN: SLAPD_ROOT_DN,
-    password,
-    timeoutMs: 60_000,
-  });
   try {
     const store = await EventStore.open(db.pool);
     const schema = await loadDirectorySchema(directory);
@@ -89,7 +75,7 @@ export async function captureBenchmark(): Promise<void> {
               "-x",
               "-LLL",
               "-H",
-              slapd.url,
+              sample.url,
               "-D",
               SLAPD_ROOT_DN,
               "-w",
@@ -281,9 +267,8 @@ annal's point-in-time query does: one probe of the (entry_uuid, valid_from) inde
     recordResults("capture", markdown);
     process.stdout.write(`${markdown}\n`);
   } finally {
-    await directory.close();
     await db.close();
-    await slapd.stop();
+    await sample.close();
   }
 }
 

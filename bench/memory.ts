@@ -1,18 +1,23 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createToken } from "../src/auth/index.ts";
 import { readCaptureCheckpoint } from "../src/capture/index.ts";
-import { createDirectoryClient } from "../src/directory/index.ts";
 import { waitForProjection } from "../src/projector/index.ts";
 import { EventStore, readHead } from "../src/store/index.ts";
 import { allProjections } from "../projections/index.ts";
-import { baseEntries, launchSlapd, SLAPD_BASE, SLAPD_ROOT_DN, toLdif } from "../src/slapd/index.ts";
-import { sampleEntries } from "../src/demo/index.ts";
-import { benchDatabase, benchSize, fmt, machine, percentile, recordResults } from "./support.ts";
+import { SLAPD_BASE } from "../src/slapd/index.ts";
+import { freePort } from "../src/db/index.ts";
+import {
+  benchDatabase,
+  benchSize,
+  fmt,
+  machine,
+  percentile,
+  recordResults,
+  sampleDirectory,
+} from "./support.ts";
 
 /**
  * The server's memory over a day's work on a directory of 100,000 people: `annal start` as
@@ -28,25 +33,10 @@ const TARGET_MIB = 300;
 const MIB = 1024 * 1024;
 
 export async function memoryBenchmark(): Promise<void> {
-  const password = randomBytes(12).toString("base64url");
+  const sample = await sampleDirectory("memory", ENTRIES);
+  const { people, client: directory } = sample;
   const dir = mkdtempSync(path.join(os.tmpdir(), "annal-bench-memory-"));
-  process.stderr.write(`bench: memory: seeding slapd with ${fmt(ENTRIES)} people\n`);
-  const entries = sampleEntries({ people: ENTRIES });
-  const people = entries.filter((e) => e.dn.startsWith("uid=") && e.dn.includes("ou=people"));
-  const slapd = await launchSlapd({
-    dir: path.join(dir, "slapd"),
-    rootPassword: password,
-    seedLdif: () => toLdif([...baseEntries(), ...entries]),
-    removeOnStop: true,
-    startTimeoutMs: 600_000,
-  });
   const db = await benchDatabase();
-  const directory = createDirectoryClient({
-    url: slapd.url,
-    bindDN: SLAPD_ROOT_DN,
-    password,
-    timeoutMs: 60_000,
-  });
   let server: ChildProcess | undefined;
   try {
     const store = await EventStore.open(db.pool);
@@ -69,8 +59,8 @@ url = "\${DATABASE_URL}"
 level = "warn"
 
 [directory]
-url = "${slapd.url}"
-bindDN = "${SLAPD_ROOT_DN}"
+url = "${sample.url}"
+bindDN = "${sample.bindDN}"
 password = "\${LDAP_PASSWORD}"
 base = "${SLAPD_BASE}"
 
@@ -89,7 +79,7 @@ filter = "(objectClass=groupOfNames)"
       env: {
         ...process.env,
         DATABASE_URL: db.url,
-        LDAP_PASSWORD: password,
+        LDAP_PASSWORD: sample.password,
         NODE_ENV: "production",
       },
       stdio: ["ignore", "ignore", "inherit"],
@@ -213,9 +203,8 @@ ${["`uid eq` one person", '`sn eq "Meyer"`', "`cn sw` three letters"]
       server.kill("SIGTERM");
       await exited;
     }
-    await directory.close();
     await db.close();
-    await slapd.stop();
+    await sample.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -232,15 +221,4 @@ const uidOf = (dn: string) => dn.slice(4, dn.indexOf(","));
 /** Polls `condition` every 100 ms until it holds (the benchmark's own phases bound it). */
 async function until(condition: () => Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 100));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }

@@ -2,7 +2,17 @@ import { execSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { randomBytes } from "node:crypto";
 import { createPool, migrateDatabase, startEmbeddedPostgres, type Pool } from "../src/db/index.ts";
+import { sampleEntries } from "../src/demo/index.ts";
+import { createDirectoryClient, type DirectoryClient } from "../src/directory/index.ts";
+import {
+  baseEntries,
+  launchSlapd,
+  SLAPD_ROOT_DN,
+  toLdif,
+  type LdifEntry,
+} from "../src/slapd/index.ts";
 
 export interface BenchDatabase {
   readonly pool: Pool;
@@ -97,4 +107,50 @@ export function benchSize(fallback: number): number {
   const match = /^(\d+)([km]?)$/.exec(text);
   if (!match) throw new Error(`--size ${text}: expected a number of entries such as 100k or 1m`);
   return Number(match[1]) * (match[2] === "m" ? 1_000_000 : match[2] === "k" ? 1000 : 1);
+}
+
+export interface SampleDirectory {
+  /** `ldap://…` of the private slapd. */
+  readonly url: string;
+  readonly bindDN: string;
+  readonly password: string;
+  /** The sample people, in the order they were made. */
+  readonly people: readonly LdifEntry[];
+  /** A client bound as the directory's root. */
+  readonly client: DirectoryClient;
+  close(): Promise<void>;
+}
+
+/**
+ * A private slapd seeded with the demo's sample organisation of `people` people (and their
+ * groups), and a client bound as its root; `suite` names the benchmark in the progress line.
+ */
+export async function sampleDirectory(suite: string, people: number): Promise<SampleDirectory> {
+  const password = randomBytes(12).toString("base64url");
+  process.stderr.write(`bench: ${suite}: seeding slapd with ${fmt(people)} people\n`);
+  const entries = sampleEntries({ people });
+  const slapd = await launchSlapd({
+    dir: mkdtempSync(path.join(os.tmpdir(), "annal-bench-slapd-")),
+    rootPassword: password,
+    seedLdif: () => toLdif([...baseEntries(), ...entries]),
+    removeOnStop: true,
+    startTimeoutMs: 600_000,
+  });
+  const client = createDirectoryClient({
+    url: slapd.url,
+    bindDN: SLAPD_ROOT_DN,
+    password,
+    timeoutMs: 60_000,
+  });
+  return {
+    url: slapd.url,
+    bindDN: SLAPD_ROOT_DN,
+    password,
+    people: entries.filter((e) => e.dn.startsWith("uid=") && e.dn.includes("ou=people")),
+    client,
+    async close() {
+      await client.close();
+      await slapd.stop();
+    },
+  };
 }
