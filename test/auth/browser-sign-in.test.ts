@@ -1,38 +1,21 @@
-import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import t from "tap";
-import { chromium } from "playwright-core";
+import { launchChromium, withoutChromium } from "../support/browser.ts";
 import { DEMO_PASSWORD, PROSSI, startAccountsAnnal } from "../support/accounts.ts";
 
 // The demo's sign-in as a newcomer meets it, in Debian's Chromium driven by playwright-core:
 // annal's login page, the demo OpenID provider's form, back to annal with the cookie set.
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
 const SCREENSHOTS = process.env["ANNAL_SCREENSHOTS"] ?? tmpdir();
 
 t.setTimeout(240_000);
 
 t.test(
   "in Chromium: the login page, the provider's form, back with service_session, and GraphQL's viewer is the person",
-  { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium)` },
+  { skip: withoutChromium },
   async (t) => {
     const app = await startAccountsAnnal(t);
-    const profile = await mkdtemp(path.join(tmpdir(), "annal-chromium-"));
-    t.teardown(() => rm(profile, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
-    t.teardown(() => context.close());
+    const context = await launchChromium(t);
     const page = context.pages()[0] ?? (await context.newPage());
     const problems: string[] = [];
     page.on("pageerror", (error) => problems.push(`page: ${error.message}`));

@@ -1,9 +1,8 @@
-import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import t from "tap";
-import { chromium, type Page } from "playwright-core";
+import { launchChromium, withoutChromium } from "../support/browser.ts";
+import type { Page } from "playwright-core";
 import { createToken } from "../../src/auth/index.ts";
 import { flatColourJpeg } from "../../src/demo/jpeg.ts";
 import { signDelivery } from "../../src/hooks/index.ts";
@@ -21,7 +20,6 @@ import { writeDefinition } from "../support/workflow.ts";
  * as its cause, watch the change feed update, and retry a failed change event. Each page is
  * written as a screenshot (docs/screenshots/, or $ANNAL_SCREENSHOTS).
  */
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
 const REPO = path.resolve(import.meta.dirname, "../..");
 const SCREENSHOTS = process.env["ANNAL_SCREENSHOTS"] ?? path.join(REPO, "docs/screenshots");
 
@@ -48,7 +46,7 @@ const DAY = 86_400_000;
 
 t.test(
   "in Chromium: sign in, a person a week ago and their history, an approval from the inbox as the cause of a membership, the live feed, a retried change event",
-  { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium)` },
+  { skip: withoutChromium },
   async (t) => {
     // The demo's workflows (access-request among them), and one that fails for failed work.
     const dir = path.join(REPO, ".tap/fixtures", `web-app-${process.pid}`);
@@ -99,22 +97,7 @@ dir = "${REPO}/ops/demo/hooks"
     );
     await history.settled();
 
-    const profile = await mkdtemp(path.join(tmpdir(), "annal-chromium-"));
-    t.teardown(() => rm(profile, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 860 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
-    t.teardown(() => context.close());
+    const context = await launchChromium(t, { viewport: { width: 1280, height: 860 } });
     const page = context.pages()[0] ?? (await context.newPage());
     const problems: string[] = [];
     page.on("pageerror", (error) => problems.push(`page: ${error.message}`));

@@ -1,10 +1,7 @@
-import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { pino } from "pino";
-import { chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import t from "tap";
+import { launchChromium, withoutChromium } from "../support/browser.ts";
 import { createAuthentication, createToken } from "../../src/auth/index.ts";
 import { graphqlPlugin } from "../../src/graphql/index.ts";
 import { createServer } from "../../src/http/index.ts";
@@ -20,7 +17,6 @@ import { testDatabase } from "../support/postgres.ts";
  * two newest versions and take the older ones after the first frame, and the versions behind
  * them are the patches applied in order; any two of them still compare right.
  */
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
 /** More than the two pickers start with, and more than one frame's chunk (300) besides. */
 const VERSIONS = 360;
 
@@ -97,19 +93,13 @@ new MutationObserver((_, observer) => {
 
 t.test(
   "the history of 360 versions: the pickers offer every version, and any two compare right",
-  { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium)` },
+  { skip: withoutChromium },
   async (t) => {
     const { url, token } = await historyServer(t);
-    const profile = await mkdtemp(path.join(tmpdir(), "annal-chromium-"));
-    t.teardown(() => rm(profile, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
+    const context = await launchChromium(t, {
       viewport: { width: 1280, height: 860 },
       extraHTTPHeaders: { authorization: `Bearer ${token}` },
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
     });
-    t.teardown(() => context.close());
     const problems: string[] = [];
     context.on("weberror", (error) => problems.push(error.error().message));
 
