@@ -1,4 +1,4 @@
-import { createTransport, type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { MessagingConfig } from "../config/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { annalEvent, mailStream, MAIL_SENT, type MailSent } from "../events/index.ts";
@@ -75,22 +75,27 @@ export function createMailer(options: {
 }): Mailer {
   const { config, store, templating, log } = options;
   const transports = new Map<string, Transporter>();
-  const transportOf = (name: string): Transporter => {
+  const transportOf = async (name: string): Promise<Transporter> => {
     let transport = transports.get(name);
     if (!transport) {
       const smtp = config!.transports[name]!;
-      transport = createTransport({
-        host: smtp.host,
-        port: smtp.port,
-        secure: smtp.secure,
-        requireTLS: smtp.requireTLS,
-        connectionTimeout: smtp.timeout,
-        greetingTimeout: smtp.timeout,
-        socketTimeout: smtp.timeout,
-        ...(smtp.user === undefined
-          ? {}
-          : { auth: { user: smtp.user, pass: smtp.password ?? "" } }),
-      });
+      // Loaded with the first message: most annal servers send none, and nodemailer costs
+      // 5 MiB of heap for the life of the process.
+      const { createTransport } = await import("nodemailer");
+      transport =
+        transports.get(name) ??
+        createTransport({
+          host: smtp.host,
+          port: smtp.port,
+          secure: smtp.secure,
+          requireTLS: smtp.requireTLS,
+          connectionTimeout: smtp.timeout,
+          greetingTimeout: smtp.timeout,
+          socketTimeout: smtp.timeout,
+          ...(smtp.user === undefined
+            ? {}
+            : { auth: { user: smtp.user, pass: smtp.password ?? "" } }),
+        });
       transports.set(name, transport);
     }
     return transport;
@@ -137,7 +142,9 @@ export function createMailer(options: {
     const from = message.from ?? config.from;
     let result: SendResult;
     try {
-      const info = (await transportOf(name).sendMail({
+      const info = (await (
+        await transportOf(name)
+      ).sendMail({
         from,
         to: [...to],
         cc: list(message.cc),

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { GraphQLError, type ExecutionResult } from "graphql";
-import {
-  getGraphQLParameters,
-  processRequest,
-  shouldRenderGraphiQL,
-  type ExecutionPatchResult,
-} from "graphql-helix";
+// graphql-helix's parts, not its index: the index also loads its own GraphiQL page (a
+// 2.3 MB string held for the process's life), and annal serves GraphiQL from the packages.
+import { getGraphQLParameters } from "graphql-helix/get-graphql-parameters";
+import { processRequest } from "graphql-helix/process-request";
+import { shouldRenderGraphiQL } from "graphql-helix/should-render-graphiql";
+import type { ExecutionPatchResult } from "graphql-helix/types";
 import { MAX_FILTER_DEPTH } from "../filters/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { accessAt, sessionCookieOf, type Authentication, type Caller } from "../auth/index.ts";
