@@ -4,7 +4,7 @@
 // - on Node.js 26 or newer, src/cli.ts is imported into this very process: no second
 //   process, and signals reach annal unforwarded;
 // - on an older Node.js (a `#!/usr/bin/env node` shebang finds whatever `node` is first on
-//   PATH), src/cli.ts runs in a child on the Node.js the project pins, the `node` package's
+//   PATH), this launcher runs again in a child on the Node.js the project pins, the `node` package's
 //   binary (node_modules/node/bin/node, what node_modules/.bin/node links to), with the exit
 //   status and signals passed through.
 import { spawn } from "node:child_process";
@@ -15,9 +15,12 @@ import { fileURLToPath } from "node:url";
 
 const REQUIRED_MAJOR = 26;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const cli = path.join(root, "src", "cli.ts");
+const launcher = fileURLToPath(import.meta.url);
 
 if (Number.parseInt(process.versions.node, 10) >= REQUIRED_MAJOR) {
+  // V8's heap settings first, before annal's modules load (src/cli/heap.ts says why).
+  const { keepHeapSmall } = await import(new URL("../src/cli/heap.ts", import.meta.url).href);
+  keepHeapSmall();
   await import(new URL("../src/cli.ts", import.meta.url).href);
 } else {
   const node = pinnedNode();
@@ -28,7 +31,7 @@ if (Number.parseInt(process.versions.node, 10) >= REQUIRED_MAJOR) {
     );
     process.exit(1);
   }
-  const child = spawn(node, [cli, ...process.argv.slice(2)], { stdio: "inherit" });
+  const child = spawn(node, [launcher, ...process.argv.slice(2)], { stdio: "inherit" });
   // A signal sent to this process alone (kill <pid>) must reach annal; one from the terminal
   // reaches both, and annal takes a repeat within a second as the same signal.
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
