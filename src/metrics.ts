@@ -26,6 +26,13 @@ export const projectionLag = new Gauge({
   registers: [metrics],
 });
 
+export const projectorBatchReads = new Counter({
+  name: "annal_projector_batch_reads_total",
+  help: "Batches of the log the projections applied: read from the database, or shared from another projection's read.",
+  labelNames: ["source"],
+  registers: [metrics],
+});
+
 export const httpDuration = new Histogram({
   name: "annal_http_request_duration_seconds",
   help: "HTTP request latency by method, route and status.",

@@ -8,6 +8,7 @@ import {
   type RecordedEvent,
 } from "../store/index.ts";
 import { readCheckpoint, tableIn } from "./schema.ts";
+import type { ReadBatch } from "./shared-reads.ts";
 import type { AnyProjection } from "./types.ts";
 
 /** Channel on which a batch announces the projection it advanced (for `waitForProjection`). */
@@ -62,17 +63,22 @@ export async function flushStreamVersions(
  * `_streams`; an event that skips ahead pulls the missing versions from the stream first
  * (they committed before it, so they are readable), and an event already applied that way is
  * skipped when the global read reaches it.
+ *
+ * `options.read` reads the batch (`readAll` by default; the projector shares its reads among
+ * the projections, `SharedLogReads`); `options.memory` keeps the streams' versions in memory
+ * during a replay.
  */
 export async function applyBatch(
   tx: PoolClient,
   projection: AnyProjection,
   schema: string,
   batchSize: number,
-  memory?: StreamVersions,
+  options: { memory?: StreamVersions; read?: ReadBatch } = {},
 ): Promise<number> {
+  const { memory, read = readAll } = options;
   const checkpoint = await readCheckpoint(tx, schema);
   if (!checkpoint) throw new Error(`projection schema ${schema} is missing`);
-  const events = await readAll(tx, checkpoint, batchSize);
+  const events = await read(tx, checkpoint, batchSize);
   if (events.length === 0) return 0;
   // Its xid no longer holds back the other readers of the log while it applies.
   await markLogReader(tx);

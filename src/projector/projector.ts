@@ -12,6 +12,7 @@ import {
 } from "../store/index.ts";
 import { applyBatch, lockProjection } from "./apply-batch.ts";
 import { rebuildProjection } from "./rebuild.ts";
+import { SharedLogReads } from "./shared-reads.ts";
 import {
   assertProjectionName,
   createProjectionSchema,
@@ -31,6 +32,13 @@ export interface ProjectorOptions {
 }
 
 /**
+ * How many full batches the projector keeps for projections that have not read them yet:
+ * the projections catching up move at different speeds, and one that falls further behind
+ * reads for itself.
+ */
+const SHARED_BATCHES = 4;
+
+/**
  * Runs projections: each one is caught up at start (rebuilt side by side first when its
  * version changed in code) and then tails the log, woken by the NOTIFY every append sends
  * and, as a fallback, by polling (a transaction that ends without appending sends nothing,
@@ -45,11 +53,14 @@ export class Projector {
   /** Loops sleeping until the next notification or their poll interval. */
   private readonly sleepers = new Set<() => void>();
   private readonly loops: Promise<void>[] = [];
+  /** The projections catching up together read each batch of the log once. */
+  private readonly reads: SharedLogReads;
 
   private constructor(options: ProjectorOptions) {
     this.options = options;
     this.batchSize = options.batchSize ?? 500;
     this.pollInterval = options.pollInterval ?? 1000;
+    this.reads = new SharedLogReads({ keep: SHARED_BATCHES });
   }
 
   static async start(options: ProjectorOptions): Promise<Projector> {
@@ -96,7 +107,7 @@ export class Projector {
       try {
         const applied = await withTransaction(pool, async (tx) => {
           await lockProjection(tx, live);
-          return applyBatch(tx, projection, live, this.batchSize);
+          return applyBatch(tx, projection, live, this.batchSize, { read: this.reads.read });
         });
         failures = 0;
         if (applied === this.batchSize) continue;

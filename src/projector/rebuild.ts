@@ -87,7 +87,7 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
       await lockProjection(tx, names.live);
       let applied: number;
       do {
-        applied = await applyBatch(tx, projection, names.shadow, batchSize, streams);
+        applied = await applyBatch(tx, projection, names.shadow, batchSize, { memory: streams });
         done += applied;
       } while (applied === batchSize);
       await flushStreamVersions(tx, names.shadow, streams);
