@@ -75,7 +75,7 @@ base = "ou=groups,${SLAPD_BASE}"
 filter = "(objectClass=groupOfNames)"
 `,
     );
-    server = spawn(process.execPath, ["src/cli.ts", "start", "--config", config], {
+    server = spawn(process.execPath, ["bin/annal.js", "start", "--config", config], {
       env: {
         ...process.env,
         DATABASE_URL: db.url,
@@ -90,23 +90,31 @@ filter = "(objectClass=groupOfNames)"
     const atStart = status(pid).rss;
 
     let sampling = true;
-    const phases: { name: string; peak: number; seconds: number }[] = [];
+    const phases: { name: string; peak: number; seconds: number; heap: Heap }[] = [];
     let phasePeak = 0;
+    let phaseHeap: Heap = { total: 0, used: 0, external: 0 };
     const sampler = (async () => {
-      while (sampling) {
+      for (let tick = 0; sampling; tick++) {
         phasePeak = Math.max(phasePeak, status(pid).rss);
+        // V8's heap from the server's own /metrics, once a second: the largest seen in a phase.
+        if (tick % 10 === 0) {
+          const heap = await heapOf(base);
+          if (heap && heap.total > phaseHeap.total) phaseHeap = heap;
+        }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     })();
     const phase = async (name: string, work: () => Promise<void>) => {
       process.stderr.write(`bench: memory: ${name}\n`);
       phasePeak = status(pid).rss;
+      phaseHeap = { total: 0, used: 0, external: 0 };
       const started = performance.now();
       await work();
       phases.push({
         name,
         peak: Math.max(phasePeak, status(pid).rss),
         seconds: (performance.now() - started) / 1000,
+        heap: phaseHeap,
       });
     };
     const authorization = `Bearer ${token}`;
@@ -166,6 +174,7 @@ filter = "(objectClass=groupOfNames)"
     sampling = false;
     await sampler;
     const { hwm } = status(pid);
+    const reads = await batchReads(base);
 
     const mib = (bytes: number) => fmt(bytes / MIB);
     const markdown = `## Server memory
@@ -173,20 +182,35 @@ filter = "(objectClass=groupOfNames)"
 Command: \`npm run bench -- memory\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}; OpenLDAP slapd from Debian, on loopback.
 
-\`annal start\` as a process of its own (\`NODE_ENV=production\`, the default settings) over a
+\`annal start\` (bin/annal.js, with its V8 heap settings: src/cli/heap.ts) as a process of its
+own (\`NODE_ENV=production\`, the default settings) over a
 directory of ${fmt(ENTRIES)} people, doing one thing after another. Resident set of the server
 process, MiB: sampled every 100 ms (\`VmRSS\`), and the kernel's peak over the whole run
 (\`VmHWM\`); the baseline is the same process when it first answers \`/healthz\`.
 
-| phase | seconds | peak RSS (MiB) |
-|---|---:|---:|
-${phases.map((p) => `| ${p.name} | ${fmt(p.seconds, 1)} | ${mib(p.peak)} |`).join("\n")}
+| phase | seconds | peak RSS (MiB) | largest V8 heap: total / used (MiB) | external (MiB) |
+|---|---:|---:|---:|---:|
+${phases
+  .map(
+    (p) =>
+      `| ${p.name} | ${fmt(p.seconds, 1)} | ${mib(p.peak)} | ${mib(p.heap.total)} / ${mib(p.heap.used)} | ${mib(p.heap.external)} |`,
+  )
+  .join("\n")}
+
+The heap columns come from the server's \`/metrics\` (\`nodejs_heap_size_total_bytes\`,
+\`…_used_bytes\`, \`nodejs_external_memory_bytes\`), read once a second; the row with the
+largest total in the phase. The resident set beyond the heap is code, the
+allocator's free pages and buffers.
 
 | measure | annal | baseline (same run) | ratio |
 |---|---:|---:|---:|
 | peak resident set, whole run (\`VmHWM\`, MiB) | ${mib(hwm)} | ${mib(atStart)} (at start) | ${fmt(hwm / atStart, 2)} |
 
 Target: under ${TARGET_MIB} MiB; ${hwm / MIB < TARGET_MIB ? "met" : "not met"}.
+
+Batches of the log the projections applied over the run: ${fmt(reads.database)} read from the
+database, ${fmt(reads.shared)} shared from another projection's read of the same batch
+(\`annal_projector_batch_reads_total\`).
 
 The searches, each \`sort=sn,cn&first=50\` over HTTP with a bearer token, p50 / p99 (ms):
 ${["`uid eq` one person", '`sn eq "Meyer"`', "`cn sw` three letters"]
@@ -207,6 +231,38 @@ ${["`uid eq` one person", '`sn eq "Meyer"`', "`cn sw` three letters"]
     await sample.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface Heap {
+  readonly total: number;
+  readonly used: number;
+  readonly external: number;
+}
+
+/** The V8 heap of the server, from its Prometheus metrics; undefined when it does not answer. */
+async function heapOf(base: string): Promise<Heap | undefined> {
+  const response = await fetch(`${base}/metrics`).catch(() => undefined);
+  if (!response?.ok) return undefined;
+  const text = await response.text();
+  const value = (name: string) =>
+    Number(new RegExp(`^annal_${name} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+  return {
+    total: value("nodejs_heap_size_total_bytes"),
+    used: value("nodejs_heap_size_used_bytes"),
+    external: value("nodejs_external_memory_bytes"),
+  };
+}
+
+/** The server's count of the log batches its projections read and shared. */
+async function batchReads(base: string): Promise<{ database: number; shared: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const count = (source: string) =>
+    Number(
+      new RegExp(`^annal_projector_batch_reads_total\\{source="${source}"\\} (\\S+)$`, "m").exec(
+        text,
+      )?.[1] ?? 0,
+    );
+  return { database: count("database"), shared: count("shared") };
 }
 
 /** `VmRSS` and `VmHWM` of a process, in bytes. */
