@@ -9,7 +9,15 @@ import { buildGateway, graphqlPlugin } from "../src/graphql/index.ts";
 import { createLogger } from "../src/logger.ts";
 import { EventStore } from "../src/store/index.ts";
 import { startSlapd } from "../test/support/slapd.ts";
-import { benchDatabase, fmt, machine, percentile, recordResults } from "./support.ts";
+import {
+  benchDatabase,
+  cpuMs,
+  fmt,
+  machine,
+  percentile,
+  profiled,
+  recordResults,
+} from "./support.ts";
 import { createAuthentication } from "../src/auth/index.ts";
 
 const REQUESTS = 300;
@@ -137,9 +145,19 @@ export async function graphqlBenchmark(): Promise<void> {
     await measure(WARMUP, () => request());
     await measure(WARMUP, rawSearch);
     const before = trips();
-    const annal = await measure(REQUESTS, () => request());
+    const cpuBefore = { node: cpuMs(), slapd: cpuMs(slapd.pid) };
+    const annal = await profiled("graphql", () => measure(REQUESTS, () => request()));
+    const cpuAnnal = {
+      node: (cpuMs() - cpuBefore.node) / REQUESTS,
+      slapd: (cpuMs(slapd.pid) - cpuBefore.slapd) / REQUESTS,
+    };
     const roundTrips = (trips() - before) / REQUESTS;
+    const cpuBeforeRaw = { node: cpuMs(), slapd: cpuMs(slapd.pid) };
     const baseline = await measure(REQUESTS, rawSearch);
+    const cpuRaw = {
+      node: (cpuMs() - cpuBeforeRaw.node) / REQUESTS,
+      slapd: (cpuMs(slapd.pid) - cpuBeforeRaw.slapd) / REQUESTS,
+    };
 
     recordResults(
       "graphql",
@@ -163,6 +181,17 @@ connections, in the same run against the same slapd.
 
 LDAP round trips per request: ${fmt(roundTrips, 1)} (search pages and base reads: the people in
 one page, every person's groups in one batched search).
+
+Where a request's time goes, CPU ms per request (2 cores): the benchmark's Node.js process
+(annal's server and the HTTP client for annal's rows; the ldapts client alone for the
+baseline's), and slapd.
+
+| | Node.js process | slapd |
+|---|---:|---:|
+| annal: \`POST /graphql\` | ${fmt(cpuAnnal.node, 2)} | ${fmt(cpuAnnal.slapd, 2)} |
+| baseline: one ldapts paged search | ${fmt(cpuRaw.node, 2)} | ${fmt(cpuRaw.slapd, 2)} |
+
+\`npm run bench -- graphql --profile\` writes a CPU profile of annal's requests.
 `,
     );
     process.stderr.write(

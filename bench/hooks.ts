@@ -19,7 +19,16 @@ import { defineHooks, hooksPlugin, resolveHooks, signDelivery } from "../src/hoo
 import { http as webhooks } from "../src/hooks/index.ts";
 import { startJobs } from "../src/jobs/index.ts";
 import { EventStore } from "../src/store/index.ts";
-import { benchDatabase, fmt, machine, percentile, recordResults } from "./support.ts";
+import {
+  benchDatabase,
+  cpuMs,
+  fmt,
+  machine,
+  machineCpuMs,
+  percentile,
+  profiled,
+  recordResults,
+} from "./support.ts";
 import { createAuthentication } from "../src/auth/index.ts";
 
 const WARMUP = 500;
@@ -82,11 +91,11 @@ async function serve(data: ServerData): Promise<void> {
   }
   const address = await app.listen({ host: "127.0.0.1", port: 0 });
   parentPort!.postMessage({ address });
-  parentPort!.once("message", async () => {
-    await app.close();
-    await close();
-    parentPort!.postMessage({ closed: true });
-  });
+  // The server's thread, profiled with --profile from here until it is told to stop.
+  await profiled(`hooks-${data.mode}`, () => once(parentPort!, "message"));
+  await app.close();
+  await close();
+  parentPort!.postMessage({ closed: true });
 }
 
 interface Delivery {
@@ -164,6 +173,7 @@ async function drive(url: URL, list: readonly Delivery[]) {
 async function startServer(mode: ServerData["mode"], url: string) {
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { role: ROLE, mode, url } satisfies ServerData,
+    argv: process.argv.slice(2), // --profile
   });
   const [message] = (await once(worker, "message")) as [{ address: string }];
   return {
@@ -181,7 +191,19 @@ async function measure(mode: ServerData["mode"], url: string, path: string, pref
   try {
     const target = new URL(path, server.address);
     await drive(target, deliveries(WARMUP, `${prefix}-warmup`));
-    return await drive(target, deliveries(DELIVERIES, prefix));
+    const list = deliveries(DELIVERIES, prefix);
+    const before = { process: cpuMs(), machine: machineCpuMs() };
+    const run = await drive(target, list);
+    const processMs = cpuMs() - before.process;
+    return {
+      ...run,
+      // CPU ms per delivery: this process (client and server threads), and the rest of the
+      // machine (PostgreSQL, for the most part).
+      cpu: {
+        process: processMs / DELIVERIES,
+        rest: (machineCpuMs() - before.machine - processMs) / DELIVERIES,
+      },
+    };
   } finally {
     await server.stop();
   }
@@ -235,7 +257,17 @@ ${os
 | ratio (annal / baseline) | ${fmt(annal.rate / bare.rate, 3)} | | |
 
 All ${fmt(DELIVERIES)} measured deliveries were answered 202; the log holds one event and the
-queue one job per delivery.`,
+queue one job per delivery.
+
+CPU ms per delivery, measured deliveries only: the benchmark's process (the server's thread and
+the client's), and the rest of the machine (PostgreSQL, for the most part; /proc/stat).
+
+| server | this process | rest of the machine |
+|---|---:|---:|
+| annal | ${fmt(annal.cpu.process, 3)} | ${fmt(annal.cpu.rest, 3)} |
+| bare Fastify route | ${fmt(bare.cpu.process, 3)} | ${fmt(bare.cpu.rest, 3)} |
+
+\`npm run bench -- hooks --profile\` writes a CPU profile of each server's thread.`,
     );
     process.stderr.write(
       `hooks: annal ${fmt(annal.rate)}/s p99 ${fmt(annal.p99, 1)} ms; bare ${fmt(bare.rate)}/s p99 ${fmt(bare.p99, 1)} ms\n`,

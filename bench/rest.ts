@@ -334,7 +334,7 @@ export async function restBenchmark(): Promise<void> {
           }),
       },
       {
-        what: "selective filter (1 of 100,000): `mail = user<n>@example.org`",
+        what: `selective filter (1 of ${fmt(SEARCH_ENTRIES)}): \`mail = user<n>@example.org\``,
         http: (i) =>
           get(
             `/api/entries/users?filter=${encodeURIComponent(`mail = user${pick(i)}@example.org`)}`,
@@ -356,13 +356,13 @@ export async function restBenchmark(): Promise<void> {
           }),
       },
       {
-        what: "sort `sn,-givenName`, first 50 of 100,000",
+        what: `sort \`sn,-givenName\`, first 50 of ${fmt(SEARCH_ENTRIES)}`,
         http: () => get("/api/entries/users?sort=sn,-givenName&first=50"),
         sql: (_, db = pool) =>
           searchPage(db, direct(undefined, "sn,-givenName"), { direction: "forward", limit: 50 }),
       },
       {
-        what: "filter and sort: `title = Engineer` (8,333) by `-uidNumber`, first 50",
+        what: `filter and sort: \`title = Engineer\` (${fmt(SEARCH_ENTRIES / TITLES.length)}) by \`-uidNumber\`, first 50`,
         http: () =>
           get("/api/entries/users?filter=title%20%3D%20Engineer&sort=-uidNumber&first=50"),
         sql: (_, db = pool) =>

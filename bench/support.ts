@@ -154,3 +154,83 @@ export async function sampleDirectory(suite: string, people: number): Promise<Sa
     },
   };
 }
+
+/** CPU time (user + system) a process has used, in ms: `process` itself, or another by pid. */
+export function cpuMs(pid?: number): number {
+  if (pid === undefined) {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  }
+  // /proc/<pid>/stat: utime and stime are fields 14 and 15, in clock ticks (100 a second);
+  // the command name (field 2) is in parentheses and may hold spaces.
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU time the whole machine has used (every process, user and system), in ms, from
+ * /proc/stat: beside `cpuMs()` of the benchmark, what the rest (PostgreSQL, slapd) used.
+ */
+export function machineCpuMs(): number {
+  const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/);
+  // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+  const busy = ticks
+    .slice(0, 8)
+    .reduce((sum, n, i) => (i === 3 || i === 4 ? sum : sum + Number(n)), 0);
+  return busy * 10;
+}
+
+/**
+ * Runs `work`, with a CPU profile of this process around it when the command line has
+ * `--profile`: written to the system's temporary directory as `<name>.cpuprofile` (open it in
+ * Chrome's DevTools), and its busiest packages printed to standard error.
+ */
+export async function profiled<T>(name: string, work: () => Promise<T>): Promise<T> {
+  if (!process.argv.includes("--profile")) return work();
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post("Profiler.stop");
+    session.disconnect();
+    const file = path.join(os.tmpdir(), `${name}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    process.stderr.write(`bench: ${name}: CPU profile in ${file}\n${summarizeProfile(profile)}\n`);
+  }
+}
+
+interface CpuProfile {
+  readonly nodes: readonly {
+    readonly id: number;
+    readonly callFrame: { readonly functionName: string; readonly url: string };
+  }[];
+  readonly samples?: readonly number[];
+  readonly timeDeltas?: readonly number[];
+}
+
+/** A profile's busy time by package (node_modules), annal directory, or Node.js's own part. */
+export function summarizeProfile(profile: CpuProfile, top = 12): string {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const byPart = new Map<string, number>();
+  const samples = profile.samples ?? [];
+  for (let i = 0; i < samples.length; i++) {
+    const { url, functionName } = nodes.get(samples[i]!)!.callFrame;
+    const part =
+      /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ??
+      /\/((?:src|projections)\/[^/]+)\//.exec(url)?.[1] ??
+      (url.startsWith("node:") ? url.split("/").slice(0, 2).join("/") : functionName || url);
+    byPart.set(part, (byPart.get(part) ?? 0) + (profile.timeDeltas?.[i] ?? 0));
+  }
+  const busy = [...byPart].filter(([part]) => part !== "(idle)");
+  const total = busy.reduce((sum, [, us]) => sum + us, 0);
+  return busy
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([part, us]) => `  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${part}`)
+    .join("\n");
+}
