@@ -150,10 +150,16 @@ const RETIRED_CAPTURE_QUEUE = "annal-capture";
 /**
  * Removes the pg-boss queue and cron schedule capture ran as before it held a lock of its own:
  * a database from then would otherwise still queue a job there every minute, which nothing
- * takes.
+ * takes. In two starts: the schedule first, the queue on a later start. pg-boss's timekeeper
+ * may already have queued the schedule's next job for sending, and sending it to a queue
+ * that is gone logs an error.
  */
 export async function retireCaptureQueue(jobs: Jobs): Promise<void> {
   if (!(await jobs.boss.getQueue(RETIRED_CAPTURE_QUEUE))) return;
-  await jobs.boss.unschedule(RETIRED_CAPTURE_QUEUE);
+  const schedules = await jobs.boss.getSchedules();
+  if (schedules.some((schedule) => schedule.name === RETIRED_CAPTURE_QUEUE)) {
+    await jobs.boss.unschedule(RETIRED_CAPTURE_QUEUE);
+    return;
+  }
   await jobs.boss.deleteQueue(RETIRED_CAPTURE_QUEUE);
 }

@@ -116,24 +116,33 @@ t.test("a worker that stops, or loses its connection, hands capture to another",
   );
 });
 
-t.test("the pg-boss queue capture once ran as is removed, with its schedule", async (t) => {
-  const f = await captureFixture(t);
-  const jobs = await startJobs({ pool: f.db.pool, log: quietLog });
-  t.teardown(() => jobs.stop());
-  // As an older annal left it.
-  await jobs.ensureQueue("annal-capture", { policy: "stately", retryLimit: 0 });
-  await jobs.boss.schedule("annal-capture", "* * * * *", {});
-  await jobs.boss.send("annal-capture", {});
-  await retireCaptureQueue(jobs);
-  t.equal(await jobs.boss.getQueue("annal-capture"), null, "no queue");
-  t.same(
-    (await jobs.boss.getSchedules()).filter((s) => s.name === "annal-capture"),
-    [],
-    "no schedule",
-  );
-  await retireCaptureQueue(jobs);
-  t.pass("removing it again does nothing");
-});
+t.test(
+  "the pg-boss queue capture once ran as is removed: its schedule first, then the queue",
+  async (t) => {
+    const f = await captureFixture(t);
+    const jobs = await startJobs({ pool: f.db.pool, log: quietLog });
+    t.teardown(() => jobs.stop());
+    // As an older annal left it.
+    await jobs.ensureQueue("annal-capture", { policy: "stately", retryLimit: 0 });
+    await jobs.boss.schedule("annal-capture", "* * * * *", {});
+    await jobs.boss.send("annal-capture", {});
+    await retireCaptureQueue(jobs);
+    t.same(
+      (await jobs.boss.getSchedules()).filter((s) => s.name === "annal-capture"),
+      [],
+      "the first start removes the schedule",
+    );
+    t.not(
+      await jobs.boss.getQueue("annal-capture"),
+      null,
+      "and keeps the queue, for a job the schedule may already have on its way",
+    );
+    await retireCaptureQueue(jobs);
+    t.equal(await jobs.boss.getQueue("annal-capture"), null, "a later start removes the queue");
+    await retireCaptureQueue(jobs);
+    t.pass("removing it again does nothing");
+  },
+);
 
 t.test(
   "a worker waiting for the lock leaves the pool's connections as it found them",
