@@ -239,29 +239,38 @@ interface Heap {
   readonly external: number;
 }
 
-/** The V8 heap of the server, from its Prometheus metrics; undefined when it does not answer. */
-async function heapOf(base: string): Promise<Heap | undefined> {
+/**
+ * The server's Prometheus metrics (`GET /metrics`) as a lookup of one sample by its name and
+ * labels as written (`annal_x{source="shared"}`); undefined when the server does not answer.
+ */
+async function scrapeMetrics(base: string): Promise<((sample: string) => number) | undefined> {
   const response = await fetch(`${base}/metrics`).catch(() => undefined);
   if (!response?.ok) return undefined;
-  const text = await response.text();
-  const value = (name: string) =>
-    Number(new RegExp(`^annal_${name} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+  const samples = new Map<string, number>();
+  for (const line of (await response.text()).split("\n")) {
+    if (line.startsWith("#")) continue;
+    const space = line.lastIndexOf(" ");
+    if (space > 0) samples.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return (sample) => samples.get(sample) ?? 0;
+}
+
+/** The V8 heap of the server; undefined when it does not answer. */
+async function heapOf(base: string): Promise<Heap | undefined> {
+  const metric = await scrapeMetrics(base);
+  if (!metric) return undefined;
   return {
-    total: value("nodejs_heap_size_total_bytes"),
-    used: value("nodejs_heap_size_used_bytes"),
-    external: value("nodejs_external_memory_bytes"),
+    total: metric("annal_nodejs_heap_size_total_bytes"),
+    used: metric("annal_nodejs_heap_size_used_bytes"),
+    external: metric("annal_nodejs_external_memory_bytes"),
   };
 }
 
 /** The server's count of the log batches its projections read and shared. */
 async function batchReads(base: string): Promise<{ database: number; shared: number }> {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const metric = await scrapeMetrics(base);
   const count = (source: string) =>
-    Number(
-      new RegExp(`^annal_projector_batch_reads_total\\{source="${source}"\\} (\\S+)$`, "m").exec(
-        text,
-      )?.[1] ?? 0,
-    );
+    metric?.(`annal_projector_batch_reads_total{source="${source}"}`) ?? 0;
   return { database: count("database"), shared: count("shared") };
 }
 

@@ -20,6 +20,7 @@ import { Projector } from "../src/projector/index.ts";
 import { restPlugin } from "../src/rest/index.ts";
 import { EventStore } from "../src/store/index.ts";
 import { webPlugin } from "../src/web/index.ts";
+import { CHROMIUM, CHROMIUM_ARGS } from "../test/support/browser.ts";
 import { EntryHistory } from "../test/support/entries.ts";
 import { allProjections } from "../projections/index.ts";
 import { benchDatabase, fmt, machine, percentile, recordResults, time } from "./support.ts";
@@ -27,7 +28,6 @@ import { benchDatabase, fmt, machine, percentile, recordResults, time } from "./
 const VERSIONS = 1_000;
 const RUNS = 30;
 const WARMUP = 3;
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
 const PEOPLE = "ou=people,dc=example,dc=org";
 const STRING = "1.3.6.1.4.1.1466.115.121.1.15";
 
@@ -147,14 +147,7 @@ export async function webBenchmark(): Promise<void> {
       viewport: { width: 1280, height: 900 },
       // The page's own requests carry the token, as a signed-in browser's carry the cookie.
       extraHTTPHeaders: { authorization },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
+      args: [...CHROMIUM_ARGS],
     });
     try {
       const page = context.pages()[0] ?? (await context.newPage());

@@ -58,15 +58,17 @@ t.test("the capture worker records changes without being asked", async (t) => {
   t.match(failing.lastError, { code: /^ANNAL_/, message: String, at: Date });
 });
 
+/** Passes 50 ms apart, and no reconciliation or snapshots to get in their way. */
+const schedule = {
+  source: "accesslog" as const,
+  interval: 50,
+  reconcileInterval: 600_000,
+  snapshotInterval: 0,
+};
+
 t.test("a worker that stops, or loses its connection, hands capture to another", async (t) => {
   const f = await captureFixture(t);
   await f.sync();
-  const schedule = {
-    source: "accesslog" as const,
-    interval: 50,
-    reconcileInterval: 600_000,
-    snapshotInterval: 0,
-  };
   const holders = async () =>
     (
       await f.db.pool.query<{ pid: number }>(
@@ -149,12 +151,6 @@ t.test(
   async (t) => {
     const f = await captureFixture(t);
     await f.sync();
-    const schedule = {
-      source: "accesslog" as const,
-      interval: 50,
-      reconcileInterval: 600_000,
-      snapshotInterval: 0,
-    };
     const holding = await startCaptureWorker(f.context, schedule);
     t.teardown(() => holding.stop());
     await eventually(

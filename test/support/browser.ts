@@ -7,6 +7,16 @@ import { chromium, type BrowserContext } from "playwright-core";
 /** Debian's Chromium (`apt-get install chromium`), or `CHROMIUM_PATH`. */
 export const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
 
+/** The flags every headless Chromium of the tests and benchmarks runs with. */
+export const CHROMIUM_ARGS: readonly string[] = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
 /** tap's `skip` for a browser test: false with Chromium installed, else why it is skipped. */
 export const withoutChromium: false | string = existsSync(CHROMIUM)
   ? false
@@ -32,14 +42,7 @@ export async function launchChromium(
     ...options,
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: [...CHROMIUM_ARGS],
   });
   t.teardown(() => context.close());
   return context;
