@@ -448,9 +448,11 @@ first value) and probes each entry's filter, stopping after the page: a later pa
 cursor in the index (its plan reads about 800 index entries for 50 rows), and annal's connections
 plan no parallel workers, whose start-up cost more than the walk. An \`and\` of comparisons
 intersects their index ranges, which come out in entry order, so the merge stops with the page. A
-second sort key is ordered within ties of the first (incremental sort): \`sn\` has 20 distinct
-values, so the first page of \`sn,-givenName\` reads one surname's 5% of the entries and sorts
-them. Load average when the run ended: ${os
+second sort key orders each group of the first key's ties: a group of at most 2,000 matches is
+sorted, a larger one walks the second key's index within it (\`sn\` has 20 distinct values, so
+one surname is 5% of the entries: the first page of \`sn,-givenName\` finds its surname from
+the first keys of the next 51 entries, counts that group up to the bound, and walks
+\`givenName\` probing each entry's surname). Load average when the run ended: ${os
       .loadavg()
       .map((n) => n.toFixed(1))
       .join(", ")}.

@@ -181,14 +181,35 @@ async function everyRow(pool: Pool, sql: SearchSql): Promise<SearchRow[]> {
 }
 
 /**
- * A page walks the first sort key's index or sorts the matches (`WALK_ABOVE`), page by page:
- * each way alone, and the two alternating (a cursor of one read on by the other, as when the
- * matches cross the bound between two requests), must read every row once, in order.
+ * A page walks the first sort key's index or sorts the matches (`WALK_ABOVE`), and a walk
+ * sorts each group of the first key's ties by the second key or walks that key's index within
+ * the group (`GROUP_WALK_ABOVE`), page by page: each way alone, and the ways alternating (a
+ * cursor of one read on by another, as when the matches cross a bound between two requests),
+ * must read every row once, in order.
  */
-const STRATEGIES: readonly { name: string; walkAbove: (page: number) => number }[] = [
-  { name: "walking", walkAbove: () => 0 },
-  { name: "sorting", walkAbove: () => Infinity },
-  { name: "alternating", walkAbove: (page) => (page % 2 ? Infinity : 0) },
+const STRATEGIES: readonly {
+  name: string;
+  walkAbove: (page: number) => number;
+  groupAbove: (page: number) => number;
+}[] = [
+  { name: "walking", walkAbove: () => 0, groupAbove: () => Infinity },
+  { name: "sorting", walkAbove: () => Infinity, groupAbove: () => Infinity },
+  {
+    name: "alternating",
+    walkAbove: (page) => (page % 2 ? Infinity : 0),
+    groupAbove: () => Infinity,
+  },
+  { name: "walking groups", walkAbove: () => 0, groupAbove: () => 0 },
+  {
+    name: "walking groups alternately",
+    walkAbove: () => 0,
+    groupAbove: (page) => (page % 2 ? Infinity : 0),
+  },
+  {
+    name: "all three alternating",
+    walkAbove: (page) => (page % 3 === 2 ? Infinity : 0),
+    groupAbove: (page) => (page % 2 ? 0 : Infinity),
+  },
 ];
 
 t.test("sorted pages walk forward and backward through every row once, in order", async (t) => {
@@ -197,6 +218,9 @@ t.test("sorted pages walk forward and backward through every row once, in order"
     "sn",
     "-sn",
     "sn,-givenName",
+    "-sn,givenName",
+    "givenName,-sn,uid",
+    "-title,sn",
     "-givenName,uid",
     "-uidNumber",
     "title",
@@ -223,6 +247,7 @@ t.test("sorted pages walk forward and backward through every row once, in order"
             direction: "forward",
             limit: 3,
             walkAbove: strategy.walkAbove(pages),
+            groupAbove: strategy.groupAbove(pages),
             ...(position ? { position } : {}),
           });
           forward.push(...page.rows.map((row) => row.entry_uuid));
@@ -239,6 +264,7 @@ t.test("sorted pages walk forward and backward through every row once, in order"
             direction: "backward",
             limit: 4,
             walkAbove: strategy.walkAbove(pages),
+            groupAbove: strategy.groupAbove(pages),
             ...(position ? { position } : {}),
           });
           backward.unshift(...page.rows.map((row) => row.entry_uuid));
@@ -322,7 +348,7 @@ t.test("searches on a few thousand entries use the value indexes", async (t) => 
     const source = sql.walk ? sql.walkSource("keyed") : sql.inner;
     const result = await db.pool.query<{ "QUERY PLAN": [{ Plan: unknown }] }>(
       `EXPLAIN (FORMAT JSON) SELECT * FROM (${source}) AS q
-        ORDER BY ${sql.orderBy("forward", sql.walk !== undefined)} LIMIT $${params.length}`,
+        ORDER BY ${sql.orderBy("forward", sql.walk ? 1 : 0)} LIMIT $${params.length}`,
       params,
     );
     return scans(result.rows[0]!["QUERY PLAN"][0].Plan);

@@ -20,6 +20,8 @@ export interface SearchPageRequest {
   readonly position?: KeysetPosition;
   /** Walk the first sort key's index only above this many matches (default `WALK_ABOVE`). */
   readonly walkAbove?: number;
+  /** Walk a group's second sort key only above this many matches (default `GROUP_WALK_ABOVE`). */
+  readonly groupAbove?: number;
 }
 
 /**
@@ -33,30 +35,56 @@ export interface SearchPageRequest {
  */
 export const WALK_ABOVE = 2000;
 
+/**
+ * A walk sorted by a second attribute orders each group of the first key's ties by it. A
+ * group of at most this many matches is sorted; a larger one walks the second key's index
+ * within the group (`sn,-givenName` over 1,000,000 people, 20 surnames: sorting the first
+ * group read 50,000 entries, 580 ms a page).
+ */
+export const GROUP_WALK_ABOVE = 2000;
+
 type Side = "after" | "before";
+type Direction = "forward" | "backward";
+
+/** How a read orders and bounds its rows (see `SearchSql.orderBy`). */
+interface ReadShape {
+  /** Leading columns with a value in every row. */
+  readonly keyed?: number;
+  /** Leading columns holding one value in every row (a group's), left out of the order. */
+  readonly fixed?: number;
+  /** More conditions on `q`, binding their values to `params`. */
+  readonly also?: (params: unknown[]) => string[];
+}
 
 /**
- * Up to `limit` rows of `source` (a query with the search's columns) strictly beyond
- * `position` in `direction`, in that direction's order.
+ * Up to `limit` rows of `source` (a query with the search's columns, binding its own values
+ * to `params`) strictly beyond `position` in `direction`, in that direction's order.
  */
 async function readRows(
   db: Queryable,
   sql: SearchSql,
-  source: string,
-  direction: "forward" | "backward",
+  source: (params: unknown[]) => string,
+  direction: Direction,
   limit: number,
   position: KeysetPosition | undefined,
-  keyed = false,
+  shape: ReadShape = {},
 ): Promise<SearchRow[]> {
   const side: Side = direction === "forward" ? "after" : "before";
+  const { keyed = 0, fixed = 0 } = shape;
   const params = [...sql.params];
-  const keyset = position
-    ? `WHERE ${sql.leadingBound(position, side, params, keyed)} AND ${sql.keyset(position, side, params)}`
-    : "";
+  const from = source(params);
+  const conditions = shape.also?.(params) ?? [];
+  if (position) {
+    conditions.push(
+      sql.leadingBound(position, side, params, keyed, fixed),
+      sql.keyset(position, side, params),
+    );
+  }
   params.push(limit);
+  const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
   const result = await db.query<SearchRow>(
-    `SELECT * FROM (${source}) AS q ${keyset}
-      ORDER BY ${sql.orderBy(direction, keyed)} LIMIT $${params.length}`,
+    `SELECT * FROM (${from}) AS q ${where}
+      ORDER BY ${sql.orderBy(direction, keyed, fixed)} LIMIT $${params.length}`,
     params,
   );
   return result.rows;
@@ -65,7 +93,7 @@ async function readRows(
 /** Whether some entries of the type have no first value of the walked attribute. */
 async function someUnkeyed(db: Queryable, sql: SearchSql): Promise<boolean> {
   const type = sql.params[0];
-  const attribute = sql.params[Number(sql.walk!.attributeParam.slice(1)) - 1];
+  const attribute = sql.walk!.attribute;
   const result = await db.query<{ some: boolean }>(
     `SELECT coalesce((SELECT entries FROM ${ENTRY_VALUE_COUNTS} WHERE type = $1 AND attribute = $2), 0)
           > coalesce((SELECT entries FROM ${ENTRY_VALUE_COUNTS} WHERE type = $1 AND attribute = $3), 0)
@@ -89,44 +117,196 @@ async function walks(db: Queryable, sql: SearchSql, walkAbove: number): Promise<
   return (result.rows[0]?.matches ?? 0) > walkAbove;
 }
 
+/** One way of reading a walked column: its rows with a value, and those without. */
+interface Branches {
+  keyed(direction: Direction, limit: number, position?: KeysetPosition): Promise<SearchRow[]>;
+  unkeyed(direction: Direction, limit: number, position?: KeysetPosition): Promise<SearchRow[]>;
+  someUnkeyed(): Promise<boolean>;
+}
+
 /**
- * Rows beyond `position` in `direction`, at most `limit`. A walk (`walks`) reads the first sort
- * key's index in key order and stops after `limit` matches: the entries with a value first
- * (forward), then, only if the page is not full yet and some entry lacks the attribute, those
- * without (NULLs sort last either way). Otherwise the matches are sorted.
+ * Rows beyond `position` in `direction`, at most `limit`, of a walk of column `index`: the
+ * rows with a value there first (forward), then, only if the page is not full yet and some row
+ * lacks one, those without (NULLs sort last either way).
  */
-async function rowsBeyond(
-  db: Queryable,
-  sql: SearchSql,
-  walk: boolean,
-  direction: "forward" | "backward",
+async function walkRows(
+  branches: Branches,
+  index: number,
+  direction: Direction,
   limit: number,
   position: KeysetPosition | undefined,
 ): Promise<SearchRow[]> {
-  if (!walk) return readRows(db, sql, sql.inner, direction, limit, position);
-  const keyed = () => sql.walkSource("keyed");
-  const unkeyed = () => sql.walkSource("unkeyed");
-  const atNull = position !== undefined && (position[0] ?? null) === null;
+  const atNull = position !== undefined && (position[index] ?? null) === null;
   if (direction === "forward") {
-    if (atNull) return readRows(db, sql, unkeyed(), direction, limit, position);
-    const rows = await readRows(db, sql, keyed(), direction, limit, position, true);
-    if (rows.length >= limit || !(await someUnkeyed(db, sql))) return rows;
-    return [
-      ...rows,
-      ...(await readRows(db, sql, unkeyed(), direction, limit - rows.length, undefined)),
-    ];
+    if (atNull) return branches.unkeyed(direction, limit, position);
+    const rows = await branches.keyed(direction, limit, position);
+    if (rows.length >= limit || !(await branches.someUnkeyed())) return rows;
+    return [...rows, ...(await branches.unkeyed(direction, limit - rows.length))];
   }
-  if (position !== undefined && !atNull) {
-    return readRows(db, sql, keyed(), direction, limit, position, true);
-  }
-  const rows = (await someUnkeyed(db, sql))
-    ? await readRows(db, sql, unkeyed(), direction, limit, position)
+  if (position !== undefined && !atNull) return branches.keyed(direction, limit, position);
+  const rows = (await branches.someUnkeyed())
+    ? await branches.unkeyed(direction, limit, position)
     : [];
   if (rows.length >= limit) return rows;
-  return [
-    ...rows,
-    ...(await readRows(db, sql, keyed(), direction, limit - rows.length, undefined, true)),
-  ];
+  return [...rows, ...(await branches.keyed(direction, limit - rows.length))];
+}
+
+/** Reads one search's pages, by the strategy `searchPage` chose. */
+class Reader {
+  private readonly db: Queryable;
+  private readonly sql: SearchSql;
+  private readonly groupAbove: number;
+
+  constructor(db: Queryable, sql: SearchSql, groupAbove: number) {
+    this.db = db;
+    this.sql = sql;
+    this.groupAbove = groupAbove;
+  }
+
+  /**
+   * Rows beyond `position` in `direction`, at most `limit`: walking the first sort key's index
+   * (`walk`, see `walks`), or sorting the matches.
+   */
+  rows(
+    walk: boolean,
+    direction: Direction,
+    limit: number,
+    position: KeysetPosition | undefined,
+  ): Promise<SearchRow[]> {
+    const { db, sql } = this;
+    if (!walk) return readRows(db, sql, () => sql.inner, direction, limit, position);
+    return walkRows(
+      {
+        keyed: (direction, limit, position) => this.keyed(direction, limit, position),
+        unkeyed: (direction, limit, position) =>
+          readRows(db, sql, () => sql.walkSource("unkeyed"), direction, limit, position),
+        someUnkeyed: () => someUnkeyed(db, sql),
+      },
+      0,
+      direction,
+      limit,
+      position,
+    );
+  }
+
+  /**
+   * The walk's rows with a first sort value. Without a second attribute to sort by, one read
+   * of the index in key order. With one, each group of the first key's ties is ordered by the
+   * second: the group the position is in is read beyond it, then the first keys of the next
+   * `limit` entries say which groups the page reaches. The groups before the last of those
+   * hold fewer than `limit` entries together and are read in one sorted query; the last may
+   * be of any size (`group`).
+   */
+  private async keyed(
+    direction: Direction,
+    limit: number,
+    position?: KeysetPosition,
+  ): Promise<SearchRow[]> {
+    const { db, sql } = this;
+    const keyedSource = () => sql.walkSource("keyed");
+    if (!sql.group) return readRows(db, sql, keyedSource, direction, limit, position, { keyed: 1 });
+    const rows: SearchRow[] = [];
+    const after = position?.[0] ?? undefined;
+    if (after !== undefined) {
+      rows.push(...(await this.group(after, direction, limit, position)));
+      if (rows.length >= limit) return rows;
+    }
+    const need = limit - rows.length;
+    const keys = await this.nextKeys(direction, need, after);
+    const last = keys.at(-1);
+    if (last === undefined) return rows;
+    const beyond = this.beyond(direction);
+    const within = (params: unknown[]) =>
+      after === undefined ? [] : [`q.s0 ${beyond} $${params.push(after)}::text`];
+    if (keys.length < need) {
+      // Every keyed row beyond the position is among these.
+      const rest = await readRows(db, sql, keyedSource, direction, need, undefined, {
+        keyed: 1,
+        also: within,
+      });
+      return [...rows, ...rest];
+    }
+    if (keys[0] !== last) {
+      const before = beyond === ">" ? "<" : ">";
+      rows.push(
+        ...(await readRows(db, sql, keyedSource, direction, need, undefined, {
+          keyed: 1,
+          also: (params) => [...within(params), `q.s0 ${before} $${params.push(last)}::text`],
+        })),
+      );
+    }
+    return [...rows, ...(await this.group(last, direction, limit - rows.length))];
+  }
+
+  /** The comparison that holds a first key beyond another in `direction`. */
+  private beyond(direction: Direction): ">" | "<" {
+    return (direction === "forward") !== this.sql.walk!.descending ? ">" : "<";
+  }
+
+  /** The first keys of the next `limit` keyed matches beyond the group `after`, in order. */
+  private async nextKeys(direction: Direction, limit: number, after?: string): Promise<string[]> {
+    const beyond = this.beyond(direction);
+    const params = this.sql.params.slice(0, this.sql.whereParams);
+    const keys = this.sql.groupKeys(params);
+    const bound = after === undefined ? "" : `WHERE q.s0 ${beyond} $${params.push(after)}::text`;
+    params.push(limit);
+    const result = await this.db.query<{ s0: string }>(
+      `SELECT q.s0 FROM (${keys}) AS q ${bound}
+        ORDER BY q.s0 ${beyond === ">" ? "ASC" : "DESC"} LIMIT $${params.length}`,
+      params,
+    );
+    return result.rows.map((row) => row.s0);
+  }
+
+  /** Whether the group of first key `key` has more matches than `groupAbove`. */
+  private async large(key: string): Promise<boolean> {
+    if (!Number.isFinite(this.groupAbove)) return false;
+    const params = this.sql.params.slice(0, this.sql.whereParams);
+    const keys = this.sql.groupKeys(params);
+    const value = params.push(key);
+    params.push(this.groupAbove + 1);
+    const result = await this.db.query<{ matches: number }>(
+      `SELECT count(*)::int AS matches
+         FROM (SELECT 1 FROM (${keys}) AS q WHERE q.s0 = $${value}::text LIMIT $${params.length}) AS m`,
+      params,
+    );
+    return (result.rows[0]?.matches ?? 0) > this.groupAbove;
+  }
+
+  /**
+   * Rows of the group of first key `key` beyond `position` (or from the group's start), at
+   * most `limit`: sorted, or, for a large group, walking the second key's index within it.
+   */
+  private async group(
+    key: string,
+    direction: Direction,
+    limit: number,
+    position?: KeysetPosition,
+  ): Promise<SearchRow[]> {
+    const { db, sql } = this;
+    if (!(await this.large(key))) {
+      return readRows(db, sql, () => sql.walkSource("keyed"), direction, limit, position, {
+        keyed: 1,
+        also: (params) => [`q.s0 = $${params.push(key)}::text`],
+      });
+    }
+    const source = (branch: "keyed" | "unkeyed") => (params: unknown[]) =>
+      sql.groupWalkSource(branch, `$${params.push(key)}`);
+    return walkRows(
+      {
+        keyed: (direction, limit, position) =>
+          readRows(db, sql, source("keyed"), direction, limit, position, { keyed: 2, fixed: 1 }),
+        unkeyed: (direction, limit, position) =>
+          readRows(db, sql, source("unkeyed"), direction, limit, position, { keyed: 1, fixed: 1 }),
+        // Only asked at the group's end, where reading them finds out as quickly.
+        someUnkeyed: async () => true,
+      },
+      1,
+      direction,
+      limit,
+      position,
+    );
+  }
 }
 
 /**
@@ -142,7 +322,8 @@ export async function searchPage(
 ): Promise<{ rows: SearchRow[]; more: boolean; behind: boolean }> {
   const forward = page.direction === "forward";
   const walk = await walks(db, sql, page.walkAbove ?? WALK_ABOVE);
-  const read = await rowsBeyond(db, sql, walk, page.direction, page.limit + 1, page.position);
+  const reader = new Reader(db, sql, page.groupAbove ?? GROUP_WALK_ABOVE);
+  const read = await reader.rows(walk, page.direction, page.limit + 1, page.position);
   const rows = read.slice(0, page.limit);
   if (!forward) rows.reverse();
   let behind = false;
@@ -150,8 +331,7 @@ export async function searchPage(
     // The other side of the cursor includes the cursor's own row.
     behind =
       (await cursorRowMatches(db, sql, page.position)) ||
-      (await rowsBeyond(db, sql, walk, forward ? "backward" : "forward", 1, page.position)).length >
-        0;
+      (await reader.rows(walk, forward ? "backward" : "forward", 1, page.position)).length > 0;
   }
   return { rows, more: read.length > page.limit, behind };
 }

@@ -23,6 +23,13 @@ interface OrderColumn {
   readonly cast: "text" | "uuid";
 }
 
+/** A sort key walked in its attribute's index. */
+interface WalkedKey {
+  readonly attribute: string;
+  readonly attributeParam: string;
+  readonly descending: boolean;
+}
+
 /** Values of the order columns of one row: where a page starts or ends. */
 export type KeysetPosition = readonly (string | null)[];
 
@@ -59,11 +66,18 @@ export class SearchSql {
   readonly columns: readonly OrderColumn[];
   /** The parameter holding the type searched. */
   readonly typeParam: string;
-  /** The first sort key when it is an attribute: its name's parameter and its direction. */
-  readonly walk: { readonly attributeParam: string; readonly descending: boolean } | undefined;
-  /** The select list of `inner` without the first sort column, and that column's alias. */
+  /** The first sort key when it is an attribute: its name, its name's parameter, its direction. */
+  readonly walk: WalkedKey | undefined;
+  /**
+   * The second sort key when the first is walked and it is an attribute too: a page within one
+   * large group of the first key's ties walks this one's index (`groupWalkSource`).
+   */
+  readonly group: WalkedKey | undefined;
+  /** The select list of `inner` without the sort columns. */
   readonly selectHead: string;
+  /** The sort columns after the first (`selectTail`) and after the second (`groupTail`). */
   readonly selectTail: string;
+  readonly groupTail: string;
 
   constructor(spec: SearchSpec) {
     const bind = (value: unknown) => `$${this.params.push(value)}`;
@@ -83,7 +97,7 @@ export class SearchSql {
     this.whereParams = this.params.length;
 
     const columns: OrderColumn[] = [];
-    let walk: { attributeParam: string; descending: boolean } | undefined;
+    const walked: (WalkedKey | undefined)[] = [];
     const sortSql = spec.sort.map((key, index) => {
       const alias = key.kind === "entryUUID" ? "entry_uuid" : `s${index}`;
       columns.push({
@@ -96,10 +110,12 @@ export class SearchSql {
       if (key.kind === "dn") return `(e.dn_norm COLLATE "C") AS ${alias}`;
       const column = key.operational ? "e.operational" : "e.attributes";
       const name = bind(key.name);
-      if (index === 0) walk = { attributeParam: name, descending: key.descending };
+      walked[index] = { attribute: key.name, attributeParam: name, descending: key.descending };
       return `(left(lower(${column} -> ${name}::text ->> 0), ${VALUE_KEY_LENGTH}) COLLATE "C") AS ${alias}`;
     });
+    const walk = walked[0];
     this.walk = walk;
+    this.group = walk && walked[1];
     const first = spec.sort[0];
     this.clustered =
       walk !== undefined && first?.kind === "attribute" && narrows(spec.filter, first.name);
@@ -117,6 +133,7 @@ export class SearchSql {
     const sorts = sortSql.filter((sql) => sql !== undefined);
     this.selectHead = select.join(", ");
     this.selectTail = sorts.slice(walk ? 1 : 0).join(", ");
+    this.groupTail = sorts.slice(2).join(", ");
     this.inner = `SELECT ${[...select, ...sorts].join(", ")} FROM ${this.source} WHERE ${this.where}`;
   }
 
@@ -139,17 +156,19 @@ export class SearchSql {
   }
 
   /**
-   * `ORDER BY` over `q` for reading forward, or backward (every direction flipped). `keyed`:
-   * the rows all have a first sort value (a walk's keyed branch), so that column is ordered by
-   * its value alone, as its index is.
+   * `ORDER BY` over `q` for reading forward, or backward (every direction flipped). The first
+   * `keyed` columns have a value in every row (a walk's keyed branch), so each is ordered by
+   * its value alone, as its index is; the first `fixed` columns hold one value in every row (a
+   * group's rows) and are left out, so that the next column's index gives the order.
    */
-  orderBy(direction: "forward" | "backward", keyed = false): string {
+  orderBy(direction: "forward" | "backward", keyed = 0, fixed = 0): string {
     const flip = direction === "backward";
     return this.columns
       .flatMap((column, index) => {
+        if (index < fixed) return [];
         const descending = column.descending !== flip;
         const order = `q.${column.alias} ${descending ? "DESC" : "ASC"}`;
-        return column.nullable && !(keyed && index === 0)
+        return column.nullable && index >= keyed
           ? [`(q.${column.alias} IS NULL) ${flip ? "DESC" : "ASC"}`, order]
           : [order];
       })
@@ -157,24 +176,26 @@ export class SearchSql {
   }
 
   /**
-   * The first column's bound implied by `keyset` (`q.s0 >= $x` reading an ascending column
-   * forward), said on its own so that an index on that column starts the page at the cursor
-   * instead of filtering its way there. None when the position has no first value. Reading
-   * on after a value also reads the rows without one (NULLs sort last), unless the rows all
-   * have one (`keyed`: a walk's keyed branch).
+   * The bound on column `index` (by default the first) implied by `keyset` (`q.s0 >= $x`
+   * reading an ascending column forward), said on its own so that an index on that column
+   * starts the page at the cursor instead of filtering its way there; the columns before it
+   * hold one value in every row read. None when the position has no value there. Reading on
+   * after a value also reads the rows without one (NULLs sort last), unless every row has one
+   * (`index < keyed`: a walk's keyed branch).
    */
   leadingBound(
     position: KeysetPosition,
     side: "after" | "before",
     params: unknown[],
-    keyed = false,
+    keyed = 0,
+    index = 0,
   ): string {
-    const column = this.columns[0]!;
-    const value = position[0] ?? null;
+    const column = this.columns[index]!;
+    const value = position[index] ?? null;
     if (value === null) return "TRUE";
     const upward = (side === "after") !== column.descending;
     const bound = `q.${column.alias} ${upward ? ">=" : "<="} $${params.push(value)}::${column.cast}`;
-    return column.nullable && side === "after" && !keyed
+    return column.nullable && side === "after" && index >= keyed
       ? `(${bound} OR q.${column.alias} IS NULL)`
       : bound;
   }
@@ -197,6 +218,49 @@ export class SearchSql {
       FROM ${this.source}
      WHERE ${this.where} AND NOT EXISTS (SELECT 1 FROM ${ENTRY_VALUES} AS k
        WHERE k.entry_uuid = e.entry_uuid AND k.attribute = ${walk.attributeParam}::text
+         AND k.ordinal = 0)`;
+  }
+
+  /**
+   * The walked attribute's first values of the matching entries, as `q` (`q.entry_uuid`,
+   * `q.s0`), read from its index alone: how the walk's groups of ties are found and counted.
+   * The entries' own table is not read: every row of `entry_values` belongs to an entry of
+   * its type. Binds the walked attribute's name to `params`, which must hold the WHERE
+   * clause's parameters (and no others: a parameter the query does not use has no type).
+   */
+  groupKeys(params: unknown[]): string {
+    const walk = this.walk;
+    if (!walk) throw new Error("groupKeys: the first sort key is not an attribute");
+    return `SELECT e.entry_uuid, e.s0
+      FROM (SELECT k.entry_uuid, k.type, k.value_key AS s0 FROM ${ENTRY_VALUES} AS k
+             WHERE k.type = ${this.typeParam} AND k.ordinal = 0
+               AND k.attribute = $${params.push(walk.attribute)}::text) AS e
+     WHERE ${this.where}`;
+  }
+
+  /**
+   * The rows of one group of the walked attribute's ties (first value `groupParam`), as `q`,
+   * for walking the second sort key's index within the group: `keyed`, the group's entries
+   * with a first value of the second key, or those without one.
+   */
+  groupWalkSource(branch: "keyed" | "unkeyed", groupParam: string): string {
+    const { walk, group } = this;
+    if (!walk || !group) throw new Error("groupWalkSource: the sort has no two attribute keys");
+    const tail = this.groupTail ? `, ${this.groupTail}` : "";
+    const inGroup = (entry: string) => `EXISTS (SELECT 1 FROM ${ENTRY_VALUES} AS g
+       WHERE g.type = ${this.typeParam} AND g.attribute = ${walk.attributeParam}::text
+         AND g.value_key = ${groupParam}::text AND g.ordinal = 0 AND g.entry_uuid = ${entry})`;
+    const s0 = `${groupParam}::text COLLATE "C" AS s0`;
+    if (branch === "keyed") {
+      return `SELECT ${this.selectHead}, ${s0}, k.value_key AS s1${tail}
+        FROM ${ENTRY_VALUES} AS k JOIN ${this.source} ON e.entry_uuid = k.entry_uuid
+       WHERE k.type = ${this.typeParam} AND k.attribute = ${group.attributeParam}::text
+         AND k.ordinal = 0 AND ${inGroup("k.entry_uuid")} AND ${this.where}`;
+    }
+    return `SELECT ${this.selectHead}, ${s0}, NULL::text COLLATE "C" AS s1${tail}
+      FROM ${this.source}
+     WHERE ${this.where} AND ${inGroup("e.entry_uuid")} AND NOT EXISTS (SELECT 1 FROM ${ENTRY_VALUES} AS k
+       WHERE k.entry_uuid = e.entry_uuid AND k.attribute = ${group.attributeParam}::text
          AND k.ordinal = 0)`;
   }
 
