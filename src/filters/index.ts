@@ -25,7 +25,11 @@ export {
   type CheckedFilter,
 } from "./check.ts";
 export { compileFilterToSql, type SqlFilterOptions } from "./sql.ts";
-export { compileFilterToIndexedSql, type IndexedSqlFilterOptions } from "./sql-indexed.ts";
+export {
+  compileFilterToIndexedSet,
+  compileFilterToIndexedSql,
+  type IndexedSqlFilterOptions,
+} from "./sql-indexed.ts";
 export {
   FilterSyntaxError,
   FilterUnsupportedError,

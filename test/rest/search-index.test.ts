@@ -3,7 +3,7 @@ import type { Pool } from "../../src/db/index.ts";
 import { compileFilterToSql, parseFilter, type FilterNode } from "../../src/filters/index.ts";
 import { tableIn, schemaNames } from "../../src/projector/index.ts";
 import type { FieldSelection } from "../../src/rest/fields.ts";
-import { countSearch, searchPage, type SearchRow } from "../../src/rest/search/page.ts";
+import { countSearch, searchPage, walks, type SearchRow } from "../../src/rest/search/page.ts";
 import { SearchSql, type KeysetPosition } from "../../src/rest/search/sql.ts";
 import type { SortKey } from "../../src/rest/sort.ts";
 import { EventStore } from "../../src/store/index.ts";
@@ -156,6 +156,17 @@ t.test("indexed filters select exactly what the JSON comparison selects", async 
       text,
     );
     t.equal(Number(await countSearch(pool, sql)), expected.length, `${text}: count`);
+    if (sql.matchSet) {
+      const set = await pool.query<{ entry_uuid: string }>(
+        `SELECT DISTINCT s.entry_uuid FROM (${sql.matchSet.sql}) AS s ORDER BY s.entry_uuid`,
+        [...sql.matchSet.params],
+      );
+      t.same(
+        set.rows.map((row) => row.entry_uuid),
+        expected,
+        `${text}: the set of its index ranges`,
+      );
+    }
   }
   t.ok(
     (await reference(pool, parseFilter("(sn=müller)").ast)).length >= 3,
@@ -385,6 +396,24 @@ t.test("searches on a few thousand entries use the value indexes", async (t) => 
   t.ok(ascending.indexes.includes("entry_values_match"), `ascending: ${JSON.stringify(ascending)}`);
   t.same(ascending.sequential, [], "ascending: no sequential scan");
 });
+
+t.test(
+  "a page walks the sort key's index when the filter matches more than the bound",
+  async (t) => {
+    const { pool } = await setUp(t);
+    const settable = ["(sn=müller)", "(title=eng*)", "(uidNumber>=100)", "(|(uid=u1)(uid=u2))"];
+    const negated = ["(!(sn=smith))", "(&(title=*)(!(givenName=anna)))"];
+    for (const text of [...settable, ...negated]) {
+      const { ast } = parseFilter(text);
+      const matches = (await reference(pool, ast)).length;
+      const sql = search(ast, sortOf("uid"));
+      t.equal(sql.matchSet !== undefined, settable.includes(text), `${text}: counted from its set`);
+      t.ok(matches > 1, `${text}: matches ${matches}`);
+      t.equal(await walks(pool, sql, matches - 1), true, `${text}: walks above ${matches - 1}`);
+      t.equal(await walks(pool, sql, matches), false, `${text}: sorts at ${matches}`);
+    }
+  },
+);
 
 t.test("a filter that narrows the first sort key is sorted, never walked", async (t) => {
   const clustered = (filter: string, sort: string) =>

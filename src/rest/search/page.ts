@@ -103,15 +103,25 @@ async function someUnkeyed(db: Queryable, sql: SearchSql): Promise<boolean> {
   return result.rows[0]?.some ?? false;
 }
 
-/** Whether a page walks the first sort key's index (see `WALK_ABOVE`). */
-async function walks(db: Queryable, sql: SearchSql, walkAbove: number): Promise<boolean> {
+/**
+ * Whether a page walks the first sort key's index (see `WALK_ABOVE`). The matches are counted
+ * from the filter's index ranges when it has them (`SearchSql.matchSet`): over the entries,
+ * the planner merged every entry of the type with the range (24,000 entries read for 2,001
+ * matches of `title = Engineer` over 100,000 people, 3.7 ms).
+ */
+export async function walks(db: Queryable, sql: SearchSql, walkAbove: number): Promise<boolean> {
   if (!sql.walk || sql.clustered) return false;
   if (!sql.filtered) return true;
   if (!Number.isFinite(walkAbove)) return false;
-  const params = [...sql.params.slice(0, sql.whereParams), walkAbove + 1];
+  const set = sql.matchSet;
+  const params = set
+    ? [...set.params, walkAbove + 1]
+    : [...sql.params.slice(0, sql.whereParams), walkAbove + 1];
+  const matching = set
+    ? `SELECT 1 FROM (${set.sql}) AS s`
+    : `SELECT 1 FROM ${sql.source} WHERE ${sql.where}`;
   const result = await db.query<{ matches: number }>(
-    `SELECT count(*)::int AS matches
-       FROM (SELECT 1 FROM ${sql.source} WHERE ${sql.where} LIMIT $${params.length}) AS m`,
+    `SELECT count(*)::int AS matches FROM (${matching} LIMIT $${params.length}) AS m`,
     params,
   );
   return (result.rows[0]?.matches ?? 0) > walkAbove;

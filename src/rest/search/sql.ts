@@ -1,4 +1,8 @@
-import { compileFilterToIndexedSql, type FilterNode } from "../../filters/index.ts";
+import {
+  compileFilterToIndexedSet,
+  compileFilterToIndexedSql,
+  type FilterNode,
+} from "../../filters/index.ts";
 import { ENTRIES, ENTRY_VALUES, VALUE_KEY_LENGTH } from "../../../projections/entries/index.ts";
 import { UUID } from "../../history/index.ts";
 import type { FieldSelection } from "../fields.ts";
@@ -60,6 +64,12 @@ export class SearchSql {
    * page sorts them rather than walk there.
    */
   readonly clustered: boolean;
+  /**
+   * The filter's matches as a query of their uuids (`entry_uuid`) over the indexed values
+   * alone, with its own parameters, when it has one (`compileFilterToIndexedSet`): an entry
+   * appears once per matching value, which is close enough to decide how to read a page.
+   */
+  readonly matchSet: { readonly sql: string; readonly params: readonly unknown[] } | undefined;
   /** How many of `params` the WHERE clause uses (they come first). */
   readonly whereParams: number;
   readonly source: string;
@@ -92,6 +102,14 @@ export class SearchSql {
       params: this.params,
     });
     this.filtered = filter !== "TRUE";
+    const setParams: unknown[] = [spec.type];
+    const set = compileFilterToIndexedSet(spec.filter, {
+      valuesTable: ENTRY_VALUES,
+      typeParam: "$1",
+      keyLength: VALUE_KEY_LENGTH,
+      params: setParams,
+    });
+    this.matchSet = set === undefined ? undefined : { sql: set, params: setParams };
     if (this.filtered) conditions.push(filter);
     this.where = conditions.join(" AND ");
     this.whereParams = this.params.length;
