@@ -166,6 +166,7 @@ class Reader {
   private readonly db: Queryable;
   private readonly sql: SearchSql;
   private readonly groupAbove: number;
+  private readonly sizes = new Map<string, Promise<boolean>>();
 
   constructor(db: Queryable, sql: SearchSql, groupAbove: number) {
     this.db = db;
@@ -268,8 +269,20 @@ class Reader {
     return result.rows.map((row) => row.s0);
   }
 
-  /** Whether the group of first key `key` has more matches than `groupAbove`. */
-  private async large(key: string): Promise<boolean> {
+  /**
+   * Whether the group of first key `key` has more matches than `groupAbove`: asked once per
+   * group by a page (its rows and whether rows lie behind its cursor ask about the same one).
+   */
+  private large(key: string): Promise<boolean> {
+    let large = this.sizes.get(key);
+    if (!large) {
+      large = this.countGroup(key);
+      this.sizes.set(key, large);
+    }
+    return large;
+  }
+
+  private async countGroup(key: string): Promise<boolean> {
     if (!Number.isFinite(this.groupAbove)) return false;
     const params = this.sql.params.slice(0, this.sql.whereParams);
     const keys = this.sql.groupKeys(params);
