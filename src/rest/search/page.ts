@@ -114,17 +114,25 @@ export async function walks(db: Queryable, sql: SearchSql, walkAbove: number): P
   if (!sql.filtered) return true;
   if (!Number.isFinite(walkAbove)) return false;
   const set = sql.matchSet;
-  const params = set
-    ? [...set.params, walkAbove + 1]
-    : [...sql.params.slice(0, sql.whereParams), walkAbove + 1];
+  const params = set ? set.params : sql.params.slice(0, sql.whereParams);
   const matching = set
     ? `SELECT 1 FROM (${set.sql}) AS s`
     : `SELECT 1 FROM ${sql.source} WHERE ${sql.where}`;
+  return more(db, matching, params, walkAbove);
+}
+
+/** Whether `rows` (a query, with `params`) gives more than `bound` rows: counted up to one beyond. */
+async function more(
+  db: Queryable,
+  rows: string,
+  params: readonly unknown[],
+  bound: number,
+): Promise<boolean> {
   const result = await db.query<{ matches: number }>(
-    `SELECT count(*)::int AS matches FROM (${matching} LIMIT $${params.length}) AS m`,
-    params,
+    `SELECT count(*)::int AS matches FROM (${rows} LIMIT $${params.length + 1}) AS m`,
+    [...params, bound + 1],
   );
-  return (result.rows[0]?.matches ?? 0) > walkAbove;
+  return (result.rows[0]?.matches ?? 0) > bound;
 }
 
 /** One way of reading a walked column: its rows with a value, and those without. */
@@ -287,13 +295,8 @@ class Reader {
     const params = this.sql.params.slice(0, this.sql.whereParams);
     const keys = this.sql.groupKeys(params);
     const value = params.push(key);
-    params.push(this.groupAbove + 1);
-    const result = await this.db.query<{ matches: number }>(
-      `SELECT count(*)::int AS matches
-         FROM (SELECT 1 FROM (${keys}) AS q WHERE q.s0 = $${value}::text LIMIT $${params.length}) AS m`,
-      params,
-    );
-    return (result.rows[0]?.matches ?? 0) > this.groupAbove;
+    const rows = `SELECT 1 FROM (${keys}) AS q WHERE q.s0 = $${value}::text`;
+    return more(this.db, rows, params, this.groupAbove);
   }
 
   /**
