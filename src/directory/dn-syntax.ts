@@ -77,8 +77,7 @@ class DNParser {
   private ava(): AttributeTypeAndValue {
     this.skipSpaces();
     const start = this.at;
-    while (this.at < this.text.length && /[A-Za-z0-9.-]/.test(this.text[this.at] as string))
-      this.at++;
+    while (this.at < this.text.length && isTypeChar(this.text.charCodeAt(this.at))) this.at++;
     const type = this.text.slice(start, this.at);
     if (!DESCR.test(type) && !NUMERIC_OID.test(type)) {
       this.fail(
@@ -105,8 +104,27 @@ class DNParser {
     return { value: berString(ber) ?? `#${hex.toLowerCase()}`, ber };
   }
 
-  /** Reads up to an unescaped `,` or `+`; unescaped trailing spaces are not part of the value. */
+  /**
+   * Reads up to an unescaped `,` or `+`; unescaped trailing spaces are not part of the value.
+   * A value written without escapes, quotes or surrogates is its own text (most are: a DN
+   * from the directory is parsed for every entry an import or a capture pass reads); any
+   * other is decoded byte by byte.
+   */
   private stringValue(): { value: string } {
+    const start = this.at;
+    let end = start;
+    for (; end < this.text.length; end++) {
+      const code = this.text.charCodeAt(end);
+      if (code === 0x2c || code === 0x2b) break; // , +
+      if (NEEDS_DECODING.has(code) || (code >= 0xd800 && code <= 0xdfff)) return this.decoded();
+    }
+    let last = end;
+    while (last > start && this.text.charCodeAt(last - 1) === 0x20) last--;
+    this.at = end;
+    return { value: this.text.slice(start, last) };
+  }
+
+  private decoded(): { value: string } {
     const bytes: number[] = [];
     let significant = 0; // bytes up to the last escaped or non-space character
     while (this.at < this.text.length) {
@@ -142,6 +160,20 @@ class DNParser {
       return this.fail("escaped bytes are not UTF-8");
     }
   }
+}
+
+/** `\\`, `"`, `;`, `<`, `>` and NUL: an escape to decode, or a character that must be escaped. */
+const NEEDS_DECODING = new Set([0x5c, 0x22, 0x3b, 0x3c, 0x3e, 0x00]);
+
+/** A character of an attribute type: a descriptor's letters, digits and `-`, an OID's `.`. */
+function isTypeChar(code: number): boolean {
+  return (
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    (code >= 0x30 && code <= 0x39) ||
+    code === 0x2e ||
+    code === 0x2d
+  );
 }
 
 /** The content of a BER-encoded string value (UTF8String, PrintableString, IA5String, ...). */

@@ -120,6 +120,29 @@ t.test("any value survives formatDN then parseDN", async () => {
   );
 });
 
+t.test("a value written plainly reads as the same value written in hex escapes", async () => {
+  // Plain values are read as their own text, escaped ones byte by byte: both must agree.
+  const plain = fc
+    .string({
+      unit: fc.oneof(
+        fc.constantFrom(..."aZ09 =#-.é😀\n\uFEFF\u00A0İß"),
+        fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
+      ),
+    })
+    .filter((v) => !/[,+"\\<>;\0]|[\uD800-\uDFFF]/u.test(v) && !v.trimStart().startsWith("#"));
+  const hex = (v: string) =>
+    [...Buffer.from(v, "utf8")].map((b) => `\\${b.toString(16).padStart(2, "0")}`).join("");
+  fc.assert(
+    fc.property(plain, (v) => {
+      const core = v.replace(/^ +| +$/g, "");
+      const read = parseDN(`cn=${v},dc=org`)[0]?.[0]?.value;
+      const escaped = parseDN(`cn=${hex(core)},dc=org`)[0]?.[0]?.value;
+      return read === core && escaped === core;
+    }),
+    { numRuns: 2000 },
+  );
+});
+
 t.test(
   "normalizeDN: types lowercased, case-ignore values folded, spaces and order settled",
   async (t) => {
