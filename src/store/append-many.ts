@@ -47,16 +47,10 @@ export async function appendToStreams(
     for (const row of found.rows) stored.add(row.key);
   }
 
-  const columns = {
-    id: [] as string[],
-    stream: [] as string[],
-    version: [] as number[],
-    type: [] as string[],
-    data: [] as string[],
-    metadata: [] as string[],
-    key: [] as (string | null)[],
-    occurredAt: [] as (string | null)[],
-  };
+  // The rows go as one JSON document rather than one array per column: a jsonb[] parameter
+  // has every event's JSON escaped once more into an array literal, which for an import's
+  // pages of snapshots was the larger part of the client's cost of sending them.
+  const rows: EventRowInput[] = [];
   const finalVersions: [string, number][] = [];
   for (const append of appends) {
     const fresh = append.events.filter((e) => !e.idempotencyKey || !stored.has(e.idempotencyKey));
@@ -64,33 +58,28 @@ export async function appendToStreams(
     const current = versions.get(append.streamId) ?? 0;
     checkExpectedVersion(append.streamId, append.expectedVersion ?? "any", current);
     fresh.forEach((event, i) => {
-      columns.id.push(event.id ?? randomUUID());
-      columns.stream.push(append.streamId);
-      columns.version.push(current + i + 1);
-      columns.type.push(event.type);
-      columns.data.push(JSON.stringify(event.data ?? null));
-      columns.metadata.push(JSON.stringify(event.metadata ?? {}));
-      columns.key.push(event.idempotencyKey ?? null);
-      columns.occurredAt.push(event.occurredAt?.toISOString() ?? null);
+      rows.push({
+        id: event.id ?? randomUUID(),
+        stream_id: append.streamId,
+        version: current + i + 1,
+        type: event.type,
+        data: event.data ?? null,
+        metadata: event.metadata ?? {},
+        key: event.idempotencyKey ?? null,
+        occurred_at: event.occurredAt?.toISOString() ?? null,
+      });
     });
     finalVersions.push([append.streamId, current + fresh.length]);
   }
-  if (columns.id.length === 0) return 0;
+  if (rows.length === 0) return 0;
   await tx.query(
     `INSERT INTO events (id, stream_id, stream_version, type, data, metadata, idempotency_key, occurred_at)
-     SELECT id, stream_id, version, type, data, metadata, key, coalesce(occurred_at, statement_timestamp())
-       FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::timestamptz[])
-            AS e(id, stream_id, version, type, data, metadata, key, occurred_at)`,
-    [
-      columns.id,
-      columns.stream,
-      columns.version,
-      columns.type,
-      columns.data,
-      columns.metadata,
-      columns.key,
-      columns.occurredAt,
-    ],
+     SELECT id, stream_id, version, type, coalesce(data, 'null'::jsonb), metadata, key,
+            coalesce(occurred_at, statement_timestamp())
+       FROM jsonb_to_recordset($1::jsonb)
+            AS e(id uuid, stream_id text, version bigint, type text, data jsonb, metadata jsonb,
+                 key text, occurred_at timestamptz)`,
+    [JSON.stringify(rows)],
   );
   await tx.query(
     `UPDATE streams SET version = v.version
@@ -99,6 +88,18 @@ export async function appendToStreams(
     [finalVersions.map(([id]) => id), finalVersions.map(([, v]) => v)],
   );
   await tx.query("SELECT pg_notify($1, '')", [EVENTS_CHANNEL]);
-  eventsAppended.inc(columns.id.length);
-  return columns.id.length;
+  eventsAppended.inc(rows.length);
+  return rows.length;
+}
+
+/** One event as `appendToStreams` sends it: a record of `jsonb_to_recordset`. */
+interface EventRowInput {
+  readonly id: string;
+  readonly stream_id: string;
+  readonly version: number;
+  readonly type: string;
+  readonly data: unknown;
+  readonly metadata: object;
+  readonly key: string | null;
+  readonly occurred_at: string | null;
 }

@@ -52,3 +52,54 @@ t.test("appendToStreams checks versions and skips stored idempotency keys", asyn
   t.equal(stored, 1);
   t.equal((await store.readStream("a")).length, 1);
 });
+
+t.test("appendToStreams stores each event as appendToStream does", async (t) => {
+  // The rows travel as one JSON document: every field must arrive as the one-stream path
+  // stores it, JSON null and awkward text included.
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  const occurredAt = new Date("2026-11-20T10:11:12.345Z");
+  const events = (tag: string) => [
+    {
+      id: tag === "one" ? "0f0e0d0c-0b0a-4908-8706-050403020100" : undefined,
+      type: "Awkward",
+      data: {
+        quote: '"',
+        backslash: "\\",
+        braces: "{a,b}",
+        unicode: "Zoë 😀 \u2028",
+        list: [1, null],
+      },
+      metadata: { source: "test", actor: 'o"neil' },
+      occurredAt,
+      idempotencyKey: `${tag}:1`,
+    },
+    { type: "Nothing", data: null },
+    { type: "Text", data: 'a "quoted" string' },
+  ];
+  await store.appendToStream("one", events("one"));
+  await withTransaction(pool, (tx) =>
+    appendToStreams(tx, [{ streamId: "many", events: events("many") }]),
+  );
+  const one = await store.readStream("one");
+  const many = await store.readStream("many");
+  t.equal(many.length, 3);
+  t.equal(many[0]!.id !== one[0]!.id, true, "a new id where none is given");
+  for (const [i, event] of many.entries()) {
+    const same = one[i]!;
+    t.same(
+      [event.type, event.data, event.metadata, event.streamVersion],
+      [same.type, same.data, same.metadata, same.streamVersion],
+      event.type,
+    );
+  }
+  t.equal(many[0]!.occurredAt.toISOString(), occurredAt.toISOString());
+  t.equal(many[0]!.idempotencyKey, "many:1");
+  t.equal(many[1]!.idempotencyKey, null);
+  t.equal(
+    (await pool.query("SELECT count(*)::int AS n FROM events WHERE data = 'null'::jsonb")).rows[0]
+      .n,
+    2,
+    "null data is the JSON null, on both paths",
+  );
+});
