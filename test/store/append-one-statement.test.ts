@@ -223,3 +223,53 @@ t.test(
     t.match(committed.events[1], { type: "B", streamVersion: 2 });
   },
 );
+
+t.test(
+  "an append without keys runs the statement without keys; one with a key, the other",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const names: string[] = [];
+    const counting = {
+      query: (query: string | { name?: string; text: string }, values?: unknown[]) => {
+        names.push(typeof query === "string" ? query : (query.name ?? query.text));
+        return pool.query(query, values);
+      },
+    } as unknown as typeof pool;
+    const store = await EventStore.open(counting);
+    names.length = 0;
+    const first = await store.appendToStream(
+      "s",
+      [
+        { type: "A", data: { n: 1 } },
+        { type: "A", data: { n: 2 }, occurredAt: new Date("2026-01-02T03:04:05Z") },
+      ],
+      { expectedVersion: "no_stream" },
+    );
+    t.same(names, ["annal-append-without-keys"]);
+    t.same(
+      first.events.map((e) => [e.streamVersion, e.data, e.idempotencyKey]),
+      [
+        [1, { n: 1 }, null],
+        [2, { n: 2 }, null],
+      ],
+    );
+    t.equal(first.events[1]!.occurredAt.toISOString(), "2026-01-02T03:04:05.000Z");
+    t.equal(first.version, 2);
+    t.equal(first.appended, 2);
+    names.length = 0;
+    const second = await store.appendToStream(
+      "s",
+      [
+        { type: "B", data: {} },
+        { type: "B", data: {}, idempotencyKey: "k" },
+      ],
+      { expectedVersion: 2 },
+    );
+    t.same(names, ["annal-append-in-one-statement"]);
+    t.equal(second.version, 4);
+    t.same(
+      (await store.readStream("s")).map((e) => e.streamVersion),
+      [1, 2, 3, 4],
+    );
+  },
+);
