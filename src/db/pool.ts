@@ -1,4 +1,5 @@
 import pg from "pg";
+import { parseTimestamptz } from "./timestamps.ts";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -8,6 +9,8 @@ export type Queryable = pg.Pool | pg.PoolClient | pg.Client;
 // int8 (bigint) columns hold positions and versions: they stay far below 2^53, so numbers
 // are safe and much easier to use than strings. xid8 stays a string (compared in SQL only).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+// Every event carries two timestamps: read without pg's regular expressions (timestamps.ts).
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, parseTimestamptz);
 
 export function createPool(url: string, size = 10): Pool {
   return guarded(
