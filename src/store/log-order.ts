@@ -70,7 +70,7 @@ export function logPositionOf(row: LogPositionRow): LogPosition {
  * The advisory lock class that marks a log reader's transaction (`markLogReader`): a
  * two-key advisory lock `(LOG_READER_LOCK, xid)` held by the transaction whose xid it names.
  */
-export const LOG_READER_LOCK = 0x616e6e6c; // "annl"
+export const LOG_READER_LOCK = 0x616e6e6c; // "annl", 1634627180: also in annal_log_safe_bound()
 
 /**
  * The safe bound of the global order: the oldest transaction that is in flight in this
@@ -91,16 +91,12 @@ export const LOG_READER_LOCK = 0x616e6e6c; // "annl"
  * transaction: the mark is a lock keyed by the xid, so it exists only while that very
  * transaction does. An xid whose session `pg_stat_activity` does not show (it has just ended,
  * or is prepared) is kept, which only lowers the bound.
+ *
+ * The query is the function `annal_log_safe_bound()` (migrations/10_log-safe-bound.sql), whose
+ * plan each session keeps; it runs in the calling statement's snapshot. As a scalar subquery
+ * here it is evaluated once per statement, not once per row.
  */
-const SAFE_BOUND = `(SELECT coalesce(
-    (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
-      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a
-                         WHERE a.backend_xid = x::xid AND a.datname <> current_database())
-        AND NOT EXISTS (SELECT 1 FROM pg_locks AS l
-                         WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted
-                           AND l.classid = ${LOG_READER_LOCK}::oid
-                           AND l.objid = x::xid::text::oid)),
-    pg_snapshot_xmax(pg_current_snapshot())))`;
+const SAFE_BOUND = "(SELECT annal_log_safe_bound())";
 
 /**
  * `t.transaction_id < <safe bound>`: only events whose transaction, and every one before it,
