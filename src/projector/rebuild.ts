@@ -1,4 +1,4 @@
-import { withTransaction, type Pool } from "../db/index.ts";
+import { withTransaction, type Pool, type PoolClient } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import {
   START,
@@ -122,6 +122,12 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
  * dropped by the next one), so nothing here needs to survive a crash: the batches commit
  * without waiting for the WAL flush, and the checkpoint is written once, at the end; the swap
  * does wait for its flush.
+ *
+ * The shadow's tables are new, so PostgreSQL has no statistics of them, and autovacuum does
+ * not come by within a replay: a projection's statements would be planned for empty tables
+ * all along (a lookup by key planned as a sequential scan, once per batch, over a table that
+ * keeps growing). So the shadow is analyzed after the 1st, 2nd, 4th, 8th... batch: whenever
+ * it has about doubled.
  */
 async function replayIntoShadow(
   pool: Pool,
@@ -133,6 +139,7 @@ async function replayIntoShadow(
 ): Promise<number> {
   const client = await pool.connect();
   let done = 0;
+  let batches = 0;
   let last: RecordedEvent | undefined;
   try {
     await client.query("SET synchronous_commit = off");
@@ -147,6 +154,8 @@ async function replayIntoShadow(
       await applyEvents(client, projection, shadow, events, streams);
       await client.query("COMMIT");
       done += events.length;
+      batches++;
+      if ((batches & (batches - 1)) === 0) await analyzeSchema(client, shadow);
       progress(done);
     }
     if (last) await writeCheckpoint(client, shadow, last);
@@ -158,6 +167,15 @@ async function replayIntoShadow(
     client.release(true);
     throw error;
   }
+}
+
+/** Gathers the planner's statistics of every table in `schema`. */
+async function analyzeSchema(client: PoolClient, schema: string): Promise<void> {
+  const tables = await client.query<{ name: string }>(
+    "SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname = $1",
+    [schema],
+  );
+  for (const { name } of tables.rows) await client.query(`ANALYZE ${name}`);
 }
 
 /** `readAll`, started now and awaited later: a failure is kept for that await. */

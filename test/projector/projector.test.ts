@@ -204,6 +204,32 @@ t.test("a replay builds the readers' indexes after it has applied the log", asyn
   t.equal((await tallyRows(pool)).length, 3);
 });
 
+t.test("a replay analyzes its new tables as they grow, so its statements use keys", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  for (let i = 0; i < 50; i++)
+    await store.appendToStream(`s-${i}`, [{ type: "Tick", data: { i } }]);
+  const tally = tallyProjection();
+  // What the planner knew of the table when each batch ran (reltuples -1: never analyzed).
+  const known: number[] = [];
+  const watched = {
+    ...tally,
+    apply: async (
+      events: Parameters<typeof tally.apply>[0],
+      context: Parameters<typeof tally.apply>[1],
+    ) => {
+      const stats = await context.tx.query<{ rows: number }>(
+        "SELECT reltuples::int AS rows FROM pg_class WHERE oid = $1::regclass",
+        [context.table("streams")],
+      );
+      known.push(stats.rows[0]!.rows);
+      await tally.apply(events, context);
+    },
+  };
+  await replayProjection({ pool, projection: watched, batchSize: 10 });
+  // Analyzed after the 1st, 2nd and 4th batches: 10, 20 and 40 streams.
+  t.same(known, [-1, 10, 20, 20, 40], "each batch planned with the table's size as of late");
+});
 t.test("a projection whose version changed in code is rebuilt at start", async (t) => {
   const { pool } = await testDatabase(t);
   const store = await EventStore.open(pool);
