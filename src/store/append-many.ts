@@ -11,6 +11,34 @@ export interface StreamAppend {
 }
 
 /**
+ * A place in the order events are inserted: every event inserted after `appendMark` returns
+ * has a higher position than `position`. (Positions are drawn from a sequence at insert
+ * time; an event drawn before the mark and not yet committed may be above it too, so a
+ * stream found "moved since" a mark may have moved just before it: the test errs that way.)
+ */
+export interface AppendMark {
+  readonly position: number;
+}
+
+/** Marks the present place in the order events are inserted (see `AppendMark`). */
+export async function appendMark(db: Queryable): Promise<AppendMark> {
+  const result = await db.query<{ position: string }>(
+    "SELECT coalesce(max(position), 0) AS position FROM events",
+  );
+  return { position: Number(result.rows[0]!.position) };
+}
+
+export interface AppendToStreamsOptions {
+  /**
+   * Leave out every stream that an event was appended to after this mark. Decided with the
+   * streams locked, so no append can come between the decision and this one: for a writer
+   * whose events describe what it read after the mark (a snapshot of the directory), which
+   * must not land on top of a newer change another writer recorded meanwhile.
+   */
+  readonly unmovedSince?: AppendMark;
+}
+
+/**
  * Appends to many streams in the caller's transaction with a constant number of statements:
  * lock every stream (one upsert), check versions, insert every event (one INSERT), move every
  * stream's version (one UPDATE). For bulk work such as a directory import, where one
@@ -22,6 +50,7 @@ export interface StreamAppend {
 export async function appendToStreams(
   tx: Queryable,
   appends: readonly StreamAppend[],
+  options: AppendToStreamsOptions = {},
 ): Promise<number> {
   if (appends.length === 0) return 0;
   const ids = appends.map((a) => a.streamId);
@@ -35,6 +64,9 @@ export async function appendToStreams(
     [ids],
   );
   const versions = new Map(locked.rows.map((r) => [r.stream_id, r.version]));
+  const moved = options.unmovedSince
+    ? await movedSince(tx, ids, options.unmovedSince)
+    : new Set<string>();
   const keys = appends.flatMap((a) =>
     a.events.flatMap((e) => (e.idempotencyKey ? [e.idempotencyKey] : [])),
   );
@@ -53,6 +85,7 @@ export async function appendToStreams(
   const rows: EventRowInput[] = [];
   const finalVersions: [string, number][] = [];
   for (const append of appends) {
+    if (moved.has(append.streamId)) continue;
     const fresh = append.events.filter((e) => !e.idempotencyKey || !stored.has(e.idempotencyKey));
     if (fresh.length === 0) continue;
     const current = versions.get(append.streamId) ?? 0;
@@ -90,6 +123,27 @@ export async function appendToStreams(
   await tx.query("SELECT pg_notify($1, '')", [EVENTS_CHANNEL]);
   eventsAppended.inc(rows.length);
   return rows.length;
+}
+
+/**
+ * Which of `streamIds` had an event appended after `mark`: those whose last event (by
+ * version) has a higher position. A stream's versions and positions are drawn in the same
+ * order, under its row's lock, so its last event is the one inserted last. Run after the
+ * streams are locked, in a statement of its own: its snapshot then holds what an append that
+ * held a lock before this transaction committed.
+ */
+async function movedSince(
+  tx: Queryable,
+  streamIds: readonly string[],
+  mark: AppendMark,
+): Promise<Set<string>> {
+  const result = await tx.query<{ stream_id: string }>(
+    `SELECT s.stream_id FROM unnest($1::text[]) AS s(stream_id)
+      WHERE (SELECT e.position FROM events AS e WHERE e.stream_id = s.stream_id
+              ORDER BY e.stream_version DESC LIMIT 1) > $2::bigint`,
+    [streamIds, mark.position],
+  );
+  return new Set(result.rows.map((row) => row.stream_id));
 }
 
 /** One event as `appendToStreams` sends it: a record of `jsonb_to_recordset`. */

@@ -19,8 +19,8 @@ export {
   markLogReader,
 } from "./log-order.ts";
 export type { LogDirection, LogPositionRow } from "./log-order.ts";
-export { appendToStreams } from "./append-many.ts";
-export type { StreamAppend } from "./append-many.ts";
+export { appendMark, appendToStreams } from "./append-many.ts";
+export type { AppendMark, AppendToStreamsOptions, StreamAppend } from "./append-many.ts";
 export { encodeCursor, decodeCursor } from "./cursor.ts";
 export { WrongExpectedVersionError, InvalidCursorError, ForeignCursorError } from "./errors.ts";
 export { START } from "./types.ts";

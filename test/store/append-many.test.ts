@@ -1,6 +1,7 @@
 import t from "tap";
 import { withTransaction } from "../../src/db/index.ts";
-import { EventStore, appendToStreams, readLastEvent } from "../../src/store/index.ts";
+import { EventStore, appendMark, appendToStreams, readLastEvent } from "../../src/store/index.ts";
+import { eventually } from "../support/eventually.ts";
 import { testDatabase } from "../support/postgres.ts";
 
 t.test("appendToStreams appends to many streams at once, continuing their versions", async (t) => {
@@ -103,3 +104,77 @@ t.test("appendToStreams stores each event as appendToStream does", async (t) => 
     "null data is the JSON null, on both paths",
   );
 });
+
+t.test(
+  "appendToStreams with unmovedSince leaves out the streams appended to after the mark",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    await store.appendToStream("before", [{ type: "A", data: { n: 1 } }]);
+    const mark = await appendMark(pool);
+    await store.appendToStream("after", [{ type: "A", data: { n: 2 } }]);
+    const snapshot = (streamId: string) => ({
+      streamId,
+      events: [{ type: "Snapshot", data: { of: streamId } }],
+    });
+    const stored = await withTransaction(pool, (tx) =>
+      appendToStreams(tx, [snapshot("before"), snapshot("after"), snapshot("new")], {
+        unmovedSince: mark,
+      }),
+    );
+    t.equal(stored, 2);
+    t.same((await readLastEvent(pool, "before"))?.data, { of: "before" }, "unmoved: appended");
+    t.same((await readLastEvent(pool, "after"))?.data, { n: 2 }, "moved: left as it was");
+    t.same((await readLastEvent(pool, "new"))?.data, { of: "new" }, "a new stream is unmoved");
+  },
+);
+
+t.test(
+  "appendToStreams decides which streams moved after locking them: an append that held a " +
+    "stream's lock and commits while it waits counts as a move",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    await store.appendToStream("held", [{ type: "A", data: { n: 1 } }]);
+    const mark = await appendMark(pool);
+
+    // Another writer appends to "held" after the mark, and has not committed.
+    const writer = await pool.connect();
+    t.teardown(() => writer.release());
+    await writer.query("BEGIN");
+    await store.appendToStream("held", [{ type: "A", data: { n: 2 } }], { tx: writer });
+
+    const bulk = await pool.connect();
+    t.teardown(() => bulk.release());
+    const bulkPid = (await bulk.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!
+      .pid;
+    await bulk.query("BEGIN");
+    const appending = appendToStreams(
+      bulk,
+      ["free", "held"].map((streamId) => ({
+        streamId,
+        events: [{ type: "Snapshot", data: { of: streamId } }],
+      })),
+      { unmovedSince: mark },
+    );
+    await eventually(
+      async () =>
+        (
+          await pool.query(
+            "SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'",
+            [bulkPid],
+          )
+        ).rowCount === 1,
+      { what: "the bulk append waits for the stream's lock" },
+    );
+    await writer.query("COMMIT");
+    t.equal(await appending, 1, "only the free stream is appended to");
+    await bulk.query("COMMIT");
+    t.same(
+      (await store.readStream("held")).map((e) => e.data),
+      [{ n: 1 }, { n: 2 }],
+      "the held stream ends with the other writer's event",
+    );
+    t.same((await readLastEvent(pool, "free"))?.data, { of: "free" });
+  },
+);
