@@ -37,6 +37,12 @@ export const PAUSE_POINTS = [
   // src/graphql/directives/mutations.ts: a mutation has written to the directory and its
   // afterWrite has returned; the answer comes next. The subject is the entry's DN.
   "graphql.mutation.written",
+  // src/capture/import.ts: an import or periodic snapshot has read a page of entries from the
+  // directory and is about to append their snapshots; the subject is its reason.
+  "capture.import.pageRead",
+  // src/capture/from-polling.ts: a reconciliation has read a page of entries from the
+  // directory and is about to compare them with the log.
+  "capture.reconcile.pageRead",
 ] as const;
 
 export type PausePointName = (typeof PAUSE_POINTS)[number];

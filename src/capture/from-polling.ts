@@ -1,12 +1,20 @@
 import { withTransaction } from "../db/index.ts";
-import type { LogPosition } from "../store/index.ts";
+import { pausePoint } from "../pause-points.ts";
+import {
+  WrongExpectedVersionError,
+  appendMark,
+  type AppendMark,
+  type AppendResult,
+  type LogPosition,
+} from "../store/index.ts";
 import type { DirectoryEntry } from "../directory/index.ts";
+import type { FilterNode } from "../filters/index.ts";
 import { ge, present } from "../directory/index.ts";
 import { parseGeneralizedTime } from "./accesslog.ts";
 import { changeBetween } from "./changes.ts";
 import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
-import { entryStream } from "../events/index.ts";
+import { entryStream, type EntryState } from "../events/index.ts";
 import { lastEntryState } from "./last-state.ts";
 import { recordIsolated } from "./failures.ts";
 import { entryState } from "./normalize.ts";
@@ -16,29 +24,91 @@ import { entryState } from "./normalize.ts";
  * checkpoint (`modifyTimestamp`, one-second resolution, so the checkpoint's own second is read
  * again) is compared with its state in the log and, where it differs, recorded as an observed
  * change: no actor, at the entry's modifyTimestamp.
- *
- * `reconcile` reads every entry instead, and records as deleted every entry the log has that
- * the directory no longer has: modifyTimestamp cannot show a delete.
  */
 export async function captureByPolling(
   context: CaptureContext,
-  options: { reconcile?: boolean; pageSize?: number } = {},
+  options: { pageSize?: number } = {},
 ): Promise<CaptureResult> {
-  const { directory, normalizer, base } = context;
   const since = await readCaptureCheckpoint(context.pool, "poll");
   if (since === undefined) throw notImported("poll");
-  const filter = options.reconcile ? present("objectClass") : ge("modifyTimestamp", since);
-  const seen = new Set<string>();
   let newest = since;
+  const result = await comparePages(context, {
+    filter: ge("modifyTimestamp", since),
+    pageSize: options.pageSize,
+    onEntry(after) {
+      const modified = after.operational.modifyTimestamp?.[0];
+      if (modified && modified > newest) newest = modified;
+    },
+  });
+  await writeCaptureCheckpoint(context.pool, "poll", newest);
+  return result;
+}
+
+/**
+ * A full reconciliation: every entry is compared with its state in the log, and every entry
+ * the log has that the directory no longer has is recorded as deleted (modifyTimestamp
+ * cannot show a delete). It runs beside the polling passes and leaves their checkpoint alone.
+ *
+ * It reads the directory over a while, and the polling passes record what changes meanwhile,
+ * so an entry whose stream had an event appended since the reconciliation began is left to
+ * them: this read of it may be older than theirs. That holds for the deletes too: an entry
+ * added after the reconciliation read past it is in the log and not in what was read.
+ */
+export async function reconcileByPolling(
+  context: CaptureContext,
+  options: { pageSize?: number; signal?: AbortSignal } = {},
+): Promise<CaptureResult> {
+  const mark = await appendMark(context.pool);
+  const seen = new Set<string>();
+  const compared = await comparePages(context, {
+    filter: present("objectClass"),
+    pageSize: options.pageSize,
+    mark,
+    signal: options.signal,
+    onEntry(_after, uuid) {
+      seen.add(uuid);
+    },
+  });
+  options.signal?.throwIfAborted();
+  const deleted = await recordDeletes(context, seen, mark);
+  return {
+    recorded: compared.recorded + deleted.recorded,
+    ...((deleted.position ?? compared.position)
+      ? { position: deleted.position ?? compared.position }
+      : {}),
+  };
+}
+
+interface ComparePagesOptions {
+  readonly filter: FilterNode;
+  readonly pageSize?: number | undefined;
+  /** Leave alone the entries whose stream moved after this mark (a reconciliation's). */
+  readonly mark?: AppendMark | undefined;
+  readonly signal?: AbortSignal | undefined;
+  onEntry(after: EntryState, uuid: string): void;
+}
+
+/**
+ * Reads the entries `filter` finds, page by page, and records the change from each entry's
+ * state in the log to its state read, one transaction per page.
+ */
+async function comparePages(
+  context: CaptureContext,
+  options: ComparePagesOptions,
+): Promise<CaptureResult> {
+  const { directory, normalizer, base } = context;
+  const { mark } = options;
   let recorded = 0;
   let position: LogPosition | undefined;
   for await (const page of directory.search(base, {
     scope: "sub",
-    filter,
+    filter: options.filter,
     attributes: ["*", "+"],
     binaryAttributes: normalizer.schema.binaryAttributes(),
     pageSize: options.pageSize ?? 500,
   })) {
+    if (mark) await pausePoint("capture.reconcile.pageRead");
+    if (options.signal?.aborted) break;
     const result = await withTransaction(context.pool, async (tx) => {
       let stored = 0;
       let last: LogPosition | undefined;
@@ -46,9 +116,8 @@ export async function captureByPolling(
         const after = entryState(normalizer, entry);
         const uuid = after.operational.entryUUID?.[0]?.toLowerCase();
         if (!uuid) continue;
-        seen.add(uuid);
+        options.onEntry(after, uuid);
         const modified = after.operational.modifyTimestamp?.[0];
-        if (modified && modified > newest) newest = modified;
         const appended = await recordIsolated(
           tx,
           context,
@@ -60,20 +129,25 @@ export async function captureByPolling(
           },
           async () => {
             const previous = await lastEntryState(tx, entryStream(uuid));
+            if (mark && previous.position > mark.position) return undefined;
             const built = changeBetween(uuid, previous.state, after);
             if (!built) return undefined;
-            return context.store.appendToStream(
-              entryStream(uuid),
-              [
-                {
-                  type: built.eventType,
-                  data: built.change,
-                  occurredAt: observedAt(entry) ?? new Date(),
-                  metadata: { actor: null, source: "poll" },
-                  idempotencyKey: `poll:${uuid}:${after.operational.entryCSN?.[0] ?? modified ?? ""}:${built.change.changeType}`,
-                },
-              ],
-              { tx },
+            return appendUnlessMoved(
+              context.store.appendToStream(
+                entryStream(uuid),
+                [
+                  {
+                    type: built.eventType,
+                    data: built.change,
+                    occurredAt: observedAt(entry) ?? new Date(),
+                    metadata: { actor: null, source: "poll" },
+                    idempotencyKey: `poll:${uuid}:${after.operational.entryCSN?.[0] ?? modified ?? ""}:${built.change.changeType}`,
+                  },
+                ],
+                // Against a mark, the change is from the state just read: if another pass
+                // moved the stream since, that pass read the entry later.
+                mark ? { tx, expectedVersion: previous.version || "no_stream" } : { tx },
+              ),
             );
           },
         );
@@ -86,19 +160,27 @@ export async function captureByPolling(
     recorded += result.stored;
     position = result.last ?? position;
   }
-  if (options.reconcile) {
-    const deleted = await recordDeletes(context, seen);
-    recorded += deleted.recorded;
-    position = deleted.position ?? position;
-  }
-  await writeCaptureCheckpoint(context.pool, "poll", newest);
   return { recorded, ...(position ? { position } : {}) };
 }
 
-/** Entries whose last event is not a delete but which the directory no longer has. */
+/** The append's result, or undefined when another writer moved the stream first. */
+async function appendUnlessMoved(append: Promise<AppendResult>): Promise<AppendResult | undefined> {
+  try {
+    return await append;
+  } catch (error) {
+    if (error instanceof WrongExpectedVersionError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Entries whose last event is not a delete but which the directory no longer has, unless
+ * their stream moved after `mark`.
+ */
 async function recordDeletes(
   context: CaptureContext,
   present: Set<string>,
+  mark: AppendMark,
 ): Promise<CaptureResult> {
   const known = await context.pool.query<{ stream_id: string }>(
     `SELECT s.stream_id FROM streams s
@@ -113,20 +195,24 @@ async function recordDeletes(
     if (present.has(uuid)) continue;
     await withTransaction(context.pool, async (tx) => {
       const previous = await lastEntryState(tx, streamId);
+      if (previous.position > mark.position) return;
       const built = changeBetween(uuid, previous.state, null);
       if (!built || previous.version === 0) return;
-      const appended = await context.store.appendToStream(
-        streamId,
-        [
-          {
-            type: built.eventType,
-            data: built.change,
-            occurredAt: new Date(),
-            metadata: { actor: null, source: "poll" },
-          },
-        ],
-        { tx, expectedVersion: previous.version },
+      const appended = await appendUnlessMoved(
+        context.store.appendToStream(
+          streamId,
+          [
+            {
+              type: built.eventType,
+              data: built.change,
+              occurredAt: new Date(),
+              metadata: { actor: null, source: "poll" },
+            },
+          ],
+          { tx, expectedVersion: previous.version },
+        ),
       );
+      if (!appended) return;
       recorded += appended.appended;
       position = appended.events[0];
     });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { withTransaction } from "../db/index.ts";
-import { appendToStreams } from "../store/index.ts";
+import { pausePoint } from "../pause-points.ts";
+import { appendMark, appendToStreams } from "../store/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { ENTRY_EVENT, entryStream, type EntrySnapshot } from "../events/index.ts";
 import { entryState } from "./normalize.ts";
@@ -11,12 +12,19 @@ export interface ImportOptions {
   /** Called after every page with the entries done and the entries found in all. */
   readonly onProgress?: (done: number, total: number) => void;
   readonly pageSize?: number;
+  /** Stops the import between pages, which then throws the signal's reason. */
+  readonly signal?: AbortSignal;
 }
 
 /**
  * A snapshot event for every entry under the directory base, page by page, each page one
  * transaction with a constant number of statements. Snapshots let a replay start from an
  * entry's latest state, and give capture the state that changes apply to.
+ *
+ * Capture's passes go on meanwhile. An entry whose stream had an event appended since the
+ * import began gets no snapshot: that event may describe a change made after this import
+ * read the entry, and a snapshot appended after it would take the entry back. The change's
+ * own event already holds what is newer.
  */
 export async function importEntries(
   context: CaptureContext,
@@ -26,48 +34,60 @@ export async function importEntries(
   const pageSize = options.pageSize ?? 500;
   const total = options.onProgress ? await countEntries(context) : 0;
   const run = randomUUID();
+  // Before the first read: anything appended after this may be newer than what is read.
+  const mark = await appendMark(context.pool);
   let done = 0;
   let recorded = 0;
   options.onProgress?.(0, total);
   let writing: Promise<number> | undefined;
-  for await (const page of directory.search(base, {
-    scope: "sub",
-    attributes: ["*", "+"],
-    binaryAttributes: normalizer.schema.binaryAttributes(),
-    pageSize,
-  })) {
-    const now = new Date();
-    const appends = page.flatMap((entry) => {
-      const state = entryState(normalizer, entry);
-      const entryUUID = state.operational.entryUUID?.[0]?.toLowerCase();
-      if (!entryUUID) return [];
-      const snapshot: EntrySnapshot = { entryUUID, reason: options.reason, state };
-      return [
-        {
-          streamId: entryStream(entryUUID),
-          events: [
-            {
-              type: ENTRY_EVENT.snapshot,
-              data: snapshot,
-              occurredAt: now,
-              metadata: { source: options.reason },
-              idempotencyKey: `${options.reason}:${run}:${entryUUID}`,
-            },
-          ],
-        },
-      ];
-    });
-    // One page is written while the next is read and prepared; pages are written one after
-    // another, in the directory's order.
-    if (writing) {
-      recorded += await writing;
-      options.onProgress?.(done, Math.max(total, done));
+  try {
+    for await (const page of directory.search(base, {
+      scope: "sub",
+      attributes: ["*", "+"],
+      binaryAttributes: normalizer.schema.binaryAttributes(),
+      pageSize,
+    })) {
+      const now = new Date();
+      const appends = page.flatMap((entry) => {
+        const state = entryState(normalizer, entry);
+        const entryUUID = state.operational.entryUUID?.[0]?.toLowerCase();
+        if (!entryUUID) return [];
+        const snapshot: EntrySnapshot = { entryUUID, reason: options.reason, state };
+        return [
+          {
+            streamId: entryStream(entryUUID),
+            events: [
+              {
+                type: ENTRY_EVENT.snapshot,
+                data: snapshot,
+                occurredAt: now,
+                metadata: { source: options.reason },
+                idempotencyKey: `${options.reason}:${run}:${entryUUID}`,
+              },
+            ],
+          },
+        ];
+      });
+      // One page is written while the next is read and prepared; pages are written one after
+      // another, in the directory's order.
+      if (writing) {
+        recorded += await writing;
+        options.onProgress?.(done, Math.max(total, done));
+      }
+      await pausePoint("capture.import.pageRead", options.reason);
+      if (options.signal?.aborted) break;
+      writing = withTransaction(context.pool, (tx) =>
+        appendToStreams(tx, appends, { unmovedSince: mark }),
+      );
+      writing.catch(() => {}); // awaited above or below; not unhandled while a page is read
+      done += page.length;
     }
-    writing = withTransaction(context.pool, (tx) => appendToStreams(tx, appends));
-    writing.catch(() => {}); // awaited above or below; not unhandled while a page is read
-    done += page.length;
+  } catch (error) {
+    await writing?.catch(() => {}); // no transaction left behind
+    throw error;
   }
   if (writing) recorded += await writing;
+  options.signal?.throwIfAborted();
   options.onProgress?.(done, Math.max(total, done));
   return { recorded };
 }

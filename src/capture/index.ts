@@ -4,11 +4,17 @@
  * entry at the first start and periodically.
  */
 export { captureFromAccesslog, accesslogHead } from "./from-accesslog.ts";
-export { captureByPolling } from "./from-polling.ts";
+export { captureByPolling, reconcileByPolling } from "./from-polling.ts";
 export { importEntries, countEntries } from "./import.ts";
 export type { ImportOptions } from "./import.ts";
-export { captureOnce, createNormalizer, ensureImported, snapshotIfDue } from "./service.ts";
-export type { CaptureSource } from "./service.ts";
+export {
+  captureOnce,
+  createNormalizer,
+  ensureImported,
+  fullPassesIfDue,
+  snapshotIfDue,
+} from "./service.ts";
+export type { CaptureSource, FullPassSchedule } from "./service.ts";
 export type { CaptureContext, CaptureResult } from "./context.ts";
 export { readCaptureCheckpoint } from "./checkpoints.ts";
 export { retireCaptureQueue, startCaptureWorker } from "./worker.ts";

@@ -2,7 +2,7 @@ import type { DirectoryConfig } from "../config/index.ts";
 import { parseLdapFilter } from "../filters/index.ts";
 import type { DirectorySchema } from "../directory/index.ts";
 import { accesslogHead, captureFromAccesslog } from "./from-accesslog.ts";
-import { captureByPolling } from "./from-polling.ts";
+import { captureByPolling, reconcileByPolling } from "./from-polling.ts";
 import { formatGeneralizedTime } from "./accesslog.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
@@ -65,27 +65,72 @@ export async function ensureImported(
   }
 }
 
-/** One capture pass of the configured source. */
+/**
+ * One capture pass of the configured source: the changes since its checkpoint. With
+ * `reconcile`, a poll pass is followed by a full reconciliation (`reconcileByPolling`).
+ */
 export async function captureOnce(
   context: CaptureContext,
   source: CaptureSource,
   options: { reconcile?: boolean } = {},
 ): Promise<CaptureResult> {
   await ensureImported(context, source);
-  return source === "accesslog"
-    ? captureFromAccesslog(context)
-    : captureByPolling(context, options);
+  if (source === "accesslog") return captureFromAccesslog(context);
+  const polled = await captureByPolling(context);
+  if (!options.reconcile) return polled;
+  const reconciled = await reconcileByPolling(context);
+  const position = reconciled.position ?? polled.position;
+  return { recorded: polled.recorded + reconciled.recorded, ...(position ? { position } : {}) };
+}
+
+export interface FullPassSchedule {
+  readonly source: CaptureSource;
+  /** Poll only: between two full reconciliations, in ms. */
+  readonly reconcileInterval: number;
+  /** Between two periodic snapshots of every entry, in ms (0: never). */
+  readonly snapshotInterval: number;
+}
+
+/**
+ * The passes that read every entry, each when its interval has passed since it last ran:
+ * the poll source's reconciliation, then the periodic snapshot. They take as long as the
+ * directory is large, and run beside capture's passes (see `reconcileByPolling` and
+ * `importEntries` for why what those record meanwhile is safe). `signal` stops them between
+ * pages; one stopped does not note that it ran.
+ */
+export async function fullPassesIfDue(
+  context: CaptureContext,
+  schedule: FullPassSchedule,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (schedule.source === "poll" && (await due(context, "reconcile", schedule.reconcileInterval))) {
+    await reconcileByPolling(context, { signal });
+    await writeCaptureCheckpoint(context.pool, "reconcile", new Date().toISOString());
+  }
+  await snapshotIfDue(context, schedule.snapshotInterval, signal);
 }
 
 /**
  * Periodic snapshots: when the last one is older than `interval`, a snapshot event for every
  * entry, so that a replay can start from an entry's latest snapshot.
  */
-export async function snapshotIfDue(context: CaptureContext, interval: number): Promise<boolean> {
-  if (interval <= 0) return false;
-  const last = await readCaptureCheckpoint(context.pool, "snapshot");
-  if (last !== undefined && Date.now() - Date.parse(last) < interval) return false;
-  await importEntries(context, { reason: "periodic" });
+export async function snapshotIfDue(
+  context: CaptureContext,
+  interval: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  if (interval <= 0 || !(await due(context, "snapshot", interval))) return false;
+  await importEntries(context, { reason: "periodic", signal });
   await writeCaptureCheckpoint(context.pool, "snapshot", new Date().toISOString());
   return true;
+}
+
+/** Whether `interval` ms have passed since the checkpoint `name` was last written. */
+async function due(
+  context: CaptureContext,
+  name: "reconcile" | "snapshot",
+  interval: number,
+): Promise<boolean> {
+  const last = await readCaptureCheckpoint(context.pool, name);
+  return last === undefined || Date.now() - Date.parse(last) >= interval;
 }

@@ -1,18 +1,12 @@
 import type { PoolClient } from "../db/index.ts";
 import type { Jobs } from "../jobs/index.ts";
-import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
-import { captureOnce, snapshotIfDue, type CaptureSource } from "./service.ts";
+import { captureOnce, fullPassesIfDue, type FullPassSchedule } from "./service.ts";
 import { recordPassFailed, recordPassSucceeded } from "./status.ts";
 
-export interface CaptureSchedule {
-  readonly source: CaptureSource;
+export interface CaptureSchedule extends FullPassSchedule {
   /** Between two passes, in ms. */
   readonly interval: number;
-  /** Poll only: between two full reconciliations, in ms. */
-  readonly reconcileInterval: number;
-  /** Between two periodic snapshots of every entry, in ms (0: never). */
-  readonly snapshotInterval: number;
 }
 
 export interface CaptureWorker {
@@ -30,6 +24,9 @@ const STANDBY_MS = 1000;
 /** A success is noted at most this often (every failure is noted at once). */
 const NOTE_SUCCESS_EVERY_MS = 1000;
 
+/** After a full pass fails, the next is not tried for this long. */
+const FULL_PASS_RETRY_MS = 60_000;
+
 /**
  * Runs capture's passes, one every `interval`, in one process at a time across every annal
  * process: the one whose connection holds a session advisory lock. The others try to take it
@@ -39,22 +36,20 @@ const NOTE_SUCCESS_EVERY_MS = 1000;
  * queue to see the last job end, and a dead one's job held the queue until pg-boss noticed.)
  * Passes run concurrently with `captureNow` and with another process's pass in a handover;
  * a pass takes the source's checkpoint row lock, so none records a change twice.
+ *
+ * The full passes (the poll source's reconciliation, the periodic snapshot) read every entry
+ * and take as long as the directory is large: the holder runs them beside its passes, one at
+ * a time, so fresh changes go on being captured meanwhile.
  */
 export async function startCaptureWorker(
   context: CaptureContext,
   schedule: CaptureSchedule,
 ): Promise<CaptureWorker> {
-  const pass = async (): Promise<CaptureResult> => {
-    const reconcile = schedule.source === "poll" && (await reconcileDue(context, schedule));
-    const result = await captureOnce(context, schedule.source, { reconcile });
-    if (reconcile)
-      await writeCaptureCheckpoint(context.pool, "reconcile", new Date().toISOString());
-    await snapshotIfDue(context, schedule.snapshotInterval);
-    return result;
-  };
+  const pass = (): Promise<CaptureResult> => captureOnce(context, schedule.source);
   let successNotedAt = 0;
   let failing = false;
-  const notedPass = async () => {
+  /** One pass, noted for /readyz; whether it succeeded. */
+  const notedPass = async (): Promise<boolean> => {
     try {
       await pass();
       if (failing || Date.now() - successNotedAt >= NOTE_SUCCESS_EVERY_MS) {
@@ -62,14 +57,35 @@ export async function startCaptureWorker(
         successNotedAt = Date.now();
         failing = false;
       }
+      return true;
     } catch (error) {
       failing = true;
       context.log.error({ err: error }, "directory capture pass failed; the next pass retries");
       await recordPassFailed(context.pool, schedule.source, error).catch(() => {});
+      return false;
     }
   };
 
   const stopping = new AbortController();
+  let fullPass: Promise<void> | undefined;
+  let fullPassRetryAt = 0;
+  /** Starts the full passes that are due, unless they are running or failed a while ago. */
+  const startFullPasses = () => {
+    if (fullPass || Date.now() < fullPassRetryAt) return;
+    fullPass = fullPassesIfDue(context, schedule, stopping.signal)
+      .catch((error: unknown) => {
+        if (stopping.signal.aborted) return;
+        fullPassRetryAt = Date.now() + FULL_PASS_RETRY_MS;
+        context.log.error(
+          { err: error },
+          "a full pass of the directory (reconciliation or snapshot) failed; it is tried again in a minute",
+        );
+      })
+      .finally(() => {
+        fullPass = undefined;
+      });
+  };
+
   let holder: PoolClient | undefined;
   // A connection that breaks takes the lock with it: let it go, so the next turn tries again.
   const onHolderError = () => letGo(true);
@@ -103,7 +119,7 @@ export async function startCaptureWorker(
   const loop = (async () => {
     while (!stopping.signal.aborted) {
       if (await hold()) {
-        await notedPass();
+        if (await notedPass()) startFullPasses();
         await pause(schedule.interval, stopping.signal);
       } else {
         await pause(STANDBY_MS, stopping.signal);
@@ -121,6 +137,7 @@ export async function startCaptureWorker(
     async stop() {
       stopping.abort();
       await loop;
+      await fullPass;
     },
   };
 }
@@ -137,11 +154,6 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener("abort", done, { once: true });
   });
-}
-
-async function reconcileDue(context: CaptureContext, schedule: CaptureSchedule): Promise<boolean> {
-  const last = await readCaptureCheckpoint(context.pool, "reconcile");
-  return last === undefined || Date.now() - Date.parse(last) >= schedule.reconcileInterval;
 }
 
 /** The pg-boss queue capture ran as before it held a lock of its own. */

@@ -106,12 +106,12 @@ function capture() {
         }),
         reconcileInterval: duration().prefault("10m").meta({
           description:
-            "`poll` only: how often to compare every entry, to catch deletions and changes a poll missed.",
+            "`poll` only: how often to compare every entry, to catch deletions and changes a poll missed. It runs beside the polls, which go on recording changes while it reads the directory.",
           example: "1h",
         }),
         snapshotInterval: duration({ allowZero: true }).prefault("1d").meta({
           description:
-            "How often to record a snapshot event of every entry, so that history can be read without replaying from the beginning.",
+            "How often to record a snapshot event of every entry, so that history can be read without replaying from the beginning. It runs beside capture's passes, which go on recording changes while it reads the directory.",
           example: "12h",
         }),
         redact: z
