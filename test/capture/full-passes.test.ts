@@ -6,7 +6,7 @@ import {
   startCaptureWorker,
 } from "../../src/capture/index.ts";
 import type { Pool } from "../../src/db/index.ts";
-import { captureFixture, person } from "../support/capture.ts";
+import { captureFixture, captureLockHolders, person } from "../support/capture.ts";
 import { nextSecond } from "../support/clock.ts";
 import { eventually } from "../support/eventually.ts";
 import { feed } from "../support/history.ts";
@@ -131,14 +131,23 @@ const schedule = {
   snapshotInterval: 1,
 };
 
-t.test("the capture worker captures changes while a periodic snapshot runs", async (t) => {
+/**
+ * A worker whose first periodic snapshot stands at its first page, and the snapshot
+ * checkpoint the import left (which the snapshot moves when it ends).
+ */
+async function standingSnapshot(t: { teardown(fn: () => unknown): void }) {
   const f = await captureFixture(t);
   await f.sync();
   const imported = await readCaptureCheckpoint(f.db.pool, "snapshot");
   const point = armPausePoint(t, "capture.import.pageRead", { subject: "periodic" });
   const worker = await startCaptureWorker(f.context, schedule);
-  t.teardown(() => worker.stop());
   await point.reached();
+  return { f, imported, point, worker };
+}
+
+t.test("the capture worker captures changes while a periodic snapshot runs", async (t) => {
+  const { f, imported, point, worker } = await standingSnapshot(t);
+  t.teardown(() => worker.stop());
 
   await f.directory.add(`uid=fresh,${PEOPLE}`, person("fresh"));
   await eventually(
@@ -157,27 +166,15 @@ t.test("the capture worker captures changes while a periodic snapshot runs", asy
 });
 
 t.test("stopping the worker stops its full pass, which does not note that it ran", async (t) => {
-  const f = await captureFixture(t);
-  await f.sync();
-  const imported = await readCaptureCheckpoint(f.db.pool, "snapshot");
-  const point = armPausePoint(t, "capture.import.pageRead", { subject: "periodic" });
-  const worker = await startCaptureWorker(f.context, schedule);
-  await point.reached();
+  const { f, imported, point, worker } = await standingSnapshot(t);
   let stopped = false;
   const stopping = worker.stop().then(() => {
     stopped = true;
   });
   // The passes' loop ends, letting go of capture's lock; the full pass still stands.
-  await eventually(
-    async () =>
-      (
-        await f.db.pool.query(
-          `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
-              AND objid = hashtext('annal:capture')::oid`,
-        )
-      ).rowCount === 0,
-    { what: "the worker lets go of capture's lock" },
-  );
+  await eventually(async () => (await captureLockHolders(f.db.pool)).length === 0, {
+    what: "the worker lets go of capture's lock",
+  });
   await new Promise((resolve) => setImmediate(resolve));
   t.equal(stopped, false, "stop() waits for the full pass");
   point.release();

@@ -6,7 +6,7 @@ import {
 } from "../../src/capture/index.ts";
 import { createPool } from "../../src/db/index.ts";
 import { startJobs } from "../../src/jobs/index.ts";
-import { captureFixture, quietLog } from "../support/capture.ts";
+import { captureFixture, captureLockHolders, quietLog } from "../support/capture.ts";
 import { eventually } from "../support/eventually.ts";
 import { feed } from "../support/history.ts";
 
@@ -69,13 +69,7 @@ const schedule = {
 t.test("a worker that stops, or loses its connection, hands capture to another", async (t) => {
   const f = await captureFixture(t);
   await f.sync();
-  const holders = async () =>
-    (
-      await f.db.pool.query<{ pid: number }>(
-        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-            AND objid = hashtext('annal:capture')::oid`,
-      )
-    ).rows.map((row) => row.pid);
+  const holders = () => captureLockHolders(f.db.pool);
 
   const add = async (uid: string) => {
     await f.directory.add(`uid=${uid},ou=people,dc=example,dc=org`, {
@@ -153,16 +147,9 @@ t.test(
     await f.sync();
     const holding = await startCaptureWorker(f.context, schedule);
     t.teardown(() => holding.stop());
-    await eventually(
-      async () =>
-        (
-          await f.db.pool.query(
-            `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
-              AND objid = hashtext('annal:capture')::oid`,
-          )
-        ).rowCount === 1,
-      { what: "the first worker holds the lock" },
-    );
+    await eventually(async () => (await captureLockHolders(f.db.pool)).length === 1, {
+      what: "the first worker holds the lock",
+    });
     // The waiting worker's pool notes the error listeners of each connection it is lent.
     const listeners: number[] = [];
     const pool = f.db.pool;

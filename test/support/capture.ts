@@ -5,6 +5,7 @@ import {
   type CaptureContext,
   type CaptureSource,
 } from "../../src/capture/index.ts";
+import type { Pool } from "../../src/db/index.ts";
 import { createDirectoryClient, type DirectoryClient } from "../../src/directory/index.ts";
 import { loadDirectorySchema } from "../../src/directory/schema.ts";
 import { Projector, waitForProjection } from "../../src/projector/index.ts";
@@ -21,6 +22,15 @@ export const person = (uid: string, extra: Record<string, string | string[]> = {
   sn: "Example",
   ...extra,
 });
+
+/** The backends holding capture's advisory lock (src/capture/worker.ts): at most one. */
+export async function captureLockHolders(pool: Pool): Promise<number[]> {
+  const result = await pool.query<{ pid: number }>(
+    `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+        AND objid = hashtext('annal:capture')::oid`,
+  );
+  return result.rows.map((row) => row.pid);
+}
 
 export const quietLog = { info() {}, warn() {}, error() {}, debug() {} };
 
