@@ -40,9 +40,10 @@ export const PAUSE_POINTS = [
   // src/capture/import.ts: an import or periodic snapshot has read a page of entries from the
   // directory and is about to append their snapshots; the subject is its reason.
   "capture.import.pageRead",
-  // src/capture/from-polling.ts: a reconciliation has read a page of entries from the
-  // directory and is about to compare them with the log.
-  "capture.reconcile.pageRead",
+  // src/capture/from-polling.ts: a poll pass or a reconciliation has read a page of entries
+  // from the directory and is about to compare them with the log; the subject is "poll" or
+  // "reconcile".
+  "capture.poll.pageRead",
 ] as const;
 
 export type PausePointName = (typeof PAUSE_POINTS)[number];

@@ -1,4 +1,4 @@
-import { withTransaction } from "../db/index.ts";
+import { withTransaction, type Pool } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import {
   WrongExpectedVersionError,
@@ -24,24 +24,60 @@ import { entryState } from "./normalize.ts";
  * checkpoint (`modifyTimestamp`, one-second resolution, so the checkpoint's own second is read
  * again) is compared with its state in the log and, where it differs, recorded as an observed
  * change: no actor, at the entry's modifyTimestamp.
+ *
+ * One pass at a time, across processes (a session advisory lock): two passes that read the
+ * same entry at different moments would each record the change from the log to what they
+ * read, and the one that read earlier, recording last, would take the entry back. A pass on
+ * demand (`captureNow`) waits for the scheduled one, then reads for itself.
  */
 export async function captureByPolling(
   context: CaptureContext,
   options: { pageSize?: number } = {},
 ): Promise<CaptureResult> {
-  const since = await readCaptureCheckpoint(context.pool, "poll");
-  if (since === undefined) throw notImported("poll");
-  let newest = since;
-  const result = await comparePages(context, {
-    filter: ge("modifyTimestamp", since),
-    pageSize: options.pageSize,
-    onEntry(after) {
-      const modified = after.operational.modifyTimestamp?.[0];
-      if (modified && modified > newest) newest = modified;
-    },
+  return onePassAtATime(context.pool, async () => {
+    const since = await readCaptureCheckpoint(context.pool, "poll");
+    if (since === undefined) throw notImported("poll");
+    let newest = since;
+    const result = await comparePages(context, {
+      filter: ge("modifyTimestamp", since),
+      pageSize: options.pageSize,
+      onEntry(after) {
+        const modified = after.operational.modifyTimestamp?.[0];
+        if (modified && modified > newest) newest = modified;
+      },
+    });
+    await writeCaptureCheckpoint(context.pool, "poll", newest);
+    return result;
   });
-  await writeCaptureCheckpoint(context.pool, "poll", newest);
-  return result;
+}
+
+/** The advisory lock poll passes take, one at a time. */
+const POLL_LOCK = "annal:capture:poll";
+
+/**
+ * Runs `work` holding `POLL_LOCK`, a session lock on a connection of its own: it takes no
+ * transaction id, so it holds back no reader of the log, and PostgreSQL lets it go with the
+ * session if the process dies.
+ */
+async function onePassAtATime<T>(pool: Pool, work: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock(hashtext($1))", [POLL_LOCK]);
+  } catch (error) {
+    client.release(true);
+    throw error;
+  }
+  try {
+    return await work();
+  } finally {
+    try {
+      await client.query("SELECT pg_advisory_unlock(hashtext($1))", [POLL_LOCK]);
+      client.release();
+    } catch {
+      // The connection is broken: dropping it ends the session and its lock with it.
+      client.release(true);
+    }
+  }
 }
 
 /**
@@ -107,7 +143,7 @@ async function comparePages(
     binaryAttributes: normalizer.schema.binaryAttributes(),
     pageSize: options.pageSize ?? 500,
   })) {
-    if (mark) await pausePoint("capture.reconcile.pageRead");
+    await pausePoint("capture.poll.pageRead", mark ? "reconcile" : "poll");
     if (options.signal?.aborted) break;
     const result = await withTransaction(context.pool, async (tx) => {
       let stored = 0;

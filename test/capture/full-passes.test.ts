@@ -90,7 +90,7 @@ t.test(
     await f.sync();
     await f.directory.delete(`uid=gone,${PEOPLE}`);
 
-    const point = armPausePoint(t, "capture.reconcile.pageRead");
+    const point = armPausePoint(t, "capture.poll.pageRead", { subject: "reconcile" });
     const reconciling = reconcileByPolling(f.context);
     await point.reached();
     await nextSecond();
