@@ -34,8 +34,9 @@ const FULL_PASS_RETRY_MS = 60_000;
  * the lock with the session, and another process takes over within a second. (Capture ran as
  * a pg-boss job before: a new worker waited up to two minutes for pg-boss's cached view of the
  * queue to see the last job end, and a dead one's job held the queue until pg-boss noticed.)
- * Passes run concurrently with `captureNow` and with another process's pass in a handover;
- * a pass takes the source's checkpoint row lock, so none records a change twice.
+ * Passes may meet `captureNow` and another process's pass in a handover: an accesslog pass
+ * records each page holding its checkpoint's row lock, and poll passes run one at a time
+ * (`captureByPolling`), so none records a change twice, or over a later read.
  *
  * The full passes (the poll source's reconciliation, the periodic snapshot) read every entry
  * and take as long as the directory is large: the holder runs them beside its passes, one at
