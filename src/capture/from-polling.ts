@@ -1,4 +1,4 @@
-import { withTransaction, type Pool } from "../db/index.ts";
+import { withSessionLock, withTransaction } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import {
   WrongExpectedVersionError,
@@ -34,7 +34,7 @@ export async function captureByPolling(
   context: CaptureContext,
   options: { pageSize?: number } = {},
 ): Promise<CaptureResult> {
-  return onePassAtATime(context.pool, async () => {
+  return withSessionLock(context.pool, POLL_LOCK, async () => {
     const since = await readCaptureCheckpoint(context.pool, "poll");
     if (since === undefined) throw notImported("poll");
     let newest = since;
@@ -51,34 +51,8 @@ export async function captureByPolling(
   });
 }
 
-/** The advisory lock poll passes take, one at a time. */
+/** The session advisory lock poll passes take, one at a time. */
 const POLL_LOCK = "annal:capture:poll";
-
-/**
- * Runs `work` holding `POLL_LOCK`, a session lock on a connection of its own: it takes no
- * transaction id, so it holds back no reader of the log, and PostgreSQL lets it go with the
- * session if the process dies.
- */
-async function onePassAtATime<T>(pool: Pool, work: () => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query("SELECT pg_advisory_lock(hashtext($1))", [POLL_LOCK]);
-  } catch (error) {
-    client.release(true);
-    throw error;
-  }
-  try {
-    return await work();
-  } finally {
-    try {
-      await client.query("SELECT pg_advisory_unlock(hashtext($1))", [POLL_LOCK]);
-      client.release();
-    } catch {
-      // The connection is broken: dropping it ends the session and its lock with it.
-      client.release(true);
-    }
-  }
-}
 
 /**
  * A full reconciliation: every entry is compared with its state in the log, and every entry
@@ -107,12 +81,8 @@ export async function reconcileByPolling(
   });
   options.signal?.throwIfAborted();
   const deleted = await recordDeletes(context, seen, mark);
-  return {
-    recorded: compared.recorded + deleted.recorded,
-    ...((deleted.position ?? compared.position)
-      ? { position: deleted.position ?? compared.position }
-      : {}),
-  };
+  const position = deleted.position ?? compared.position;
+  return { recorded: compared.recorded + deleted.recorded, ...(position ? { position } : {}) };
 }
 
 interface ComparePagesOptions {

@@ -1,4 +1,5 @@
 import type { DirectoryConfig } from "../config/index.ts";
+import { withSessionLock } from "../db/index.ts";
 import { parseLdapFilter } from "../filters/index.ts";
 import type { DirectorySchema } from "../directory/index.ts";
 import { accesslogHead, captureFromAccesslog } from "./from-accesslog.ts";
@@ -42,9 +43,7 @@ export async function ensureImported(
   source: CaptureSource,
   options: { onProgress?: (done: number, total: number) => void } = {},
 ): Promise<boolean> {
-  const client = await context.pool.connect();
-  try {
-    await client.query("SELECT pg_advisory_lock(hashtext('annal:capture:import'))");
+  return withSessionLock(context.pool, "annal:capture:import", async (client) => {
     if ((await readCaptureCheckpoint(client, source)) !== undefined) return false;
     const start =
       source === "accesslog"
@@ -57,12 +56,7 @@ export async function ensureImported(
     await writeCaptureCheckpoint(client, "snapshot", new Date().toISOString());
     context.log.info({ source, entries: result.recorded }, "import done");
     return true;
-  } finally {
-    await client
-      .query("SELECT pg_advisory_unlock(hashtext('annal:capture:import'))")
-      .catch(() => {});
-    client.release();
-  }
+  });
 }
 
 /**

@@ -5,6 +5,7 @@ export {
   pipelinedPool,
   settleAll,
   withPipelinedTransaction,
+  withSessionLock,
   withTransaction,
 } from "./pool.ts";
 export type { Pool, PoolClient, Queryable } from "./pool.ts";

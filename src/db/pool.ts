@@ -72,6 +72,37 @@ export async function withTransaction<T>(
 }
 
 /**
+ * Runs `work` holding the session advisory lock `name` (`pg_advisory_lock(hashtext(name))`),
+ * waiting for it first, on a connection of its own that `work` is given. A session lock takes
+ * no transaction id, so it holds back no reader of the log; PostgreSQL lets it go with the
+ * session if the process dies, and a connection that breaks is dropped, not pooled.
+ */
+export async function withSessionLock<T>(
+  pool: Pool,
+  name: string,
+  work: (client: PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock(hashtext($1))", [name]);
+  } catch (error) {
+    client.release(true);
+    throw error;
+  }
+  try {
+    return await work(client);
+  } finally {
+    try {
+      await client.query("SELECT pg_advisory_unlock(hashtext($1))", [name]);
+      client.release();
+    } catch {
+      // The connection is broken: dropping it ends the session and its lock with it.
+      client.release(true);
+    }
+  }
+}
+
+/**
  * Runs `work` in one transaction on a client of a pipelined pool (`pipelinedPool`), in as few
  * round trips as `work` allows: BEGIN goes out with the work's first statements, and `work`
  * may send several statements before awaiting them (they run in the order sent). COMMIT is
