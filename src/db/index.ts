@@ -1,4 +1,4 @@
-export { startEmbeddedPostgres, freePort } from "./embedded.ts";
+export { startEmbeddedPostgres } from "./embedded.ts";
 export type { EmbeddedDatabase, EmbeddedOptions } from "./embedded.ts";
 export {
   createPool,

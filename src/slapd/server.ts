@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, rmSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
-import { createServer, type Socket } from "node:net";
+import { type Socket } from "node:net";
 import { delimiter, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "ldapts";
 import { AnnalError } from "../errors/index.ts";
+import { freePort } from "../ports.ts";
 import { SLAPD_BASE, SLAPD_ROOT_DN, slapdConfig, slapdPaths } from "./config.ts";
 
 /** How to get slapd on Debian or Ubuntu; shown whenever it is missing. */
@@ -56,18 +57,6 @@ export function findSlapd(): string | undefined {
     }
   }
   return undefined;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port from listen(0)");
-  return address.port;
 }
 
 /** Runs a command to completion, feeding `input`; resolves with its exit code and stderr. */

@@ -3,7 +3,7 @@ import path from "node:path";
 import t from "tap";
 import { startAnnal } from "../../src/app/index.ts";
 import { loadConfig } from "../../src/config/index.ts";
-import { freePort } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { configDir, exited, serving, spawnAnnal } from "../cli/support.ts";
 import { capturedLogger } from "../http/support.ts";
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import t from "tap";
-import { freePort } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { configDir, exited, runAnnal, serving, spawnAnnal } from "../cli/support.ts";
 
 t.setTimeout(300_000);

@@ -1,7 +1,8 @@
 import t from "tap";
 import { startAnnal } from "../../src/app/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
-import { freePort, MigrationMismatchError } from "../../src/db/index.ts";
+import { MigrationMismatchError } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { capturedLogger } from "../http/support.ts";
 import { testDatabase } from "../support/postgres.ts";
 

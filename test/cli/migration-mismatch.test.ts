@@ -1,5 +1,6 @@
 import t from "tap";
-import { freePort, keyOf, knownMigrations, type Pool } from "../../src/db/index.ts";
+import { keyOf, knownMigrations, type Pool } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { configDir, runAnnal } from "./support.ts";
 

@@ -1,5 +1,5 @@
 import t from "tap";
-import { freePort } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { configDir, exited, serving, spawnAnnal } from "./support.ts";
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import t from "tap";
 import { checkNodeVersion } from "../../src/cli/commands/verify.ts";
 import { DEMO_CONFIG_PATH } from "../../src/config/index.ts";
-import { freePort } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { configDir, runAnnal } from "./support.ts";
 

@@ -1,7 +1,7 @@
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import t from "tap";
-import { freePort } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { eventually } from "../support/eventually.ts";
 import { call, startRulesAnnal } from "./support.ts";
 

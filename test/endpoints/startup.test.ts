@@ -6,7 +6,7 @@ import { checkConfiguration, startAnnal } from "../../src/app/index.ts";
 import { createToken } from "../../src/auth/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { loadConfig } from "../../src/config/index.ts";
-import { freePort } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { testDatabase } from "../support/postgres.ts";
 
 t.setTimeout(240_000);

@@ -1,6 +1,7 @@
 import t from "tap";
 import { parseConfig } from "../../src/config/index.ts";
-import { createPool, freePort } from "../../src/db/index.ts";
+import { createPool } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { recordPassFailed, recordPassSucceeded } from "../../src/capture/index.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { testServer } from "./support.ts";

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { startAnnal, type RunningAnnal } from "../../src/app/index.ts";
 import type { AnnalConfig } from "../../src/config/index.ts";
-import { freePort } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { sampleLdif, startDemoIdentityProvider } from "../../src/demo/index.ts";
 import { createDirectoryClient } from "../../src/directory/index.ts";
 import { EventStore } from "../../src/store/index.ts";

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { loadConfig, type AnnalConfig } from "../../src/config/index.ts";
-import { freePort } from "../../src/db/index.ts";
+import { freePort } from "../../src/ports.ts";
 import type { TestDatabase } from "./postgres.ts";
 import type { Slapd } from "./slapd.ts";
 

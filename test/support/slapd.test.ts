@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { Attribute, Change, Client } from "ldapts";
 import t, { type Test } from "tap";
 import { sampleLdif, startDemoDirectory } from "../../src/demo/index.ts";
 import { SLAPD_ROOT_DN, sshaPassword } from "../../src/slapd/index.ts";
 import { ProxiedAuthorizationControl } from "../../src/directory/index.ts";
+import { freePort } from "../../src/ports.ts";
 import { startSlapd } from "./slapd.ts";
 
 t.test("a private slapd records an add in its accesslog and goes away on stop", async (t) => {
@@ -187,14 +187,6 @@ t.test("the demo directory loads the sample organisation once and keeps it", asy
   });
   t.equal(svc.searchEntries[0]?.description, "changed", "a restart keeps changes, no reseed");
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return typeof address === "object" && address ? address.port : 0;
-}
 
 async function stop(
   t: Test,
