@@ -72,7 +72,8 @@ export function splitAttributes(
   const operational: AttributeMap = {};
   const redacted: string[] = [];
   const names = namesOf(normalizer);
-  for (const [rawName, values] of Object.entries(raw)) {
+  for (const rawName of Object.keys(raw)) {
+    const values = raw[rawName]!;
     let known = names.get(rawName);
     if (!known) {
       const name = canonicalName(normalizer.schema, rawName);
@@ -90,7 +91,8 @@ export function splitAttributes(
       continue;
     }
     const target = known.operational ? operational : attributes;
-    const encoded = values.map((v) => encodeKnownValue(known.binary, v));
+    const encoded: string[] = new Array(values.length);
+    for (let i = 0; i < values.length; i++) encoded[i] = encodeKnownValue(known.binary, values[i]!);
     const before = target[name];
     target[name] = before ? [...before, ...encoded] : encoded;
   }

@@ -95,8 +95,15 @@ function normalType(type: string): string {
   return TYPE_ALIASES[lower] ?? lower;
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** RFC 4518 in short: compatibility forms folded, spaces trimmed and runs collapsed. */
 function normalValue(type: string, value: string): string {
+  if (PRINTABLE_ASCII.test(value)) {
+    // NFKC leaves printable ASCII as it is, and so does lowercasing it
+    const spaced = value.trim().replace(/ {2,}/g, " ");
+    return CASE_IGNORE.has(type) ? spaced.toLowerCase() : spaced;
+  }
   const spaced = value.normalize("NFKC").trim().replace(/\s+/g, " ");
   // lowercasing can leave combining marks out of canonical order (İ → i + U+0307): normalise again
   return CASE_IGNORE.has(type) ? spaced.toLowerCase().normalize("NFKC") : spaced;

@@ -197,11 +197,15 @@ export function berString(ber: Buffer): string | undefined {
   }
 }
 
+/** A value with something `escapeDNValue` escapes (the rules below, in one test). */
+const NEEDS_ESCAPING = /["+,;<>\\\x00-\x1f\x7f]|^[ #]| $/;
+
 /**
  * Escapes an attribute value for a DN string (RFC 4514 §2.4): `"+,;<>\` always, `#` and space
  * at the start, space at the end; control characters as `\hex` so a DN never hides one.
  */
 export function escapeDNValue(value: string): string {
+  if (!NEEDS_ESCAPING.test(value)) return value; // most values: nothing to escape
   let out = "";
   const chars = [...value];
   chars.forEach((char, index) => {

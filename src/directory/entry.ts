@@ -16,9 +16,24 @@ export interface Modification {
   readonly values?: AttributeValues;
 }
 
+/**
+ * Base names by name as a server spells it. A directory sends the same few dozen names on
+ * every entry, and a search of many entries asks for each name's base name twice per entry.
+ * Emptied when full, so names that never repeat cannot grow it without bound.
+ */
+const baseNames = new Map<string, string>();
+const BASE_NAMES_KEPT = 4096;
+
 /** `jpegPhoto;binary` → `jpegphoto`: how binary attribute names are compared. */
 export function baseName(attribute: string): string {
-  return (attribute.split(";")[0] ?? attribute).toLowerCase();
+  let base = baseNames.get(attribute);
+  if (base === undefined) {
+    const options = attribute.indexOf(";");
+    base = (options < 0 ? attribute : attribute.slice(0, options)).toLowerCase();
+    if (baseNames.size >= BASE_NAMES_KEPT) baseNames.clear();
+    baseNames.set(attribute, base);
+  }
+  return base;
 }
 
 /**
@@ -41,20 +56,31 @@ export function binaryNameList(names: readonly string[] | undefined): string[] {
  * Buffers rather than being mangled. Requested attributes the entry lacks are left out.
  */
 export function fromSearchEntry(entry: Entry, binary: ReadonlySet<string>): DirectoryEntry {
+  // Loops rather than Object.entries and closures: an import converts every entry of the
+  // directory here, and each array made per attribute is garbage a moment later.
   const attributes: Record<string, string[] | Buffer[]> = {};
-  for (const [name, raw] of Object.entries(entry)) {
+  for (const name of Object.keys(entry)) {
     if (name === "dn") continue;
-    const values = Array.isArray(raw) ? raw : [raw];
+    const raw = entry[name];
+    const values = (Array.isArray(raw) ? raw : [raw]) as (string | Buffer)[];
     if (values.length === 0) continue;
-    if (binary.has(baseName(name)) || values.some((value) => Buffer.isBuffer(value))) {
-      attributes[name] = values.map((value) =>
-        Buffer.isBuffer(value) ? value : Buffer.from(value, "utf8"),
-      );
+    if (binary.has(baseName(name)) || someBuffer(values)) {
+      const bytes: Buffer[] = new Array(values.length);
+      for (let i = 0; i < values.length; i++) {
+        const value = values[i]!;
+        bytes[i] = Buffer.isBuffer(value) ? value : Buffer.from(value, "utf8");
+      }
+      attributes[name] = bytes;
     } else {
       attributes[name] = values as string[];
     }
   }
   return { dn: entry.dn, attributes };
+}
+
+function someBuffer(values: readonly (string | Buffer)[]): boolean {
+  for (const value of values) if (typeof value !== "string") return true;
+  return false;
 }
 
 /** One ldapts Attribute; a mix of strings and Buffers is sent as bytes. */

@@ -10,9 +10,10 @@ export function matchesFilter(
   attributes: Readonly<Record<string, readonly string[]>>,
 ): boolean {
   const valuesOf = (name: string): readonly string[] => {
+    if (Object.hasOwn(attributes, name)) return attributes[name]!;
     const lower = name.toLowerCase();
-    for (const [key, values] of Object.entries(attributes)) {
-      if (key.toLowerCase() === lower) return values;
+    for (const key of Object.keys(attributes)) {
+      if (key.toLowerCase() === lower) return attributes[key]!;
     }
     return [];
   };

@@ -52,9 +52,11 @@ function findName(attributes: AttributeMap, name: string): string | undefined {
 
 /** Attributes sorted by name, values kept in directory order: one canonical JSON shape. */
 export function sortAttributes(attributes: AttributeMap): AttributeMap {
-  return Object.fromEntries(
-    Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-  );
+  // Array.prototype.sort's default order compares UTF-16 code units, as `<` does.
+  const names = Object.keys(attributes).sort();
+  const sorted: Record<string, string[]> = {};
+  for (const name of names) sorted[name] = attributes[name]!;
+  return sorted;
 }
 
 /** The RFC 6902 patch that turns `before`'s user attributes into `after`'s. */

@@ -177,6 +177,30 @@ t.test("normalizing is idempotent and agrees with dnEquals", async () => {
   );
 });
 
+t.test("a value is normalised by RFC 4518's rules, plain ASCII or not", async () => {
+  // The rules spelled out in full; normalizeDN takes a shorter way for printable ASCII.
+  const rules = (value: string, caseIgnore: boolean) => {
+    const spaced = value.normalize("NFKC").trim().replace(/\s+/g, " ");
+    return caseIgnore ? spaced.toLowerCase().normalize("NFKC") : spaced;
+  };
+  const ascii = fc.string({
+    unit: fc.constantFrom(" ", "#", ",", "+", "\\", "a", "B", "z", "0", "~"),
+  });
+  fc.assert(
+    fc.property(fc.oneof(ascii, tricky), (value) => {
+      const [rdn] = parseDN(formatDN([[{ type: "cn", value }]])).map((r) => r[0]!.value);
+      const expected = rules(rdn ?? "", true);
+      const ignoringCase = normalizeDN(formatDN([[{ type: "cn", value }]]));
+      const keepingCase = normalizeDN(formatDN([[{ type: "x-custom", value }]]));
+      return (
+        ignoringCase === formatDN([[{ type: "cn", value: expected }]]) &&
+        keepingCase === formatDN([[{ type: "x-custom", value: rules(rdn ?? "", false) }]])
+      );
+    }),
+    { numRuns: 3000 },
+  );
+});
+
 t.test("isDescendantOf, parentDN and rdnOf", async (t) => {
   const alice = "uid=alice,ou=people,dc=example,dc=org";
   t.ok(isDescendantOf(alice, "dc=example,dc=org"));
