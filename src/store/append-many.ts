@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { Queryable } from "../db/index.ts";
 import { eventsAppended } from "../metrics.ts";
-import { EVENTS_CHANNEL, checkExpectedVersion } from "./append.ts";
+import { EVENTS_CHANNEL, checkExpectedVersion, newEventId } from "./append.ts";
 import type { ExpectedVersion, NewEvent } from "./types.ts";
 
 export interface StreamAppend {
@@ -92,7 +91,7 @@ export async function appendToStreams(
     checkExpectedVersion(append.streamId, append.expectedVersion ?? "any", current);
     fresh.forEach((event, i) => {
       rows.push({
-        id: event.id ?? randomUUID(),
+        id: event.id ?? newEventId(),
         stream_id: append.streamId,
         version: current + i + 1,
         type: event.type,

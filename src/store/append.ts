@@ -1,10 +1,19 @@
-import { randomUUID } from "node:crypto";
+import { randomUUIDv7 } from "node:crypto";
 import type { Queryable } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import { WrongExpectedVersionError } from "./errors.ts";
 import { logOrder } from "./log-order.ts";
 import { eventColumns, toRecordedEvent, type EventRow } from "./rows.ts";
 import type { ExpectedVersion, NewEvent, RecordedEvent } from "./types.ts";
+
+/**
+ * A new event's id: a UUIDv7, whose leading bits are the time it was made. Ids made in turn
+ * land at one end of the id index rather than anywhere in it, so inserting many touches few
+ * of its pages (a random UUID touches a page of its own for each).
+ */
+export function newEventId(): string {
+  return randomUUIDv7();
+}
 
 /** The channel an append notifies on commit; tailing readers LISTEN to it. */
 export const EVENTS_CHANNEL = "annal_events";
@@ -70,7 +79,7 @@ export async function appendInTransaction(
     [
       streamId,
       current,
-      fresh.map((e) => e.id ?? randomUUID()),
+      fresh.map((e) => e.id ?? newEventId()),
       fresh.map((e) => e.type),
       fresh.map((e) => JSON.stringify(e.data ?? null)),
       fresh.map((e) => JSON.stringify(e.metadata ?? {})),
@@ -239,7 +248,7 @@ export async function appendInOneStatement(
       : { name: "annal-append-without-keys", text: APPEND_WITHOUT_KEYS }),
     values: [
       streamId,
-      events.map((e) => e.id ?? randomUUID()),
+      events.map((e) => e.id ?? newEventId()),
       events.map((e) => e.type),
       events.map((e) => JSON.stringify(e.data ?? null)),
       events.map((e) => JSON.stringify(e.metadata ?? {})),

@@ -13,7 +13,7 @@ export interface EventMetadata {
 
 /** An event as a caller hands it to `appendToStream`. */
 export interface NewEvent<Data = unknown> {
-  /** Defaults to a new random uuid. */
+  /** Defaults to a new UUIDv7 (`newEventId`). */
   readonly id?: string;
   readonly type: string;
   readonly data: Data;

@@ -86,6 +86,21 @@ t.test("appendToStreams stores each event as appendToStream does", async (t) => 
   const many = await store.readStream("many");
   t.equal(many.length, 3);
   t.equal(many[0]!.id !== one[0]!.id, true, "a new id where none is given");
+  t.equal(one[0]!.id, "0f0e0d0c-0b0a-4908-8706-050403020100", "the id given is kept");
+  // New ids are UUIDv7s, time first, so new rows land at one end of the id index.
+  const made = [...one.slice(1), ...many].map((event) => event.id);
+  t.same(
+    made.filter((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab]/.test(id)),
+    [],
+    "every id made on either path is a UUIDv7",
+  );
+  const millis = made.map((id) => parseInt(id.replaceAll("-", "").slice(0, 12), 16));
+  t.same(
+    millis,
+    [...millis].sort((a, b) => a - b),
+    "made in time order",
+  );
+  t.ok(Math.abs(millis.at(-1)! - Date.now()) < 60_000, "their time is the time they were made");
   for (const [i, event] of many.entries()) {
     const same = one[i]!;
     t.same(
