@@ -6,6 +6,9 @@ import type { CaptureContext, CaptureResult } from "./context.ts";
 import { ENTRY_EVENT, entryStream, type EntrySnapshot } from "../events/index.ts";
 import { entryState } from "./normalize.ts";
 
+/** Pages written at once (see `importEntries`). */
+const WRITERS = 2;
+
 export interface ImportOptions {
   /** `import`: the first one, or `annal import`; `periodic`: the scheduled snapshots. */
   readonly reason: "import" | "periodic";
@@ -39,7 +42,8 @@ export async function importEntries(
   let done = 0;
   let recorded = 0;
   options.onProgress?.(0, total);
-  let writing: Promise<number> | undefined;
+  /** Pages being written, oldest first. */
+  const writing: Promise<number>[] = [];
   try {
     for await (const page of directory.search(base, {
       scope: "sub",
@@ -68,25 +72,28 @@ export async function importEntries(
           },
         ];
       });
-      // One page is written while the next is read and prepared; pages are written one after
-      // another, in the directory's order.
-      if (writing) {
-        recorded += await writing;
+      // Pages are written while the next is read and prepared, `WRITERS` at a time, each in
+      // a transaction of its own: a page's statements keep one PostgreSQL backend busy, and
+      // two keep the server busy while one waits for its commit. No two pages hold the same
+      // entry, so their locks never meet.
+      if (writing.length === WRITERS) {
+        recorded += await writing.shift()!;
         options.onProgress?.(done, Math.max(total, done));
       }
       await pausePoint("capture.import.pageRead", options.reason);
       if (options.signal?.aborted) break;
-      writing = withTransaction(context.pool, (tx) =>
+      const written = withTransaction(context.pool, (tx) =>
         appendToStreams(tx, appends, { unmovedSince: mark }),
       );
-      writing.catch(() => {}); // awaited above or below; not unhandled while a page is read
+      written.catch(() => {}); // awaited above or below; not unhandled while a page is read
+      writing.push(written);
       done += page.length;
     }
+    while (writing.length > 0) recorded += await writing.shift()!;
   } catch (error) {
-    await writing?.catch(() => {}); // no transaction left behind
+    await Promise.allSettled(writing); // no transaction left behind
     throw error;
   }
-  if (writing) recorded += await writing;
   options.signal?.throwIfAborted();
   options.onProgress?.(done, Math.max(total, done));
   return { recorded };

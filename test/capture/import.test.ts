@@ -1,0 +1,133 @@
+import t from "tap";
+import { importEntries, type CaptureContext } from "../../src/capture/index.ts";
+import { entryStream } from "../../src/events/index.ts";
+import { captureFixture } from "../support/capture.ts";
+import { eventually } from "../support/eventually.ts";
+
+const PEOPLE = 30;
+const PAGE = 4;
+const ldif = Array.from(
+  { length: PEOPLE },
+  (_, i) => `dn: uid=p${i},ou=people,dc=example,dc=org
+objectClass: inetOrgPerson
+uid: p${i}
+cn: Person ${i}
+sn: Number${i}
+`,
+).join("\n");
+
+/** Every entry's stream, in the order the directory pages them. */
+async function streamsInPageOrder(context: CaptureContext): Promise<string[]> {
+  const streams: string[] = [];
+  for await (const page of context.directory.search(context.base, {
+    scope: "sub",
+    attributes: ["entryUUID"],
+    pageSize: PAGE,
+  })) {
+    for (const entry of page) {
+      streams.push(entryStream(String(entry.attributes.entryUUID![0]).toLowerCase()));
+    }
+  }
+  return streams;
+}
+
+async function snapshotCounts(context: CaptureContext): Promise<Map<string, number>> {
+  const result = await context.pool.query<{ stream_id: string; n: number }>(
+    `SELECT stream_id, count(*)::int AS n FROM events
+      WHERE type = 'EntrySnapshot' GROUP BY stream_id`,
+  );
+  return new Map(result.rows.map((row) => [row.stream_id, row.n]));
+}
+
+t.test(
+  "an import writes two pages at once: a page held up does not hold up the next",
+  async (t) => {
+    const f = await captureFixture(t, { seedLdif: ldif });
+    const streams = await streamsInPageOrder(f.context);
+    const held = streams[PAGE + 1]!; // on the second page
+    const next = streams[2 * PAGE + 1]!; // on the third
+
+    // An uncommitted stream row of the second page's: its upsert waits for this transaction.
+    const blocker = await f.db.pool.connect();
+    t.teardown(() => blocker.release());
+    await blocker.query("BEGIN");
+    await blocker.query("INSERT INTO streams (stream_id, version) VALUES ($1, 0)", [held]);
+
+    const imported = importEntries(f.context, { reason: "import", pageSize: PAGE });
+    await eventually(async () => (await snapshotCounts(f.context)).has(next), {
+      what: "the third page recorded while the second waits",
+    });
+    t.notOk((await snapshotCounts(f.context)).has(held), "the second page is still held up");
+
+    await blocker.query("ROLLBACK");
+    t.equal((await imported).recorded, streams.length);
+    const counts = await snapshotCounts(f.context);
+    t.same(
+      streams.filter((stream) => counts.get(stream) !== 1),
+      [],
+      "every entry has exactly one snapshot",
+    );
+  },
+);
+
+t.test("a page that fails fails the import once no other page is being written", async (t) => {
+  const f = await captureFixture(t, { seedLdif: ldif });
+  const streams = await streamsInPageOrder(f.context);
+  const refused = streams[PAGE + 1]!; // on the second page
+  const held = streams[2 * PAGE + 1]!; // on the third, written beside the second
+  // The refusal counts itself in a sequence: nextval outlives the transaction it fails.
+  await f.db.pool.query(
+    `CREATE SEQUENCE test_refusals;
+     CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+       IF NEW.stream_id = '${refused}' THEN
+         PERFORM nextval('test_refusals');
+         RAISE EXCEPTION 'refused by the test';
+       END IF;
+       RETURN NEW;
+     END $$;
+     CREATE TRIGGER test_refuse BEFORE INSERT ON events
+       FOR EACH ROW EXECUTE FUNCTION test_refuse();`,
+  );
+  const blocker = await f.db.pool.connect();
+  let released = false;
+  t.teardown(() => released || blocker.release());
+  await blocker.query("BEGIN");
+  await blocker.query("INSERT INTO streams (stream_id, version) VALUES ($1, 0)", [held]);
+
+  let settled = false;
+  const imported = importEntries(f.context, { reason: "import", pageSize: PAGE });
+  imported.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await eventually(
+    async () => {
+      const refusals = await f.db.pool.query("SELECT is_called FROM test_refusals");
+      const waiting = await f.db.pool.query(
+        `SELECT 1 FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      return refusals.rows[0].is_called && waiting.rowCount! > 0;
+    },
+    { what: "the second page refused while the third waits" },
+  );
+  t.notOk(settled, "the import has not failed while the third page is being written");
+  await blocker.query("ROLLBACK");
+  blocker.release();
+  released = true;
+  await t.rejects(imported, /refused by the test/);
+  t.equal(f.db.pool.idleCount, f.db.pool.totalCount, "every connection is back in the pool");
+  const counts = await snapshotCounts(f.context);
+  t.notOk(counts.has(refused), "the refused page is not recorded");
+  t.ok(counts.has(held), "the page written beside it is");
+
+  await f.db.pool.query("DROP TRIGGER test_refuse ON events");
+  await importEntries(f.context, { reason: "import", pageSize: PAGE });
+  const again = await snapshotCounts(f.context);
+  t.same(
+    streams.filter((stream) => !again.has(stream)),
+    [],
+    "an import run again records every entry",
+  );
+});
