@@ -6,15 +6,21 @@ import type { CaptureContext, CaptureResult } from "./context.ts";
 import { ENTRY_EVENT, entryStream, type EntrySnapshot } from "../events/index.ts";
 import { entryState } from "./normalize.ts";
 
-/** Pages written at once (see `importEntries`). */
-const WRITERS = 2;
-
 export interface ImportOptions {
   /** `import`: the first one, or `annal import`; `periodic`: the scheduled snapshots. */
   readonly reason: "import" | "periodic";
   /** Called after every page with the entries done and the entries found in all. */
   readonly onProgress?: (done: number, total: number) => void;
   readonly pageSize?: number;
+  /**
+   * How many pages are written at once, each in a transaction of its own. Two for `import`:
+   * one page's statements keep one PostgreSQL backend busy, and a single writer left Node
+   * waiting 42% of an import. One for `periodic`, which runs beside capture: every snapshot
+   * passes through each projection before a change recorded after it shows, and snapshots
+   * written faster than the projections apply them held fresh changes back for seconds
+   * (bench/RESULTS.md, capture lag while periodic snapshots run).
+   */
+  readonly writers?: number;
   /** Stops the import between pages, which then throws the signal's reason. */
   readonly signal?: AbortSignal;
 }
@@ -35,6 +41,7 @@ export async function importEntries(
 ): Promise<CaptureResult> {
   const { directory, normalizer, base } = context;
   const pageSize = options.pageSize ?? 500;
+  const writers = Math.max(1, options.writers ?? (options.reason === "import" ? 2 : 1));
   const total = options.onProgress ? await countEntries(context) : 0;
   const run = randomUUID();
   // Before the first read: anything appended after this may be newer than what is read.
@@ -72,11 +79,9 @@ export async function importEntries(
           },
         ];
       });
-      // Pages are written while the next is read and prepared, `WRITERS` at a time, each in
-      // a transaction of its own: a page's statements keep one PostgreSQL backend busy, and
-      // two keep the server busy while one waits for its commit. No two pages hold the same
-      // entry, so their locks never meet.
-      if (writing.length === WRITERS) {
+      // Pages are written while the next is read and prepared, `writers` at a time. No two
+      // pages hold the same entry, so their locks never meet.
+      if (writing.length === writers) {
         recorded += await writing.shift()!;
         options.onProgress?.(done, Math.max(total, done));
       }

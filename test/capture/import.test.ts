@@ -70,6 +70,42 @@ t.test(
   },
 );
 
+t.test(
+  "periodic snapshots are written one page at a time: a page held up holds up the next",
+  async (t) => {
+    const f = await captureFixture(t, { seedLdif: ldif });
+    const streams = await streamsInPageOrder(f.context);
+    const held = streams[PAGE + 1]!; // on the second page
+    const next = streams[2 * PAGE + 1]!; // on the third
+
+    const blocker = await f.db.pool.connect();
+    t.teardown(() => blocker.release());
+    await blocker.query("BEGIN");
+    await blocker.query("INSERT INTO streams (stream_id, version) VALUES ($1, 0)", [held]);
+    const snapshots = importEntries(f.context, { reason: "periodic", pageSize: PAGE });
+    await eventually(
+      async () =>
+        (
+          await f.db.pool.query(
+            `SELECT 1 FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        ).rowCount! > 0,
+      { what: "the second page waits for the held stream" },
+    );
+    await blocker.query("ROLLBACK");
+    t.equal((await snapshots).recorded, streams.length);
+
+    // Positions are drawn as events are inserted: the third page's come after the second's.
+    const positions = await f.db.pool.query<{ stream_id: string; position: number }>(
+      "SELECT stream_id, position FROM events WHERE stream_id = ANY($1::text[])",
+      [[held, next]],
+    );
+    const at = new Map(positions.rows.map((row) => [row.stream_id, row.position]));
+    t.ok(at.get(held)! < at.get(next)!, "the third page was written after the second");
+  },
+);
+
 t.test("a page that fails fails the import once no other page is being written", async (t) => {
   const f = await captureFixture(t, { seedLdif: ldif });
   const streams = await streamsInPageOrder(f.context);
