@@ -13,12 +13,13 @@ export interface ImportOptions {
   readonly onProgress?: (done: number, total: number) => void;
   readonly pageSize?: number;
   /**
-   * How many pages are written at once, each in a transaction of its own. Two for `import`:
-   * one page's statements keep one PostgreSQL backend busy, and a single writer left Node
-   * waiting 42% of an import. One for `periodic`, which runs beside capture: every snapshot
-   * passes through each projection before a change recorded after it shows, and snapshots
-   * written faster than the projections apply them held fresh changes back for seconds
-   * (bench/RESULTS.md, capture lag while periodic snapshots run).
+   * How many pages are written at once, each in a transaction of its own; one unless given.
+   * `annal import` writes two: one page's statements keep one PostgreSQL backend busy, and a
+   * single writer leaves Node waiting 42% of an import. The first start and the periodic
+   * snapshots write one: every snapshot passes through each projection, which bounds the
+   * first start however fast the import writes (and two writers raised its memory peak by
+   * some 30 MiB), and periodic snapshots written faster than the projections apply them
+   * held fresh changes back for seconds (bench/RESULTS.md, capture).
    */
   readonly writers?: number;
   /** Stops the import between pages, which then throws the signal's reason. */
@@ -41,7 +42,7 @@ export async function importEntries(
 ): Promise<CaptureResult> {
   const { directory, normalizer, base } = context;
   const pageSize = options.pageSize ?? 500;
-  const writers = Math.max(1, options.writers ?? (options.reason === "import" ? 2 : 1));
+  const writers = Math.max(1, options.writers ?? 1);
   const total = options.onProgress ? await countEntries(context) : 0;
   const run = randomUUID();
   // Before the first read: anything appended after this may be newer than what is read.

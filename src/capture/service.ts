@@ -7,7 +7,7 @@ import { captureByPolling, reconcileByPolling } from "./from-polling.ts";
 import { formatGeneralizedTime } from "./accesslog.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
-import { importEntries } from "./import.ts";
+import { importEntries, type ImportOptions } from "./import.ts";
 import type { Normalizer } from "./normalize.ts";
 import { NameSet } from "../events/index.ts";
 import { entryTypeResolver } from "./types.ts";
@@ -41,7 +41,7 @@ export function createNormalizer(
 export async function ensureImported(
   context: CaptureContext,
   source: CaptureSource,
-  options: { onProgress?: (done: number, total: number) => void } = {},
+  options: Pick<ImportOptions, "onProgress" | "writers"> = {},
 ): Promise<boolean> {
   return withSessionLock(context.pool, "annal:capture:import", async (client) => {
     if ((await readCaptureCheckpoint(client, source)) !== undefined) return false;

@@ -57,8 +57,10 @@ export async function runImport(options: { config?: string }, output: Output): P
         bar.setTotal(total);
         bar.update(done);
       };
-      const first = await ensureImported(capture, config.directory.capture.source, { onProgress });
-      if (!first) await importEntries(capture, { reason: "import", onProgress });
+      // Two pages written at once: what an operator runs, to be done soon (see ImportOptions).
+      const options = { onProgress, writers: 2 };
+      const first = await ensureImported(capture, config.directory.capture.source, options);
+      if (!first) await importEntries(capture, { reason: "import", ...options });
     } finally {
       await directory.stop();
     }

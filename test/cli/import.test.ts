@@ -1,0 +1,58 @@
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import t from "tap";
+import { startSlapd } from "../support/slapd.ts";
+import { testDatabase } from "../support/postgres.ts";
+import { runAnnal } from "./support.ts";
+
+const PEOPLE = 30;
+const ldif = Array.from(
+  { length: PEOPLE },
+  (_, i) => `dn: uid=p${i},ou=people,dc=example,dc=org
+objectClass: inetOrgPerson
+uid: p${i}
+cn: Person ${i}
+sn: Number${i}
+`,
+).join("\n");
+
+t.test("annal import records a snapshot of every entry, and again when run again", async (t) => {
+  const slapd = await startSlapd({ seedLdif: ldif });
+  t.teardown(() => slapd.stop());
+  const db = await testDatabase(t);
+  const file = path.join(t.testdir(), "annal.toml");
+  await writeFile(
+    file,
+    `[database]
+url = "${db.url}"
+
+[directory]
+url = "${slapd.url}"
+bindDN = "${slapd.bindDN}"
+password = "\${LDAP_PASSWORD}"
+base = "dc=example,dc=org"
+`,
+  );
+  const snapshotsPerEntry = async () =>
+    (
+      await db.pool.query<{ n: number; entries: number }>(
+        `SELECT n, count(*)::int AS entries
+           FROM (SELECT stream_id, count(*)::int AS n FROM events
+                  WHERE type = 'EntrySnapshot' GROUP BY stream_id) AS s
+          GROUP BY n`,
+      )
+    ).rows;
+  const entries = PEOPLE + 4; // the base, its three ous
+
+  for (const [round, expected] of [
+    ["the first import", [{ n: 1, entries }]],
+    ["the second", [{ n: 2, entries }]],
+  ] as const) {
+    const run = await runAnnal(["import", "--config", file], {
+      env: { LDAP_PASSWORD: slapd.password },
+    });
+    t.equal(run.code, 0, run.stderr);
+    t.match(run.stdout, new RegExp(`^imported ${entries} entries in [\\d.]+ s\\n$`), round);
+    t.same(await snapshotsPerEntry(), expected, `${round}: a snapshot of each entry`);
+  }
+});
