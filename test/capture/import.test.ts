@@ -1,20 +1,13 @@
 import t from "tap";
 import { importEntries, type CaptureContext } from "../../src/capture/index.ts";
 import { entryStream } from "../../src/events/index.ts";
-import { captureFixture } from "../support/capture.ts";
+import type { Pool } from "../../src/db/index.ts";
+import { captureFixture, peopleLdif } from "../support/capture.ts";
 import { eventually } from "../support/eventually.ts";
 
 const PEOPLE = 30;
 const PAGE = 4;
-const ldif = Array.from(
-  { length: PEOPLE },
-  (_, i) => `dn: uid=p${i},ou=people,dc=example,dc=org
-objectClass: inetOrgPerson
-uid: p${i}
-cn: Person ${i}
-sn: Number${i}
-`,
-).join("\n");
+const ldif = peopleLdif(PEOPLE);
 
 /** Every entry's stream, in the order the directory pages them. */
 async function streamsInPageOrder(context: CaptureContext): Promise<string[]> {
@@ -29,6 +22,40 @@ async function streamsInPageOrder(context: CaptureContext): Promise<string[]> {
     }
   }
   return streams;
+}
+
+/**
+ * Holds up the page that writes `stream`: an uncommitted row of it in `streams`, which that
+ * page's upsert waits for. `release` rolls it back and gives the connection back.
+ */
+async function holdStream(
+  t: { teardown(fn: () => unknown): void },
+  pool: Pool,
+  stream: string,
+): Promise<{ release(): Promise<void> }> {
+  const client = await pool.connect();
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    try {
+      await client.query("ROLLBACK");
+    } finally {
+      client.release();
+    }
+  };
+  t.teardown(release);
+  await client.query("BEGIN");
+  await client.query("INSERT INTO streams (stream_id, version) VALUES ($1, 0)", [stream]);
+  return { release };
+}
+
+/** Whether some backend of the test's database waits for a lock. */
+async function someoneWaitsForALock(pool: Pool): Promise<boolean> {
+  const waiting = await pool.query(
+    `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+  );
+  return waiting.rowCount! > 0;
 }
 
 async function snapshotCounts(context: CaptureContext): Promise<Map<string, number>> {
@@ -47,11 +74,7 @@ t.test(
     const held = streams[PAGE + 1]!; // on the second page
     const next = streams[2 * PAGE + 1]!; // on the third
 
-    // An uncommitted stream row of the second page's: its upsert waits for this transaction.
-    const blocker = await f.db.pool.connect();
-    t.teardown(() => blocker.release());
-    await blocker.query("BEGIN");
-    await blocker.query("INSERT INTO streams (stream_id, version) VALUES ($1, 0)", [held]);
+    const hold = await holdStream(t, f.db.pool, held);
 
     const imported = importEntries(f.context, { reason: "import", pageSize: PAGE, writers: 2 });
     await eventually(async () => (await snapshotCounts(f.context)).has(next), {
@@ -59,7 +82,7 @@ t.test(
     });
     t.notOk((await snapshotCounts(f.context)).has(held), "the second page is still held up");
 
-    await blocker.query("ROLLBACK");
+    await hold.release();
     t.equal((await imported).recorded, streams.length);
     const counts = await snapshotCounts(f.context);
     t.same(
@@ -78,22 +101,12 @@ t.test(
     const held = streams[PAGE + 1]!; // on the second page
     const next = streams[2 * PAGE + 1]!; // on the third
 
-    const blocker = await f.db.pool.connect();
-    t.teardown(() => blocker.release());
-    await blocker.query("BEGIN");
-    await blocker.query("INSERT INTO streams (stream_id, version) VALUES ($1, 0)", [held]);
+    const hold = await holdStream(t, f.db.pool, held);
     const snapshots = importEntries(f.context, { reason: "import", pageSize: PAGE });
-    await eventually(
-      async () =>
-        (
-          await f.db.pool.query(
-            `SELECT 1 FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-          )
-        ).rowCount! > 0,
-      { what: "the second page waits for the held stream" },
-    );
-    await blocker.query("ROLLBACK");
+    await eventually(() => someoneWaitsForALock(f.db.pool), {
+      what: "the second page waits for the held stream",
+    });
+    await hold.release();
     t.equal((await snapshots).recorded, streams.length);
 
     // Positions are drawn as events are inserted: the third page's come after the second's.
@@ -125,11 +138,7 @@ t.test("a page that fails fails the import once no other page is being written",
      CREATE TRIGGER test_refuse BEFORE INSERT ON events
        FOR EACH ROW EXECUTE FUNCTION test_refuse();`,
   );
-  const blocker = await f.db.pool.connect();
-  let released = false;
-  t.teardown(() => released || blocker.release());
-  await blocker.query("BEGIN");
-  await blocker.query("INSERT INTO streams (stream_id, version) VALUES ($1, 0)", [held]);
+  const hold = await holdStream(t, f.db.pool, held);
 
   let settled = false;
   const imported = importEntries(f.context, { reason: "import", pageSize: PAGE, writers: 2 });
@@ -140,18 +149,12 @@ t.test("a page that fails fails the import once no other page is being written",
   await eventually(
     async () => {
       const refusals = await f.db.pool.query("SELECT is_called FROM test_refusals");
-      const waiting = await f.db.pool.query(
-        `SELECT 1 FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      return refusals.rows[0].is_called && waiting.rowCount! > 0;
+      return refusals.rows[0].is_called && (await someoneWaitsForALock(f.db.pool));
     },
     { what: "the second page refused while the third waits" },
   );
   t.notOk(settled, "the import has not failed while the third page is being written");
-  await blocker.query("ROLLBACK");
-  blocker.release();
-  released = true;
+  await hold.release();
   await t.rejects(imported, /refused by the test/);
   t.equal(f.db.pool.idleCount, f.db.pool.totalCount, "every connection is back in the pool");
   const counts = await snapshotCounts(f.context);

@@ -1,20 +1,13 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import t from "tap";
+import { peopleLdif } from "../support/capture.ts";
 import { startSlapd } from "../support/slapd.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { runAnnal } from "./support.ts";
 
 const PEOPLE = 30;
-const ldif = Array.from(
-  { length: PEOPLE },
-  (_, i) => `dn: uid=p${i},ou=people,dc=example,dc=org
-objectClass: inetOrgPerson
-uid: p${i}
-cn: Person ${i}
-sn: Number${i}
-`,
-).join("\n");
+const ldif = peopleLdif(PEOPLE);
 
 t.test("annal import records a snapshot of every entry, and again when run again", async (t) => {
   const slapd = await startSlapd({ seedLdif: ldif });

@@ -32,6 +32,19 @@ export async function captureLockHolders(pool: Pool): Promise<number[]> {
   return result.rows.map((row) => row.pid);
 }
 
+/** LDIF of `count` people, `uid=p0` on, under ou=people of the test directory. */
+export function peopleLdif(count: number): string {
+  return Array.from(
+    { length: count },
+    (_, i) => `dn: uid=p${i},ou=people,dc=example,dc=org
+objectClass: inetOrgPerson
+uid: p${i}
+cn: Person ${i}
+sn: Number${i}
+`,
+  ).join("\n");
+}
+
 export const quietLog = { info() {}, warn() {}, error() {}, debug() {} };
 
 export const DEMO_TYPES = [
