@@ -1,6 +1,6 @@
-import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import t from "tap";
+import { appConfig } from "../support/app-config.ts";
 import { peopleLdif } from "../support/capture.ts";
 import { startSlapd } from "../support/slapd.ts";
 import { testDatabase } from "../support/postgres.ts";
@@ -13,19 +13,9 @@ t.test("annal import records a snapshot of every entry, and again when run again
   const slapd = await startSlapd({ seedLdif: ldif });
   t.teardown(() => slapd.stop());
   const db = await testDatabase(t);
-  const file = path.join(t.testdir(), "annal.toml");
-  await writeFile(
-    file,
-    `[database]
-url = "${db.url}"
-
-[directory]
-url = "${slapd.url}"
-bindDN = "${slapd.bindDN}"
-password = "\${LDAP_PASSWORD}"
-base = "dc=example,dc=org"
-`,
-  );
+  // The configuration `annal start` would read; `annal import` reads it too.
+  await appConfig(t, { db, slapd, captureInterval: "1s" });
+  const file = path.join(t.testdirName, "annal.toml");
   const snapshotsPerEntry = async () =>
     (
       await db.pool.query<{ n: number; entries: number }>(
