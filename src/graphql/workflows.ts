@@ -231,8 +231,16 @@ function instanceView(state: InstanceState, moment: Moment) {
     deadlines: () => deadlinesOf(state, calls, moment.asOf),
     events: async (_args: unknown, context: GatewayContext) => {
       const events = await instanceEvents(engineOf(context).pool, state.id);
+      // The events the state was folded from: up to its version, and at a past moment also
+      // no later than it. Not by the view's moment alone: "now" is taken before the state is
+      // read, and an instance that moved on in between would show its new state without the
+      // events that brought it there.
       return events
-        .filter((event) => event.occurredAt.getTime() <= moment.asOf.getTime())
+        .filter(
+          (event) =>
+            event.streamVersion <= state.version &&
+            (moment.at === undefined || event.occurredAt.getTime() <= moment.at.getTime()),
+        )
         .map((event) => ({
           id: event.id,
           type: event.type,

@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import path from "node:path";
 import t from "tap";
 import { createToken } from "../../src/auth/index.ts";
+import { advanceDatabaseClock } from "../../src/workflow/index.ts";
 import { DEMO_PASSWORD, startAccountsAnnal } from "../support/accounts.ts";
 import { Browserless, signInWithOidc } from "../support/browserless.ts";
 import { eventually } from "../support/eventually.ts";
@@ -216,6 +217,18 @@ t.test("the workflow operations over GraphQL", async (t) => {
     t.equal(types[0], "WorkflowStarted");
     t.ok(types.indexOf("DialogOpened") < types.indexOf("DialogCompleted"), "in stream order");
     t.equal(types.at(-1), "WorkflowCompleted");
+
+    // Now is now, whatever the moment the view was taken at: with the database's clock an
+    // hour behind every event (as when the instance moves on between the view's moment and
+    // the read of its state), the view still shows the events its state was folded from.
+    await advanceDatabaseClock(app.db.pool, -3_600_000);
+    try {
+      const behind = (await gql(alice, INSTANCE, { id })).data.instance;
+      t.equal(behind.state, "COMPLETED");
+      t.same(behind.events, done.events, "every event of the state, in stream order");
+    } finally {
+      await advanceDatabaseClock(app.db.pool, 3_600_000);
+    }
 
     // The same instance as it was before the answer: the dialog still pending.
     const past = await gql(alice, INSTANCE, { id, at: beforeAnswer });
