@@ -1,6 +1,7 @@
-import type { Queryable } from "../db/index.ts";
+import type { PoolClient, Queryable } from "../db/index.ts";
 import { eventsAppended } from "../metrics.ts";
 import { EVENTS_CHANNEL, checkExpectedVersion, newEventId } from "./append.ts";
+import { copyEvents, type EventCopyRow } from "./copy-events.ts";
 import type { ExpectedVersion, NewEvent } from "./types.ts";
 
 export interface StreamAppend {
@@ -39,15 +40,15 @@ export interface AppendToStreamsOptions {
 
 /**
  * Appends to many streams in the caller's transaction with a constant number of statements:
- * lock every stream (one upsert), check versions, insert every event (one INSERT), move every
- * stream's version (one UPDATE). For bulk work such as a directory import, where one
+ * lock every stream (one upsert), check versions, insert every event (one COPY, `copyEvents`),
+ * move every stream's version (one UPDATE). For bulk work such as a directory import, where one
  * `appendToStream` per entry would cost a round trip per statement per entry.
  *
  * Idempotency keys work as in `appendToStream`: an event whose key is stored is skipped.
  * Returns how many events were stored.
  */
 export async function appendToStreams(
-  tx: Queryable,
+  tx: PoolClient,
   appends: readonly StreamAppend[],
   options: AppendToStreamsOptions = {},
 ): Promise<number> {
@@ -55,14 +56,17 @@ export async function appendToStreams(
   const ids = appends.map((a) => a.streamId);
   if (new Set(ids).size !== ids.length) throw new Error("appendToStreams: a stream appears twice");
   // Locks are taken in stream id order, so two bulk appends cannot deadlock on each other.
-  const locked = await tx.query<{ stream_id: string; version: number }>(
+  // The database's clock comes with them, for the events' recorded_at (and occurred_at where
+  // none is given): COPY cannot fall back to a column's default row by row.
+  const locked = await tx.query<{ stream_id: string; version: number; now: Date }>(
     `INSERT INTO streams (stream_id, version)
      SELECT stream_id, 0 FROM unnest($1::text[]) AS s(stream_id) ORDER BY stream_id
      ON CONFLICT (stream_id) DO UPDATE SET updated_at = now()
-     RETURNING stream_id, version`,
+     RETURNING stream_id, version, statement_timestamp() AS now`,
     [ids],
   );
   const versions = new Map(locked.rows.map((r) => [r.stream_id, r.version]));
+  const recordedAt = locked.rows[0]!.now;
   const moved = options.unmovedSince
     ? await movedSince(tx, ids, options.unmovedSince)
     : new Set<string>();
@@ -78,10 +82,7 @@ export async function appendToStreams(
     for (const row of found.rows) stored.add(row.key);
   }
 
-  // The rows go as one JSON document rather than one array per column: a jsonb[] parameter
-  // has every event's JSON escaped once more into an array literal, which for an import's
-  // pages of snapshots was the larger part of the client's cost of sending them.
-  const rows: EventRowInput[] = [];
+  const rows: EventCopyRow[] = [];
   const finalVersions: [string, number][] = [];
   for (const append of appends) {
     if (moved.has(append.streamId)) continue;
@@ -92,27 +93,20 @@ export async function appendToStreams(
     fresh.forEach((event, i) => {
       rows.push({
         id: event.id ?? newEventId(),
-        stream_id: append.streamId,
+        streamId: append.streamId,
         version: current + i + 1,
         type: event.type,
-        data: event.data ?? null,
-        metadata: event.metadata ?? {},
-        key: event.idempotencyKey ?? null,
-        occurred_at: event.occurredAt?.toISOString() ?? null,
+        data: JSON.stringify(event.data ?? null),
+        metadata: JSON.stringify(event.metadata ?? {}),
+        idempotencyKey: event.idempotencyKey ?? null,
+        occurredAt: event.occurredAt ?? recordedAt,
+        recordedAt,
       });
     });
     finalVersions.push([append.streamId, current + fresh.length]);
   }
   if (rows.length === 0) return 0;
-  await tx.query(
-    `INSERT INTO events (id, stream_id, stream_version, type, data, metadata, idempotency_key, occurred_at)
-     SELECT id, stream_id, version, type, coalesce(data, 'null'::jsonb), metadata, key,
-            coalesce(occurred_at, statement_timestamp())
-       FROM jsonb_to_recordset($1::jsonb)
-            AS e(id uuid, stream_id text, version bigint, type text, data jsonb, metadata jsonb,
-                 key text, occurred_at timestamptz)`,
-    [JSON.stringify(rows)],
-  );
+  await copyEvents(tx, rows);
   await tx.query(
     `UPDATE streams SET version = v.version
        FROM unnest($1::text[], $2::bigint[]) AS v(stream_id, version)
@@ -143,16 +137,4 @@ async function movedSince(
     [streamIds, mark.position],
   );
   return new Set(result.rows.map((row) => row.stream_id));
-}
-
-/** One event as `appendToStreams` sends it: a record of `jsonb_to_recordset`. */
-interface EventRowInput {
-  readonly id: string;
-  readonly stream_id: string;
-  readonly version: number;
-  readonly type: string;
-  readonly data: unknown;
-  readonly metadata: object;
-  readonly key: string | null;
-  readonly occurred_at: string | null;
 }

@@ -1,6 +1,13 @@
+import fc from "fast-check";
 import t from "tap";
 import { withTransaction } from "../../src/db/index.ts";
-import { EventStore, appendMark, appendToStreams, readLastEvent } from "../../src/store/index.ts";
+import {
+  EventStore,
+  appendMark,
+  appendToStreams,
+  readLastEvent,
+  readStream,
+} from "../../src/store/index.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabase } from "../support/postgres.ts";
 
@@ -193,3 +200,120 @@ t.test(
     t.same((await readLastEvent(pool, "free"))?.data, { of: "free" });
   },
 );
+
+t.test(
+  "appendToStreams stores any text, JSON and instant exactly as appendToStream does",
+  async (t) => {
+    // Its events travel in COPY's binary format, encoded here (src/store/copy-events.ts): a
+    // length or an offset off by one byte, a character counted as one byte, a timestamp off
+    // by its epoch, would show as a value that differs from the one-statement path's.
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    // PostgreSQL's text and jsonb hold any character but NUL.
+    const text = fc.string({ unit: "grapheme", maxLength: 12 }).map((s) => s.replaceAll("\0", ""));
+    const json = fc
+      .jsonValue({ maxDepth: 3 })
+      .map((value) => JSON.parse(JSON.stringify(value).replaceAll("\\u0000", "")));
+    const instant = fc.date({
+      min: new Date("0001-01-01T00:00:00Z"),
+      max: new Date("9999-12-31T23:59:59.999Z"),
+      noInvalidDate: true,
+    });
+    const event = fc.record(
+      {
+        type: text.filter((s) => s.length > 0),
+        data: json,
+        metadata: fc.dictionary(text, json, { maxKeys: 3 }),
+        occurredAt: instant,
+        idempotencyKey: text.filter((s) => s.length > 0),
+      },
+      { requiredKeys: ["type", "data"] },
+    );
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(event, { minLength: 1, maxLength: 4 }), async (events) => {
+        run++;
+        const keyed = (tag: string) =>
+          events.map((e, i) =>
+            e.idempotencyKey === undefined
+              ? e
+              : { ...e, idempotencyKey: `${tag}:${run}:${i}:${e.idempotencyKey}` },
+          );
+        await store.appendToStream(`one-${run}`, keyed("one"));
+        await withTransaction(pool, (tx) =>
+          appendToStreams(tx, [{ streamId: `many-${run}`, events: keyed("many") }]),
+        );
+        const one = await store.readStream(`one-${run}`);
+        const many = await store.readStream(`many-${run}`);
+        const shape = (e: (typeof one)[number], tag: string) => ({
+          type: e.type,
+          version: e.streamVersion,
+          data: e.data,
+          metadata: e.metadata,
+          key: e.idempotencyKey?.replace(`${tag}:`, ""),
+          occurredAt: e.occurredAt.getTime() === e.recordedAt.getTime() ? "now" : e.occurredAt,
+        });
+        t.same(
+          many.map((e) => shape(e, "many")),
+          one.map((e) => shape(e, "one")),
+        );
+      }),
+      { numRuns: 150 },
+    );
+  },
+);
+
+t.test(
+  "appendToStreams takes both clocks from the database for events that give none",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const at = async () =>
+      (await pool.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
+    const before = await at();
+    await withTransaction(pool, (tx) =>
+      appendToStreams(tx, [
+        { streamId: "a", events: [{ type: "A", data: {} }] },
+        {
+          streamId: "b",
+          events: [{ type: "B", data: {}, occurredAt: new Date("2020-02-02T02:02:02Z") }],
+        },
+      ]),
+    );
+    const after = await at();
+    const [a] = await readStream(pool, "a");
+    const [b] = await readStream(pool, "b");
+    t.equal(a!.occurredAt.getTime(), a!.recordedAt.getTime(), "occurred when recorded");
+    t.ok(
+      a!.recordedAt.getTime() >= before && a!.recordedAt.getTime() <= after,
+      "by the database's clock",
+    );
+    t.equal(b!.occurredAt.toISOString(), "2020-02-02T02:02:02.000Z", "the time given is kept");
+    t.equal(b!.recordedAt.getTime(), a!.recordedAt.getTime(), "one append, one moment");
+  },
+);
+
+t.test("appendToStreams refuses an event id that is not a uuid, and stores nothing", async (t) => {
+  const { pool } = await testDatabase(t);
+  await t.rejects(
+    withTransaction(pool, (tx) =>
+      appendToStreams(tx, [
+        { streamId: "a", events: [{ type: "A", data: {} }] },
+        {
+          streamId: "b",
+          events: [{ id: "0f0e0d0c-0b0a-4908-8706-05040302010g", type: "A", data: {} }],
+        },
+      ]),
+    ),
+    { name: "TypeError", message: /invalid input syntax for type uuid/ },
+  );
+  t.same(await readStream(pool, "a"), []);
+  const braced = "{0F0E0D0C-0B0A-4908-8706-050403020100}";
+  await withTransaction(pool, (tx) =>
+    appendToStreams(tx, [{ streamId: "c", events: [{ id: braced, type: "A", data: {} }] }]),
+  );
+  t.equal(
+    (await readStream(pool, "c"))[0]!.id,
+    "0f0e0d0c-0b0a-4908-8706-050403020100",
+    "as PostgreSQL reads it",
+  );
+});

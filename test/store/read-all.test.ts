@@ -1,5 +1,6 @@
 import t from "tap";
 import {
+  appendToStreams,
   EventStore,
   logOrder,
   logPositionColumns,
@@ -178,38 +179,55 @@ t.test("a log reader's transaction in flight does not hold back other readers", 
   await reader.query("COMMIT");
 });
 
-t.test("a transaction marked as a log reader cannot append, in one or many rows", async (t) => {
-  const { pool } = await testDatabase(t);
-  const store = await EventStore.open(pool);
-  for (const count of [1, 3]) {
+t.test(
+  "a transaction marked as a log reader cannot append, in one or many rows or in bulk",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    for (const count of [1, 3]) {
+      const tx = await pool.connect();
+      try {
+        await tx.query("BEGIN");
+        await markLogReader(tx);
+        await t.rejects(
+          store.appendToStream(
+            `s${count}`,
+            Array.from({ length: count }, () => ({ type: "A", data: {} })),
+            { tx },
+          ),
+          { code: "AN001", message: /log reader's transaction may not append/ },
+          `${count} event(s) refused`,
+        );
+        await tx.query("ROLLBACK");
+      } finally {
+        tx.release();
+      }
+    }
+    // The bulk append inserts with COPY, which fires the statement trigger too.
+    const bulk = await pool.connect();
+    try {
+      await bulk.query("BEGIN");
+      await markLogReader(bulk);
+      await t.rejects(
+        appendToStreams(bulk, [{ streamId: "bulk", events: [{ type: "A", data: {} }] }]),
+        { code: "AN001", message: /log reader's transaction may not append/ },
+        "a bulk append refused",
+      );
+      await bulk.query("ROLLBACK");
+    } finally {
+      bulk.release();
+    }
+    t.same(await readAll(pool, START), [], "nothing was appended");
+    // The mark ends with its transaction: the same session appends afterwards.
     const tx = await pool.connect();
     try {
       await tx.query("BEGIN");
       await markLogReader(tx);
-      await t.rejects(
-        store.appendToStream(
-          `s${count}`,
-          Array.from({ length: count }, () => ({ type: "A", data: {} })),
-          { tx },
-        ),
-        { code: "AN001", message: /log reader's transaction may not append/ },
-        `${count} event(s) refused`,
-      );
-      await tx.query("ROLLBACK");
+      await tx.query("COMMIT");
+      await store.appendToStream("after", [{ type: "A", data: {} }], { tx });
     } finally {
       tx.release();
     }
-  }
-  t.same(await readAll(pool, START), [], "nothing was appended");
-  // The mark ends with its transaction: the same session appends afterwards.
-  const tx = await pool.connect();
-  try {
-    await tx.query("BEGIN");
-    await markLogReader(tx);
-    await tx.query("COMMIT");
-    await store.appendToStream("after", [{ type: "A", data: {} }], { tx });
-  } finally {
-    tx.release();
-  }
-  t.equal((await readAll(pool, START)).length, 1, "a later transaction of that session appends");
-});
+    t.equal((await readAll(pool, START)).length, 1, "a later transaction of that session appends");
+  },
+);
