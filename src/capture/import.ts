@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { withTransaction } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import { appendMark, appendToStreams } from "../store/index.ts";
@@ -31,6 +30,10 @@ export interface ImportOptions {
  * transaction with a constant number of statements. Snapshots let a replay start from an
  * entry's latest state, and give capture the state that changes apply to.
  *
+ * Snapshots carry no idempotency key: the directory gives a read no identity of its own, and
+ * a key made up per run would never meet a stored one, while costing a look-up per page and
+ * an entry in the keys' unique index per snapshot. Two imports record two snapshots each.
+ *
  * Capture's passes go on meanwhile. An entry whose stream had an event appended since the
  * import began gets no snapshot: that event may describe a change made after this import
  * read the entry, and a snapshot appended after it would take the entry back. The change's
@@ -44,7 +47,6 @@ export async function importEntries(
   const pageSize = options.pageSize ?? 500;
   const writers = Math.max(1, options.writers ?? 1);
   const total = options.onProgress ? await countEntries(context) : 0;
-  const run = randomUUID();
   // Before the first read: anything appended after this may be newer than what is read.
   const mark = await appendMark(context.pool);
   let done = 0;
@@ -74,7 +76,6 @@ export async function importEntries(
                 data: snapshot,
                 occurredAt: now,
                 metadata: { source: options.reason },
-                idempotencyKey: `${options.reason}:${run}:${entryUUID}`,
               },
             ],
           },
