@@ -19,8 +19,8 @@ const launcher = fileURLToPath(import.meta.url);
 
 if (Number.parseInt(process.versions.node, 10) >= REQUIRED_MAJOR) {
   // V8's heap settings first, before annal's modules load (src/cli/heap.ts says why).
-  const { keepHeapSmall } = await import(new URL("../src/cli/heap.ts", import.meta.url).href);
-  keepHeapSmall();
+  const { setHeapFor } = await import(new URL("../src/cli/heap.ts", import.meta.url).href);
+  setHeapFor(process.argv.slice(2));
   await import(new URL("../src/cli.ts", import.meta.url).href);
 } else {
   const node = pinnedNode();

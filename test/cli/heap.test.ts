@@ -10,11 +10,16 @@ const HEAP_MODULE = new URL("../../src/cli/heap.ts", import.meta.url).href;
  * share survives a few scavenges (as parsed events do while a batch is applied), and prints
  * the size of its young generation in MiB.
  */
-async function youngGeneration(options: { keepSmall: boolean; flags?: string[] }) {
+async function youngGeneration(options: {
+  keepSmall?: boolean;
+  command?: string;
+  flags?: string[];
+}) {
   const script = `
     import v8 from "node:v8";
-    import { keepHeapSmall } from ${JSON.stringify(HEAP_MODULE)};
-    if (${options.keepSmall}) keepHeapSmall();
+    import { keepHeapSmall, setHeapFor } from ${JSON.stringify(HEAP_MODULE)};
+    if (${options.keepSmall === true}) keepHeapSmall();
+    if (${options.command !== undefined}) setHeapFor([${JSON.stringify(options.command)}, "--config", "x"]);
     const kept = [];
     for (let round = 0; round < 200; round++) {
       const batch = [];
@@ -48,3 +53,15 @@ t.test("a flag given to Node.js on its command line wins over keepHeapSmall", as
   });
   t.ok(mine >= 16, `the young generation grows as the command line asked (${mine} MiB)`);
 });
+
+t.test(
+  "annal import keeps V8's own sizing; the server and the other commands keep it small",
+  async (t) => {
+    const importing = await youngGeneration({ command: "import" });
+    t.ok(importing >= 16, `annal import's young generation grows (${importing} MiB)`);
+    for (const command of ["start", "replay"]) {
+      const size = await youngGeneration({ command });
+      t.ok(size <= 8, `annal ${command}'s does not (${size} MiB)`);
+    }
+  },
+);
