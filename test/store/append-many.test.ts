@@ -317,3 +317,34 @@ t.test("appendToStreams refuses an event id that is not a uuid, and stores nothi
     "as PostgreSQL reads it",
   );
 });
+
+t.test(
+  "appendToStreams fails with PostgreSQL's own error when its COPY is refused, and the " +
+    "connection goes on",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    const id = "0f0e0d0c-0b0a-4908-8706-050403020100";
+    await store.appendToStream("a", [{ id, type: "A", data: {} }]);
+    const client = await pool.connect();
+    t.teardown(() => client.release());
+    await client.query("BEGIN");
+    await t.rejects(
+      appendToStreams(client, [{ streamId: "b", events: [{ id, type: "A", data: {} }] }]),
+      { code: "23505", constraint: "events_id_key" },
+      "an id stored before: the unique violation",
+    );
+    await client.query("ROLLBACK");
+    await client.query("BEGIN");
+    t.equal(
+      await appendToStreams(client, [{ streamId: "b", events: [{ type: "A", data: {} }] }]),
+      1,
+      "the same connection appends in its next transaction",
+    );
+    await client.query("COMMIT");
+    t.same(
+      (await readStream(pool, "b")).map((e) => e.streamVersion),
+      [1],
+    );
+  },
+);
