@@ -7,7 +7,6 @@ import { readCaptureCheckpoint } from "../src/capture/index.ts";
 import { waitForProjection } from "../src/projector/index.ts";
 import { EventStore, readHead } from "../src/store/index.ts";
 import { allProjections } from "../projections/index.ts";
-import { SLAPD_BASE } from "../src/slapd/index.ts";
 import { freePort } from "../src/ports.ts";
 import {
   benchDatabase,
@@ -17,6 +16,7 @@ import {
   percentile,
   recordResults,
   sampleDirectory,
+  sampleDirectoryToml,
 } from "./support.ts";
 
 /**
@@ -52,28 +52,10 @@ export async function memoryBenchmark(): Promise<void> {
 host = "127.0.0.1"
 port = ${port}
 
-[database]
-url = "\${DATABASE_URL}"
-
 [log]
 level = "warn"
 
-[directory]
-url = "${sample.url}"
-bindDN = "${sample.bindDN}"
-password = "\${LDAP_PASSWORD}"
-base = "${SLAPD_BASE}"
-
-[[directory.types]]
-name = "user"
-base = "ou=people,${SLAPD_BASE}"
-filter = "(objectClass=inetOrgPerson)"
-
-[[directory.types]]
-name = "group"
-base = "ou=groups,${SLAPD_BASE}"
-filter = "(objectClass=groupOfNames)"
-`,
+${sampleDirectoryToml(sample)}`,
     );
     server = spawn(process.execPath, ["bin/annal.js", "start", "--config", config], {
       env: {

@@ -9,6 +9,7 @@ import { createDirectoryClient, type DirectoryClient } from "../src/directory/in
 import {
   baseEntries,
   launchSlapd,
+  SLAPD_BASE,
   SLAPD_ROOT_DN,
   toLdif,
   type LdifEntry,
@@ -153,6 +154,32 @@ export async function sampleDirectory(suite: string, people: number): Promise<Sa
       await slapd.stop();
     },
   };
+}
+
+/**
+ * The configuration's \`[database]\` and \`[directory]\` for annal run as a process against a
+ * sample directory: the database from \`$DATABASE_URL\`, the password from \`$LDAP_PASSWORD\`.
+ */
+export function sampleDirectoryToml(sample: SampleDirectory): string {
+  return `[database]
+url = "\${DATABASE_URL}"
+
+[directory]
+url = "${sample.url}"
+bindDN = "${sample.bindDN}"
+password = "\${LDAP_PASSWORD}"
+base = "${SLAPD_BASE}"
+
+[[directory.types]]
+name = "user"
+base = "ou=people,${SLAPD_BASE}"
+filter = "(objectClass=inetOrgPerson)"
+
+[[directory.types]]
+name = "group"
+base = "ou=groups,${SLAPD_BASE}"
+filter = "(objectClass=groupOfNames)"
+`;
 }
 
 /** CPU time (user + system) a process has used, in ms: `process` itself, or another by pid. */
