@@ -1,6 +1,7 @@
 import { causedWrites, retireCaptureQueue, startCaptureWorker } from "../capture/index.ts";
 import { startHookWorkers } from "../hooks/index.ts";
 import { startWorkflowEngine, workflowsForChangeEvent } from "../workflow/index.ts";
+import { allProjections } from "./projections.ts";
 import type { Services } from "./services.ts";
 import { StartedParts, type Stoppable } from "./lifecycle.ts";
 
@@ -22,6 +23,8 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
         interval: capture.interval,
         reconcileInterval: capture.reconcileInterval,
         snapshotInterval: capture.snapshotInterval,
+        // Periodic snapshots keep pace with every projection, wherever its projector runs.
+        paceBy: allProjections(config).map((projection) => projection.name),
       });
       parts.add("capture", () => worker.stop());
     }

@@ -23,6 +23,8 @@ export interface ImportOptions {
   readonly writers?: number;
   /** Stops the import between pages, which then throws the signal's reason. */
   readonly signal?: AbortSignal;
+  /** Awaited before each page is written: what holds the pass back (`paceByProjections`). */
+  readonly pace?: () => Promise<void>;
 }
 
 /**
@@ -88,6 +90,7 @@ export async function importEntries(
         options.onProgress?.(done, Math.max(total, done));
       }
       await pausePoint("capture.import.pageRead", options.reason);
+      await options.pace?.();
       if (options.signal?.aborted) break;
       const written = withTransaction(context.pool, (tx) =>
         appendToStreams(tx, appends, { unmovedSince: mark }),

@@ -8,6 +8,7 @@ import { formatGeneralizedTime } from "./accesslog.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { importEntries, type ImportOptions } from "./import.ts";
+import { paceByProjections } from "./pace.ts";
 import type { Normalizer } from "./normalize.ts";
 import { NameSet } from "../events/index.ts";
 import { entryTypeResolver } from "./types.ts";
@@ -83,6 +84,11 @@ export interface FullPassSchedule {
   readonly reconcileInterval: number;
   /** Between two periodic snapshots of every entry, in ms (0: never). */
   readonly snapshotInterval: number;
+  /**
+   * The projections a periodic snapshot keeps pace with (`paceByProjections`): their names.
+   * None: it writes as fast as it reads.
+   */
+  readonly paceBy?: readonly string[];
 }
 
 /**
@@ -101,20 +107,28 @@ export async function fullPassesIfDue(
     await reconcileByPolling(context, { signal });
     await writeCaptureCheckpoint(context.pool, "reconcile", new Date().toISOString());
   }
-  await snapshotIfDue(context, schedule.snapshotInterval, signal);
+  await snapshotIfDue(context, schedule.snapshotInterval, signal, schedule.paceBy);
 }
 
 /**
  * Periodic snapshots: when the last one is older than `interval`, a snapshot event for every
- * entry, so that a replay can start from an entry's latest snapshot.
+ * entry, so that a replay can start from an entry's latest snapshot; paced by the
+ * projections named in `paceBy`.
  */
 export async function snapshotIfDue(
   context: CaptureContext,
   interval: number,
   signal?: AbortSignal,
+  paceBy?: readonly string[],
 ): Promise<boolean> {
   if (interval <= 0 || !(await due(context, "snapshot", interval))) return false;
-  await importEntries(context, { reason: "periodic", signal });
+  await importEntries(context, {
+    reason: "periodic",
+    signal,
+    ...(paceBy && paceBy.length > 0
+      ? { pace: paceByProjections(context.pool, paceBy, { signal }) }
+      : {}),
+  });
   await writeCaptureCheckpoint(context.pool, "snapshot", new Date().toISOString());
   return true;
 }

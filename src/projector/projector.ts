@@ -198,18 +198,21 @@ export class ProjectionTimeoutError extends AnnalError {
 
 /**
  * Read-your-writes: resolves once `projection` has applied everything up to `position`
- * (typically the position an append returned). The checkpoint is a one-row read, so polling
- * it briefly is cheaper than a listening connection per waiting request.
+ * (typically the position an append returned), or once `signal` is aborted. The checkpoint is
+ * a one-row read, so polling it briefly is cheaper than a listening connection per waiting
+ * request.
  */
 export async function waitForProjection(
   pool: Pool,
   projection: string,
   position: LogPosition,
   timeoutMs = 5000,
+  signal?: AbortSignal,
 ): Promise<void> {
   const live = schemaNames(projection).live;
   const deadline = Date.now() + timeoutMs;
   for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    if (signal?.aborted) return;
     const checkpoint = await readCheckpoint(pool, live);
     if (checkpoint && comparePositions(checkpoint, position) >= 0) return;
     if (Date.now() >= deadline) throw new ProjectionTimeoutError(projection, timeoutMs);
