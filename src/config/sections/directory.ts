@@ -111,7 +111,7 @@ function capture() {
         }),
         snapshotInterval: duration({ allowZero: true }).prefault("1d").meta({
           description:
-            "How often to record a snapshot event of every entry, so that history can be read without replaying from the beginning. It runs beside capture's passes, which go on recording changes while it reads the directory.",
+            "How often to record a snapshot event of every entry, so that history can be read without replaying from the beginning. It runs beside capture's passes, which go on recording changes while it reads the directory, and keeps pace with the projections (it waits before each page until they have applied its page before last, at most 5 s), so a change captured meanwhile does not wait behind a backlog of snapshots.",
           example: "12h",
         }),
         redact: z
