@@ -6,7 +6,7 @@
 export { captureFromAccesslog, accesslogHead } from "./from-accesslog.ts";
 export { captureByPolling, reconcileByPolling } from "./from-polling.ts";
 export { importEntries, countEntries } from "./import.ts";
-export { paceByProjections, PACE_MAX_WAIT_MS } from "./pace.ts";
+export { paceByProjections } from "./pace.ts";
 export type { ImportOptions } from "./import.ts";
 export {
   captureOnce,

@@ -3,9 +3,9 @@ import v8 from "node:v8";
 /**
  * V8 settings for the annal process, set by bin/annal.js (what `annal`, `npm start` and
  * `npm run annal` run) before annal's modules load, for every command but `annal import`
- * (`setHeapFor`). The server holds a small live heap (60 to
- * 70 MiB over 100,000 entries) and makes a great deal of short-lived garbage: events parsed
- * from the log, entries read from the directory.
+ * (`setHeapFor`). The server holds a small live heap (60 to 70 MiB over 100,000 entries) and
+ * makes a great deal of short-lived garbage: events parsed from the log, entries read from
+ * the directory.
  *
  * With V8's defaults the young generation grows to its maximum and the old generation to up
  * to four times what survived the last full collection, so a first-start import of 100,000

@@ -48,7 +48,7 @@ const JSONB_VERSION = 1;
  * `rows` in the binary COPY format (a header, per row a field count and each field's length
  * and bytes, a trailer), in one buffer sized before it is written.
  */
-export function encodeEventRows(rows: readonly EventCopyRow[]): Buffer {
+function encodeEventRows(rows: readonly EventCopyRow[]): Buffer {
   // Per row: field count (2), nine lengths (4 each), uuid (16), bigint (8), two timestamps
   // (8 each), two jsonb version bytes; then the text of five fields.
   const fixed = 2 + FIELDS * 4 + 16 + 8 + 8 + 8 + 2;
