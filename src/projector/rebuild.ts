@@ -3,7 +3,7 @@ import { AnnalError } from "../errors/index.ts";
 import {
   START,
   countAfter,
-  markLogReader,
+  beginLogReader,
   readAll,
   type LogPosition,
   type RecordedEvent,
@@ -149,8 +149,7 @@ async function replayIntoShadow(
       if (events.length === 0) break;
       last = events.at(-1)!;
       next = events.length === batchSize ? readAhead(pool, last, batchSize) : Promise.resolve([]);
-      await client.query("BEGIN");
-      await markLogReader(client);
+      await beginLogReader(client);
       await applyEvents(client, projection, shadow, events, streams);
       await client.query("COMMIT");
       done += events.length;

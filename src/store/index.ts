@@ -17,6 +17,7 @@ export {
   logPositionCompare,
   logPositionOf,
   markLogReader,
+  beginLogReader,
 } from "./log-order.ts";
 export type { LogDirection, LogPositionRow } from "./log-order.ts";
 export { appendMark, appendToStreams } from "./append-many.ts";

@@ -109,6 +109,11 @@ export function belowSafeBound(table: string): string {
   return `${table}.transaction_id < ${SAFE_BOUND}`;
 }
 
+/** The statement that marks a log reader's transaction (`markLogReader`). */
+const MARK_LOG_READER = `SELECT set_config('annal.log_reader', 'on', true),
+         pg_advisory_xact_lock_shared(${LOG_READER_LOCK},
+           (pg_current_xact_id()::xid::text::bigint)::bit(32)::int4)`;
+
 /**
  * Marks `tx`, an open transaction that reads the log and writes only elsewhere (a
  * projection's batch), as a log reader: the safe bound no longer waits for it. From here to
@@ -118,9 +123,13 @@ export function belowSafeBound(table: string): string {
  * Not to be undone by a savepoint: mark a transaction at its top level.
  */
 export async function markLogReader(tx: Queryable): Promise<void> {
-  await tx.query(
-    `SELECT set_config('annal.log_reader', 'on', true),
-            pg_advisory_xact_lock_shared(${LOG_READER_LOCK},
-              (pg_current_xact_id()::xid::text::bigint)::bit(32)::int4)`,
-  );
+  await tx.query(MARK_LOG_READER);
+}
+
+/**
+ * Opens a transaction on `client` and marks it as a log reader (`markLogReader`), in one
+ * round trip: for a loop of short transactions that are going to write (a replay's batches).
+ */
+export async function beginLogReader(client: Queryable): Promise<void> {
+  await client.query(`BEGIN; ${MARK_LOG_READER}`);
 }

@@ -7,6 +7,7 @@ import {
   logPositionCompare,
   logPositionOf,
   markLogReader,
+  beginLogReader,
   readAll,
   START,
   type LogPosition,
@@ -135,50 +136,66 @@ t.test("head is the last committed event, even behind a transaction in flight", 
   await inFlight.query("ROLLBACK");
 });
 
+/** The two ways of opening a log reader's transaction. */
+const readerBegins: [string, (tx: PoolClient) => Promise<void>][] = [
+  [
+    "BEGIN, then markLogReader",
+    async (tx) => {
+      await tx.query("BEGIN");
+      await markLogReader(tx);
+    },
+  ],
+  ["beginLogReader, in one round trip", beginLogReader],
+];
+
 /**
  * A projection applying a batch holds an xid for as long as the batch takes. Unmarked, it
  * holds back every reader of the log, other projections included (capture lag grew with the
  * directory because of it); marked as a log reader, it does not, and it cannot append.
  */
-t.test("a log reader's transaction in flight does not hold back other readers", async (t) => {
-  const { pool } = await testDatabase(t);
-  const store = await EventStore.open(pool);
-  await pool.query("CREATE TABLE scratch (n int)");
-  const reader = await pool.connect();
-  const plain = await pool.connect();
-  t.teardown(() => {
-    reader.release();
-    plain.release();
-  });
+for (const [how, begin] of readerBegins) {
+  t.test(
+    `a log reader's transaction in flight (${how}) does not hold back other readers`,
+    async (t) => {
+      const { pool } = await testDatabase(t);
+      const store = await EventStore.open(pool);
+      await pool.query("CREATE TABLE scratch (n int)");
+      const reader = await pool.connect();
+      const plain = await pool.connect();
+      t.teardown(() => {
+        reader.release();
+        plain.release();
+      });
 
-  // A marked transaction with an xid (it writes its own table) is in flight...
-  await reader.query("BEGIN");
-  await markLogReader(reader);
-  await reader.query("INSERT INTO scratch VALUES (1)");
-  const { events } = await store.appendToStream("s", [{ type: "A", data: {} }]);
-  t.same(
-    (await readAll(pool, START)).map((e) => e.id),
-    events.map((e) => e.id),
-    "an event committed after it is readable at once",
-  );
+      // A marked transaction with an xid (it writes its own table) is in flight...
+      await begin(reader);
+      await reader.query("INSERT INTO scratch VALUES (1)");
+      const { events } = await store.appendToStream("s", [{ type: "A", data: {} }]);
+      t.same(
+        (await readAll(pool, START)).map((e) => e.id),
+        events.map((e) => e.id),
+        "an event committed after it is readable at once",
+      );
 
-  // ...an unmarked one that writes the same way is waited for.
-  await plain.query("BEGIN");
-  await plain.query("INSERT INTO scratch VALUES (2)");
-  const later = await store.appendToStream("s", [{ type: "B", data: {} }]);
-  t.same(
-    (await readAll(pool, events[0]!)).map((e) => e.id),
-    [],
-    "an event committed after an unmarked transaction began is held back",
+      // ...an unmarked one that writes the same way is waited for.
+      await plain.query("BEGIN");
+      await plain.query("INSERT INTO scratch VALUES (2)");
+      const later = await store.appendToStream("s", [{ type: "B", data: {} }]);
+      t.same(
+        (await readAll(pool, events[0]!)).map((e) => e.id),
+        [],
+        "an event committed after an unmarked transaction began is held back",
+      );
+      await plain.query("COMMIT");
+      t.same(
+        (await readAll(pool, events[0]!)).map((e) => e.id),
+        later.events.map((e) => e.id),
+        "and read once that transaction ends",
+      );
+      await reader.query("COMMIT");
+    },
   );
-  await plain.query("COMMIT");
-  t.same(
-    (await readAll(pool, events[0]!)).map((e) => e.id),
-    later.events.map((e) => e.id),
-    "and read once that transaction ends",
-  );
-  await reader.query("COMMIT");
-});
+}
 
 t.test(
   "a transaction marked as a log reader cannot append, in one or many rows or in bulk",
@@ -203,18 +220,19 @@ t.test(
       ],
     ];
     for (const [what, append] of appends) {
-      const tx = await pool.connect();
-      try {
-        await tx.query("BEGIN");
-        await markLogReader(tx);
-        await t.rejects(
-          append(tx),
-          { code: "AN001", message: /log reader's transaction may not append/ },
-          `${what} refused`,
-        );
-        await tx.query("ROLLBACK");
-      } finally {
-        tx.release();
+      for (const [how, begin] of readerBegins) {
+        const tx = await pool.connect();
+        try {
+          await begin(tx);
+          await t.rejects(
+            append(tx),
+            { code: "AN001", message: /log reader's transaction may not append/ },
+            `${what} refused (${how})`,
+          );
+          await tx.query("ROLLBACK");
+        } finally {
+          tx.release();
+        }
       }
     }
     t.same(await readAll(pool, START), [], "nothing was appended");
