@@ -59,6 +59,21 @@ t.test("appendToStreams checks versions and skips stored idempotency keys", asyn
   );
   t.equal(stored, 1);
   t.equal((await store.readStream("a")).length, 1);
+  // Every event skipped: nothing to insert, and the versions still as the log has them.
+  const none = await withTransaction(pool, (tx) =>
+    appendToStreams(tx, [
+      { streamId: "a", events: [{ type: "A", data: {}, idempotencyKey: "k1" }] },
+      { streamId: "c", events: [{ type: "A", data: {}, idempotencyKey: "k2" }] },
+    ]),
+  );
+  t.equal(none, 0);
+  // A skipped event moves no version: the next append to each stream follows its last event.
+  for (const streamId of ["a", "c"]) {
+    const next = await store.appendToStream(streamId, [{ type: "A", data: {} }], {
+      expectedVersion: 1,
+    });
+    t.equal(next.events[0]!.streamVersion, 2, `${streamId} goes on at version 2`);
+  }
 });
 
 t.test("appendToStreams stores each event as appendToStream does", async (t) => {
@@ -148,6 +163,17 @@ t.test(
     t.same((await readLastEvent(pool, "before"))?.data, { of: "before" }, "unmoved: appended");
     t.same((await readLastEvent(pool, "after"))?.data, { n: 2 }, "moved: left as it was");
     t.same((await readLastEvent(pool, "new"))?.data, { of: "new" }, "a new stream is unmoved");
+    // The stream left out keeps its version; the others moved by one.
+    for (const [streamId, version] of [
+      ["before", 2],
+      ["after", 1],
+      ["new", 1],
+    ] as const) {
+      const next = await store.appendToStream(streamId, [{ type: "A", data: {} }], {
+        expectedVersion: version,
+      });
+      t.equal(next.events[0]!.streamVersion, version + 1, `${streamId} goes on after ${version}`);
+    }
   },
 );
 
