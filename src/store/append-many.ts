@@ -78,9 +78,13 @@ export async function appendToStreams(
     locked.rows.map((r) => [r.stream_id, r.version - offered.get(r.stream_id)!]),
   );
   const recordedAt = locked.rows[0]!.now;
-  const moved = options.unmovedSince
-    ? await movedSince(tx, ids, options.unmovedSince)
-    : new Set<string>();
+  // A stream at version 0 has no event, so none appended after the mark: a first import
+  // asks nothing.
+  const held = ids.filter((id) => versions.get(id)! > 0);
+  const moved =
+    options.unmovedSince && held.length > 0
+      ? await movedSince(tx, held, options.unmovedSince)
+      : new Set<string>();
   const keys = appends.flatMap((a) =>
     a.events.flatMap((e) => (e.idempotencyKey ? [e.idempotencyKey] : [])),
   );

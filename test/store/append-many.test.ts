@@ -186,11 +186,13 @@ t.test(
     await store.appendToStream("held", [{ type: "A", data: { n: 1 } }]);
     const mark = await appendMark(pool);
 
-    // Another writer appends to "held" after the mark, and has not committed.
+    // Another writer appends to "held" after the mark, and begins "born" (a stream new to
+    // both), and has not committed.
     const writer = await pool.connect();
     t.teardown(() => writer.release());
     await writer.query("BEGIN");
     await store.appendToStream("held", [{ type: "A", data: { n: 2 } }], { tx: writer });
+    await store.appendToStream("born", [{ type: "A", data: { n: 3 } }], { tx: writer });
 
     const bulk = await pool.connect();
     t.teardown(() => bulk.release());
@@ -199,7 +201,7 @@ t.test(
     await bulk.query("BEGIN");
     const appending = appendToStreams(
       bulk,
-      ["free", "held"].map((streamId) => ({
+      ["born", "free", "held"].map((streamId) => ({
         streamId,
         events: [{ type: "Snapshot", data: { of: streamId } }],
       })),
@@ -222,6 +224,11 @@ t.test(
       (await store.readStream("held")).map((e) => e.data),
       [{ n: 1 }, { n: 2 }],
       "the held stream ends with the other writer's event",
+    );
+    t.same(
+      (await store.readStream("born")).map((e) => e.data),
+      [{ n: 3 }],
+      "so does the stream it began",
     );
     t.same((await readLastEvent(pool, "free"))?.data, { of: "free" });
   },
