@@ -78,22 +78,24 @@ export const LOG_READER_LOCK = 0x616e6e6c; // "annl", 1634627180: also in annal_
  * there is none. Everything below it is final.
  *
  * `pg_snapshot_xmin` alone would be correct too, but it counts every transaction on the
- * whole server, and most of them never append. Two kinds are skipped:
+ * whole server, and most of them never append. Three kinds are skipped:
  * - a transaction of a session in another database (`pg_stat_activity`): one long
  *   transaction there would otherwise stall every reader here;
+ * - an autovacuum worker's (`pg_stat_activity.backend_type`): an autoanalyze takes an xid to
+ *   write a table's statistics, and never appends;
  * - a log reader's transaction, marked by `markLogReader`: a projection applying a batch
  *   holds an xid for as long as the batch takes (it writes its tables), and every other
  *   reader, including the projections that wait for fresh changes, would otherwise stop
  *   behind it. Such a transaction cannot append (the `events` table refuses it), so no event
  *   can ever appear below it.
  *
- * Both skips match the xid itself, never a backend that may have moved on to its next
+ * Every skip matches the xid itself, never a backend that may have moved on to its next
  * transaction: the mark is a lock keyed by the xid, so it exists only while that very
  * transaction does. An xid whose session `pg_stat_activity` does not show (it has just ended,
  * or is prepared) is kept, which only lowers the bound.
  *
- * The query is the function `annal_log_safe_bound()` (migrations/10_log-safe-bound.sql), whose
- * plan each session keeps; it runs in the calling statement's snapshot. As a scalar subquery
+ * The query is the function `annal_log_safe_bound()` (migrations/10_log-safe-bound.sql, and
+ * 11_log-safe-bound-autovacuum.sql), whose plan each session keeps; it runs in the calling statement's snapshot. As a scalar subquery
  * here it is evaluated once per statement, not once per row.
  */
 const SAFE_BOUND = "(SELECT annal_log_safe_bound())";
