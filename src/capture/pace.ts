@@ -3,7 +3,7 @@ import { ProjectionTimeoutError, waitForProjection } from "../projector/index.ts
 import { readHead, type LogPosition } from "../store/index.ts";
 
 /** How long one page waits for the projections at most (a projector stopped or gone). */
-export const PACE_MAX_WAIT_MS = 5_000;
+const PACE_MAX_WAIT_MS = 5_000;
 
 /**
  * Paces a pass that writes page after page of snapshots by the projections that apply them.
