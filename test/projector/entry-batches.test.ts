@@ -12,14 +12,18 @@ import {
 } from "../../src/events/index.ts";
 import { createProjectionSchema, tableIn } from "../../src/projector/schema.ts";
 import type { AnyProjection } from "../../src/projector/index.ts";
+import { indexEntryValues } from "../../projections/entries/values.ts";
 import { testDatabase } from "../support/postgres.ts";
+import type { Pool } from "pg";
 
 // The entry projections work a whole batch out at once and write it in a few statements. The
 // tables a batch leaves must be the tables its events leave one batch each: this test applies
 // random histories both ways and compares every row.
 
 const UUIDS = [randomUUID(), randomUUID(), randomUUID()];
-const TITLES = ["Engineer", "Manager", "Analyst"];
+/** The long two are alike for longer than a key holds (`VALUE_KEY_LENGTH`) and then differ. */
+const LONG = "Principal Engineer ".repeat(12);
+const TITLES = ["Engineer", "Manager", "Analyst", `${LONG}of Data`, `${LONG}of Tools`];
 
 /** One step of an entry's history, before it is turned into an event. */
 interface Step {
@@ -101,7 +105,7 @@ function eventsOf(steps: readonly Step[]): RecordedOf<EntryEventType>[] {
 }
 
 const projections: readonly [AnyProjection, readonly string[]][] = [
-  [entriesProjection as AnyProjection, ["entries", "entry_values"]],
+  [entriesProjection as AnyProjection, ["entries", "entry_values", "entry_value_counts"]],
   [entryVersionsProjection as AnyProjection, ["entry_versions"]],
 ];
 
@@ -148,6 +152,7 @@ t.test("a batch leaves the tables its events leave one at a time", async (t) => 
               );
             }
           }
+          if (projection === entriesProjection) await checkIndexedFresh(db.pool, all, run);
           await db.pool.query(`DROP SCHEMA ${one} CASCADE; DROP SCHEMA ${all} CASCADE`);
         },
       ),
@@ -155,4 +160,104 @@ t.test("a batch leaves the tables its events leave one at a time", async (t) => 
     );
     t.pass(`${projection.name}: 60 random histories agree`);
   }
+});
+
+/**
+ * `entry_values` is brought up to date by difference, batch after batch: what it holds after a
+ * history must be what indexing the entries afresh gives, and `entry_value_counts` the count
+ * of each type's and attribute's first values.
+ */
+async function checkIndexedFresh(pool: Pool, schema: string, run: number): Promise<void> {
+  const fresh = `batches_fresh_${run}`;
+  await createProjectionSchema(pool, fresh, entriesProjection as AnyProjection);
+  const [from, to] = [tableIn(schema), tableIn(fresh)];
+  await pool.query(`INSERT INTO ${to("entries")} SELECT * FROM ${from("entries")}`);
+  const uuids = (await pool.query(`SELECT entry_uuid FROM ${to("entries")}`)).rows.map(
+    (r: { entry_uuid: string }) => r.entry_uuid,
+  );
+  await indexEntryValues(pool, to, uuids);
+  const rows = async (sql: string) =>
+    JSON.stringify(
+      (await pool.query(`SELECT to_jsonb(r) AS row FROM (${sql}) AS r ORDER BY 1`)).rows,
+    );
+  for (const [what, built, expected] of [
+    [
+      "entry_values",
+      `SELECT * FROM ${from("entry_values")}`,
+      `SELECT * FROM ${to("entry_values")}`,
+    ],
+    [
+      "entry_value_counts",
+      `SELECT * FROM ${from("entry_value_counts")}`,
+      `SELECT type, attribute, count(*) AS entries FROM ${to("entry_values")}
+        WHERE ordinal = 0 GROUP BY type, attribute`,
+    ],
+  ] as const) {
+    const [actual, wanted] = [await rows(built), await rows(expected)];
+    if (actual !== wanted) {
+      throw new Error(`${what}: by difference ${actual}, afresh ${wanted}`);
+    }
+  }
+  await pool.query(`DROP SCHEMA ${fresh} CASCADE`);
+}
+
+t.test("entry_values rewrites only the values that changed", async (t) => {
+  const db = await testDatabase(t);
+  const schema = "values_by_difference";
+  await createProjectionSchema(db.pool, schema, entriesProjection as AnyProjection);
+  const table = tableIn(schema);
+  const uuid = UUIDS[0]!;
+  /** The entry snapshotted at `version`, with `title`, last modified at `modified`. */
+  const snapshot = (version: number, title: string, modified: string) => {
+    const [event] = eventsOf([
+      { entry: 0, kind: "snapshot", title: 0, name: 0, minute: 0, stamped: true },
+    ]);
+    const state: EntryState = {
+      dn: "uid=p0,ou=people,dc=example,dc=org",
+      type: "user",
+      attributes: { uid: ["p0"], title: [title], mail: ["p0@example.org"] },
+      operational: { entryUUID: [uuid], modifyTimestamp: [modified] },
+    };
+    return {
+      ...event!,
+      streamVersion: version,
+      position: version,
+      data: { entryUUID: uuid, reason: "periodic", state },
+    } as RecordedOf<EntryEventType>;
+  };
+  const client = await db.pool.connect();
+  t.teardown(() => client.release());
+  const apply = (event: RecordedOf<EntryEventType>) =>
+    entriesProjection.apply([event], { tx: client, table });
+  /** Each row's attribute and the transaction that wrote it. */
+  const written = async () =>
+    new Map(
+      (
+        await client.query<{ attribute: string; xmin: string }>(
+          `SELECT attribute, xmin::text FROM ${table("entry_values")} WHERE entry_uuid = $1`,
+          [uuid],
+        )
+      ).rows.map((r) => [r.attribute, r.xmin]),
+    );
+
+  await apply(snapshot(1, "Engineer", "20261101000000Z"));
+  const first = await written();
+  t.same([...first.keys()].sort(), ["", "entryUUID", "mail", "modifyTimestamp", "title", "uid"]);
+
+  await apply(snapshot(2, "Engineer", "20261101000000Z"));
+  t.same(await written(), first, "the same entry again: no row written");
+
+  await apply(snapshot(3, "Manager", "20261102000000Z"));
+  const third = await written();
+  const rewritten = [...third].filter(([name, xmin]) => first.get(name) !== xmin);
+  t.same(
+    rewritten.map(([name]) => name).sort(),
+    ["modifyTimestamp", "title"],
+    "only the title and the time it changed",
+  );
+  const title = await client.query(
+    `SELECT value_key FROM ${table("entry_values")} WHERE entry_uuid = $1 AND attribute = 'title'`,
+    [uuid],
+  );
+  t.same(title.rows, [{ value_key: "manager" }]);
 });
