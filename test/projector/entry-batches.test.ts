@@ -51,7 +51,8 @@ function stateOf(uuid: string, s: Step): EntryState {
   const stamp = new Date(START + s.minute * 60_000).toISOString().replace(/[-:T]|\.\d+/g, "");
   return {
     dn: `uid=p${s.name},ou=people,dc=example,dc=org`,
-    type: s.name === 2 ? null : "user",
+    // Renamed, an entry may change type, or lose it.
+    type: s.name === 2 ? null : s.name === 1 ? "admin" : "user",
     attributes: { uid: [`p${s.name}`], title: [TITLES[s.title]!] },
     operational: {
       entryUUID: [uuid],
