@@ -72,23 +72,40 @@ export const entriesProjection: Projection<EntryEventType> = {
         },
       ];
     });
+    // Entries whose type and attributes the batch left as they were keep their indexed
+    // values as they are (a periodic snapshot of an entry that did not change, say): read in
+    // the statement's snapshot, from before its own upsert.
+    let unchanged = new Set<string>();
     if (rows.length > 0) {
-      await tx.query(
-        `INSERT INTO ${table("entries")} AS e
-           (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
-         SELECT entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id
-           FROM jsonb_to_recordset($1::jsonb) AS r(entry_uuid uuid, type text, dn text, dn_norm text,
-                attributes jsonb, operational jsonb, created_at timestamptz, modified_at timestamptz,
-                version bigint, position bigint, transaction_id xid8)
-         ON CONFLICT (entry_uuid) DO UPDATE SET
-           type = EXCLUDED.type, dn = EXCLUDED.dn, dn_norm = EXCLUDED.dn_norm,
-           attributes = EXCLUDED.attributes, operational = EXCLUDED.operational,
-           modified_at = EXCLUDED.modified_at, version = EXCLUDED.version,
-           position = EXCLUDED.position, transaction_id = EXCLUDED.transaction_id`,
+      const result = await tx.query<{ entry_uuid: string }>(
+        `WITH r AS (
+           SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(entry_uuid uuid, type text, dn text,
+                  dn_norm text, attributes jsonb, operational jsonb, created_at timestamptz,
+                  modified_at timestamptz, version bigint, position bigint, transaction_id xid8)),
+              same AS (
+           SELECT e.entry_uuid FROM ${table("entries")} AS e JOIN r USING (entry_uuid)
+            WHERE e.type IS NOT DISTINCT FROM r.type AND e.attributes = r.attributes
+              AND e.operational = r.operational),
+              written AS (
+           INSERT INTO ${table("entries")} AS e
+             (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
+           SELECT entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id
+             FROM r
+           ON CONFLICT (entry_uuid) DO UPDATE SET
+             type = EXCLUDED.type, dn = EXCLUDED.dn, dn_norm = EXCLUDED.dn_norm,
+             attributes = EXCLUDED.attributes, operational = EXCLUDED.operational,
+             modified_at = EXCLUDED.modified_at, version = EXCLUDED.version,
+             position = EXCLUDED.position, transaction_id = EXCLUDED.transaction_id)
+         SELECT entry_uuid::text FROM same`,
         [JSON.stringify(rows)],
       );
+      unchanged = new Set(result.rows.map((row) => row.entry_uuid));
     }
-    await indexEntryValues(tx, table, [...outcomes.keys()]);
+    await indexEntryValues(
+      tx,
+      table,
+      [...outcomes.keys()].filter((uuid) => !unchanged.has(uuid)),
+    );
   },
 };
 
