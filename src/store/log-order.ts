@@ -95,8 +95,9 @@ export const LOG_READER_LOCK = 0x616e6e6c; // "annl", 1634627180: also in annal_
  * or is prepared) is kept, which only lowers the bound.
  *
  * The query is the function `annal_log_safe_bound()` (migrations/10_log-safe-bound.sql, and
- * 11_log-safe-bound-autovacuum.sql), whose plan each session keeps; it runs in the calling statement's snapshot. As a scalar subquery
- * here it is evaluated once per statement, not once per row.
+ * 11_log-safe-bound-autovacuum.sql), whose plan each session keeps; it runs in the calling
+ * statement's snapshot. As a scalar subquery here it is evaluated once per statement, not
+ * once per row.
  */
 const SAFE_BOUND = "(SELECT annal_log_safe_bound())";
 

@@ -11,7 +11,8 @@ import { privatePostgres, testDatabase } from "../support/postgres.ts";
  *
  * Here the worker is made to hold its id for as long as the test needs: a transaction of the
  * test (a log reader's, so that the bound skips it) locks the table's rows in `pg_statistic`,
- * which the worker's ANALYZE then waits to update. The server is the file's own, so that autovacuum can come by every second.
+ * which the worker's ANALYZE then waits to update. The server is the file's own, so that
+ * autovacuum can come by every second.
  */
 t.setTimeout(120_000);
 
