@@ -27,6 +27,7 @@ import {
  * baseline is the same process's resident set once it answers `/healthz`, before its work.
  */
 const ENTRIES = benchSize(100_000);
+const LARGE = ENTRIES !== 100_000;
 const SEARCHES = 300;
 const WRITES = 100;
 const TARGET_MIB = 300;
@@ -159,9 +160,9 @@ ${sampleDirectoryToml(sample)}`,
     const reads = await batchReads(base);
 
     const mib = (bytes: number) => fmt(bytes / MIB);
-    const markdown = `## Server memory
+    const markdown = `## Server memory${LARGE ? `, ${fmt(ENTRIES)} entries` : ""}
 
-Command: \`npm run bench -- memory\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- memory${LARGE ? ` --size ${process.argv[process.argv.indexOf("--size") + 1]}` : ""}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}; OpenLDAP slapd from Debian, on loopback.
 
 \`annal start\` (bin/annal.js, with its V8 heap settings: src/cli/heap.ts) as a process of its
@@ -201,7 +202,7 @@ ${["`uid eq` one person", '`sn eq "Meyer"`', "`cn sw` three letters"]
     return `${what} ${fmt(percentile(sorted, 50), 1)} / ${fmt(percentile(sorted, 99), 1)}`;
   })
   .join("; ")}.`;
-    recordResults("memory", markdown);
+    recordResults(LARGE ? `memory-${ENTRIES}` : "memory", markdown);
     process.stdout.write(`${markdown}\n`);
   } finally {
     if (server && server.exitCode === null) {
