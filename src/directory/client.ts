@@ -19,6 +19,7 @@ import {
 } from "./errors.ts";
 import type { FilterNode } from "../filters/index.ts";
 import { present } from "./filter.ts";
+import { MatchedValuesControl } from "./matched-values.ts";
 import { checkPassword } from "./password.ts";
 import { ConnectionPool } from "./pool.ts";
 import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";
@@ -70,6 +71,13 @@ export interface SearchOptions extends ReadOptions {
    * Default `true`.
    */
   readonly paged?: boolean;
+  /**
+   * Of each entry found, only the values that match one of these simple filters (equality,
+   * presence; RFC 3876 matched values): a group's members that are among a few people,
+   * instead of its thousands. Attributes no item names are left out, so name the others
+   * whole with `present`. A server without the control returns every value.
+   */
+  readonly matchedValues?: readonly FilterNode[];
 }
 
 export interface ModifyDNOptions extends OperationOptions {
@@ -138,8 +146,8 @@ export class DirectoryClient {
         // is its plain search, answered as one page.
         const pages =
           options.paged === false
-            ? onePage(() => client.search(base, request, controlsFor(options)))
-            : client.searchPaginated(base, request, controlsFor(options));
+            ? onePage(() => client.search(base, request, searchControls(options)))
+            : client.searchPaginated(base, request, searchControls(options));
         // The next page is asked for before this one is handed over, so the directory
         // answers while the caller works on it (an import writes a page to the log meanwhile).
         const ask = () => {
@@ -321,6 +329,14 @@ export function createDirectoryClient(options: DirectoryClientOptions): Director
 
 function controlsFor(options: OperationOptions): Control[] {
   return options.as === undefined ? [] : [new ProxiedAuthorizationControl(authzIdFor(options.as))];
+}
+
+function searchControls(options: SearchOptions): Control[] {
+  const controls = controlsFor(options);
+  if (options.matchedValues !== undefined && options.matchedValues.length > 0) {
+    controls.push(new MatchedValuesControl(options.matchedValues.map(toWireFilter)));
+  }
+  return controls;
 }
 
 function binarySet(names: readonly string[] | undefined): ReadonlySet<string> {

@@ -7,6 +7,7 @@ import {
   or,
   parentDN,
   parseDN,
+  present,
   renderFilter,
   type DirectoryClient,
   type SearchOptions,
@@ -145,12 +146,24 @@ export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
           const { base, scope, filter, attribute } = group[0]!;
           const values = [...new Set(group.map((lookup) => lookup.value))];
           const entries: EntryObject[] = [];
+          // When no field of the request reads `attribute` itself, only which of the values
+          // matched is wanted of it: a group found for a hundred people brings those of its
+          // members, not all of them (a hundred thousand members cost seconds to decode). The
+          // attributes the request reads come whole.
+          const whole = read.attributes.some((name) => sameAttribute(name, attribute));
           for (let i = 0; i < values.length; i += CHUNK) {
             const chunk = values.slice(i, i + CHUNK);
-            const wanted = or(...chunk.map((value) => eq(attribute, value)));
+            const matches = chunk.map((value) => eq(attribute, value));
+            const wanted = or(...matches);
             entries.push(
               ...(await searchOrNothing(directory, base, {
                 ...read,
+                ...(whole
+                  ? {}
+                  : {
+                      attributes: [...read.attributes, attribute],
+                      matchedValues: [...matches, ...read.attributes.map(wholeValues)],
+                    }),
                 scope,
                 filter: filter === undefined ? wanted : and(filter, wanted),
                 pageSize: 500,
@@ -189,6 +202,16 @@ export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
       byAttribute.clearAll();
     },
   };
+}
+
+/** Whether two attribute names are one (case and options aside). */
+function sameAttribute(a: string, b: string): boolean {
+  return a.split(";")[0]!.toLowerCase() === b.split(";")[0]!.toLowerCase();
+}
+
+/** The matched-values item that keeps every value of `name`. */
+function wholeValues(name: string): FilterNode {
+  return present(name.split(";")[0]!);
 }
 
 function groupKey(lookup: AttributeLookup): string {

@@ -4,9 +4,11 @@ import {
   createDirectoryClient,
   DirectoryError,
   eq,
+  present,
   type DirectoryClientOptions,
   type DirectoryEntry,
 } from "../../src/directory/index.ts";
+import type { FilterNode } from "../../src/filters/index.ts";
 import { startSlapd, type Slapd } from "../support/slapd.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { eventually } from "../support/eventually.ts";
@@ -344,6 +346,37 @@ t.test("numeric-OID filters reach the server intact", async (t) => {
     found.push(...page.map((e) => e.dn));
   }
   t.same(found, [ALICE]);
+});
+
+t.test("matched values: only the values that match an item come back (RFC 3876)", async (t) => {
+  const directory = client();
+  const read = async (matchedValues?: FilterNode[]) => {
+    const found: DirectoryEntry[] = [];
+    for await (const page of directory.search("ou=services,dc=example,dc=org", {
+      filter: eq("uid", "svc-plain"),
+      attributes: ["objectClass", "uid", "userPassword"],
+      ...(matchedValues ? { matchedValues } : {}),
+    })) {
+      found.push(...page);
+    }
+    return found.map((entry) => entry.attributes);
+  };
+  t.same(
+    await read(),
+    [
+      {
+        objectClass: ["account", "simpleSecurityObject"],
+        uid: ["svc-plain"],
+        userPassword: ["plain-secret"],
+      },
+    ],
+    "without it, every value",
+  );
+  t.same(
+    await read([eq("objectClass", "ACCOUNT"), present("uid")]),
+    [{ objectClass: ["account"], uid: ["svc-plain"] }],
+    "the value that matched (by the attribute's own rule), an attribute named whole, no other",
+  );
 });
 
 t.test("the pool never opens more connections than its size", async (t) => {

@@ -58,6 +58,85 @@ t.test(
   },
 );
 
+/** Every group of the seed, by cn: its members' DNs, lower-case. */
+const membersByGroup = new Map(
+  [...sampleEntries(), ...extra]
+    .filter((entry) => entry.attributes.objectClass?.includes("groupOfNames"))
+    .map((entry) => [
+      String(entry.attributes.cn![0]),
+      (entry.attributes.member ?? []).map((dn) => String(dn).toLowerCase()),
+    ]),
+);
+const dnByUid = new Map(
+  sampleEntries()
+    .filter((entry) => entry.attributes.objectClass?.includes("inetOrgPerson"))
+    .map((entry) => [String(entry.attributes.uid![0]), entry.dn.toLowerCase()]),
+);
+const groupsOf = (uid: string) =>
+  [...membersByGroup]
+    .filter(([, members]) => members.includes(dnByUid.get(uid)!))
+    .map(([cn]) => cn)
+    .sort();
+
+type PeopleWithGroups = {
+  people: { nodes: { uid: string; groups: { cn: string; memberList?: { uid: string }[] }[] }[] };
+};
+
+t.test(
+  "a lookup by member brings, of each group it finds, only the members it asked about",
+  async (t) => {
+    gateway.trips.reset();
+    const { body } = await gateway.query(`{ people(first: 100) { nodes { uid groups { cn } } } }`);
+    t.notOk(body.errors);
+    const nodes = (body.data as PeopleWithGroups).people.nodes;
+    t.equal(nodes.length, 100);
+    for (const person of nodes) {
+      t.same(person.groups.map((group) => group.cn).sort(), groupsOf(person.uid), person.uid);
+    }
+    const asked = new Set(nodes.map((person) => dnByUid.get(person.uid)!));
+    const groups = gateway.trips.found.filter((entry) => entry.dn.endsWith(GROUPS));
+    t.ok(groups.length > 10, `${groups.length} groups found`);
+    const sent = groups.flatMap((group) =>
+      (group.attributes.member ?? []).map((dn) => String(dn).toLowerCase()),
+    );
+    t.same(
+      sent.filter((dn) => !asked.has(dn)),
+      [],
+      "every member the directory sent is one of the people asked about",
+    );
+    const all = groups.reduce(
+      (sum, group) => sum + membersByGroup.get(group.dn.split(/[=,]/)[1]!)!.length,
+      0,
+    );
+    t.ok(sent.length < all, `${sent.length} member values sent of the groups' ${all}`);
+    t.ok(
+      groups.every((group) => group.attributes.cn !== undefined),
+      "the attributes the request reads come whole",
+    );
+  },
+);
+
+t.test("a request that also selects the members reads the groups' members whole", async (t) => {
+  const { body } = await gateway.query(
+    `{ people(first: 40) { nodes { uid groups { cn memberList { uid } } } } }`,
+  );
+  t.notOk(body.errors, JSON.stringify(body.errors));
+  const nodes = (body.data as PeopleWithGroups).people.nodes;
+  const checked = new Set<string>();
+  for (const person of nodes) {
+    t.same(person.groups.map((group) => group.cn).sort(), groupsOf(person.uid), person.uid);
+    for (const group of person.groups) {
+      if (checked.has(group.cn)) continue;
+      checked.add(group.cn);
+      t.equal(
+        group.memberList!.length,
+        membersByGroup.get(group.cn)!.length,
+        `every member of ${group.cn}`,
+      );
+    }
+  }
+});
+
 t.test("a request caches what it read: the same entry twice is read once", async (t) => {
   gateway.trips.reset();
   const dn = people[1]!;

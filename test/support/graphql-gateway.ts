@@ -4,7 +4,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { sampleLdif } from "../../src/demo/index.ts";
 import { createToken } from "../../src/auth/index.ts";
 import { parseConfig, type AnnalConfig } from "../../src/config/index.ts";
-import { createDirectoryClient, type DirectoryClient } from "../../src/directory/index.ts";
+import {
+  createDirectoryClient,
+  type DirectoryClient,
+  type DirectoryEntry,
+} from "../../src/directory/index.ts";
 import { type FilterNode } from "../../src/filters/index.ts";
 import { buildGateway, graphqlPlugin, type DirectoryWrite } from "../../src/graphql/index.ts";
 import type { GraphQLSchema } from "graphql";
@@ -35,6 +39,8 @@ export interface RoundTrips {
   readonly filters: FilterNode[];
   /** The attributes every search and read asked for, and which of them as bytes. */
   readonly reads: { attributes: readonly string[]; binaryAttributes: readonly string[] }[];
+  /** Every entry the searches brought back, as the directory sent it. */
+  readonly found: DirectoryEntry[];
   readonly total: number;
   reset(): void;
 }
@@ -61,6 +67,7 @@ export function countingClient(directory: DirectoryClient): {
     writes: 0,
     filters: [],
     reads: [],
+    found: [],
     get total() {
       return this.pages + this.gets + this.writes;
     },
@@ -68,6 +75,7 @@ export function countingClient(directory: DirectoryClient): {
       this.searches = this.unpaged = this.pages = this.gets = this.writes = 0;
       this.filters.length = 0;
       this.reads.length = 0;
+      this.found.length = 0;
     },
   };
   const writes = new Set<PropertyKey>(["add", "modify", "modifyDN", "delete"]);
@@ -83,6 +91,7 @@ export function countingClient(directory: DirectoryClient): {
           trips.reads.push(readOf(args[1]));
           for await (const page of target.search(...args)) {
             trips.pages++;
+            trips.found.push(...page);
             yield page;
           }
         };

@@ -47,7 +47,7 @@ function exactlyOne(entries: readonly EntryObject[], typeName: string | undefine
  * `@ldapFindByAttribute(base, scope, attribute, filter)`: the entry whose `attribute` equals
  * the value resolved before (one value: exactly one match or null; a list field: every entry
  * matching any of the values). Lookups of one request are batched into one search per
- * base, filter and attribute.
+ * base, filter and attribute, which brings of `attribute` only the values that matched.
  */
 export const ldapFindByAttribute: DirectiveCompiler = (site) => {
   if (site.position === 0) {
@@ -64,7 +64,9 @@ export const ldapFindByAttribute: DirectiveCompiler = (site) => {
   } catch (error) {
     throw siteError(site, (error as Error).message);
   }
-  needAttribute(site, attribute);
+  // Not an attribute the field reads of the entry it resolves on: the lookup reads it of the
+  // entries it finds, and only the values that match (`byAttribute`), unless the request
+  // reads it whole for another field.
   const shape = shapeOf(site.field);
   return async (input) => {
     const { loaders } = directoryOf(input.context);
