@@ -11,12 +11,14 @@ import { EventStore } from "../src/store/index.ts";
 import { startSlapd } from "../test/support/slapd.ts";
 import {
   benchDatabase,
+  benchSize,
   cpuMs,
   fmt,
   machine,
   percentile,
   profiled,
   recordResults,
+  sampleDirectory,
 } from "./support.ts";
 import { createAuthentication } from "../src/auth/index.ts";
 
@@ -81,8 +83,18 @@ function counted(directory: DirectoryClient): { client: DirectoryClient; trips: 
   return { client, trips: () => trips };
 }
 
+/** People in the directory: the demo's 300 unless `--size` says (`--size 1m`). */
+const SIZE = benchSize(0);
+
+/** The private slapd the requests read: the demo organisation, or one of `SIZE` people. */
+async function benchSlapd() {
+  if (SIZE === 0) return startSlapd({ seedLdif: sampleLdif() });
+  const sample = await sampleDirectory("graphql", SIZE);
+  return { ...sample, stop: () => sample.close() };
+}
+
 export async function graphqlBenchmark(): Promise<void> {
-  const slapd = await startSlapd({ seedLdif: sampleLdif() });
+  const slapd = await benchSlapd();
   const db = await benchDatabase();
   const directory = createDirectoryClient({
     url: slapd.url,
@@ -160,10 +172,10 @@ export async function graphqlBenchmark(): Promise<void> {
     };
 
     recordResults(
-      "graphql",
-      `## GraphQL gateway
+      SIZE === 0 ? "graphql" : `graphql-${SIZE}`,
+      `## GraphQL gateway${SIZE === 0 ? "" : `, ${fmt(SIZE)} people`}
 
-Command: \`npm run bench -- graphql\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- graphql${SIZE === 0 ? "" : ` --size ${process.argv[process.argv.indexOf("--size") + 1]}`}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}; slapd from Debian (private, loopback)
 
 One request resolves 100 people with 5 fields each (\`uid displayName mail title
@@ -171,7 +183,7 @@ telephoneNumbers\`) and each person's groups (\`groups { cn }\`, \`@ldapFindByAt
 HTTP with a bearer token, ${CONCURRENCY} requests at a time, ${fmt(REQUESTS)} requests after
 ${WARMUP} to warm up. The baseline is one raw ldapts paged search of the same 100 people and
 their 5 attributes (no groups, no HTTP, no GraphQL), ${CONCURRENCY} at a time on bound
-connections, in the same run against the same slapd.
+connections, in the same run against the same slapd. The directory holds ${SIZE === 0 ? "the demo organisation (300 people)" : `${fmt(SIZE)} people of the demo's sample organisation, and their groups`}.
 
 | | requests/s | p50 ms | p99 ms |
 |---|---:|---:|---:|

@@ -119,6 +119,8 @@ export interface SampleDirectory {
   readonly people: readonly LdifEntry[];
   /** A client bound as the directory's root. */
   readonly client: DirectoryClient;
+  /** slapd's process, for its CPU time (`cpuMs`). */
+  readonly pid: number;
   close(): Promise<void>;
 }
 
@@ -149,6 +151,7 @@ export async function sampleDirectory(suite: string, people: number): Promise<Sa
     password,
     people: entries.filter((e) => e.dn.startsWith("uid=") && e.dn.includes("ou=people")),
     client,
+    pid: slapd.pid,
     async close() {
       await client.close();
       await slapd.stop();
