@@ -11,7 +11,7 @@ import {
   launchSlapd,
   SLAPD_BASE,
   SLAPD_ROOT_DN,
-  toLdif,
+  toLdifChunks,
   type LdifEntry,
 } from "../src/slapd/index.ts";
 
@@ -135,7 +135,7 @@ export async function sampleDirectory(suite: string, people: number): Promise<Sa
   const slapd = await launchSlapd({
     dir: mkdtempSync(path.join(os.tmpdir(), "annal-bench-slapd-")),
     rootPassword: password,
-    seedLdif: () => toLdif([...baseEntries(), ...entries]),
+    seedLdif: () => toLdifChunks([...baseEntries(), ...entries]),
     removeOnStop: true,
     startTimeoutMs: 600_000,
   });

@@ -13,7 +13,7 @@ export {
   sshaPassword,
   type SlapdConfigOptions,
 } from "./config.ts";
-export { baseEntries, toLdif, type LdifEntry } from "./ldif.ts";
+export { baseEntries, toLdif, toLdifChunks, type LdifEntry } from "./ldif.ts";
 export {
   findSlapd,
   launchSlapd,

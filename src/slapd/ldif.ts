@@ -37,14 +37,34 @@ function ldifLine(type: string, value: string | Buffer): string {
 /** Serialises entries as an LDIF content file (no `changetype`), as slapadd and ldapadd read. */
 export function toLdif(entries: Iterable<LdifEntry>): string {
   const blocks: string[] = [];
-  for (const entry of entries) {
-    const lines = [ldifLine("dn", entry.dn)];
-    for (const [type, values] of Object.entries(entry.attributes)) {
-      for (const value of values) lines.push(ldifLine(type, value));
-    }
-    blocks.push(lines.join("\n"));
-  }
+  for (const entry of entries) blocks.push(ldifBlock(entry));
   return blocks.length === 0 ? "" : `${blocks.join("\n\n")}\n`;
+}
+
+/**
+ * The same LDIF as `toLdif`, a piece per thousand entries: for a seed too large for one
+ * string (a million people is more than V8 holds in one).
+ */
+export function* toLdifChunks(entries: Iterable<LdifEntry>): Generator<string> {
+  let blocks: string[] = [];
+  let first = true;
+  for (const entry of entries) {
+    blocks.push(ldifBlock(entry));
+    if (blocks.length === 1000) {
+      yield `${first ? "" : "\n"}${blocks.join("\n\n")}\n`;
+      first = false;
+      blocks = [];
+    }
+  }
+  if (blocks.length > 0) yield `${first ? "" : "\n"}${blocks.join("\n\n")}\n`;
+}
+
+function ldifBlock(entry: LdifEntry): string {
+  const lines = [ldifLine("dn", entry.dn)];
+  for (const [type, values] of Object.entries(entry.attributes)) {
+    for (const value of values) lines.push(ldifLine(type, value));
+  }
+  return lines.join("\n");
 }
 
 /** The entries every private directory starts with: the suffix and its three branches. */

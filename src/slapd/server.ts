@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, rmSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import type { Socket } from "node:net";
+import { Readable } from "node:stream";
 import { delimiter, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "ldapts";
@@ -20,8 +21,11 @@ export interface SlapdLaunchOptions {
   readonly rootPassword: string;
   /** A fixed port; without one a free loopback port is picked. */
   readonly port?: number;
-  /** LDIF loaded with slapadd when the database is new (its first start). */
-  readonly seedLdif: () => string;
+  /**
+   * LDIF loaded with slapadd when the database is new (its first start): one string, or
+   * pieces of one (`toLdifChunks`) for a seed too large for a string.
+   */
+  readonly seedLdif: () => string | Iterable<string>;
   /** Remove `dir` when stopped, or when this process exits. */
   readonly removeOnStop?: boolean;
   readonly startTimeoutMs?: number;
@@ -63,7 +67,7 @@ export function findSlapd(): string | undefined {
 function run(
   command: string,
   args: string[],
-  input: string,
+  input: string | Iterable<string>,
 ): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ["pipe", "ignore", "pipe"] });
@@ -72,11 +76,12 @@ function run(
     child.once("error", reject);
     child.once("close", (code) => resolve({ code: code ?? 1, stderr }));
     child.stdin.on("error", () => {}); // an early exit closes the pipe; `close` reports why
-    child.stdin.end(input);
+    if (typeof input === "string") child.stdin.end(input);
+    else Readable.from(input).on("error", reject).pipe(child.stdin);
   });
 }
 
-async function seed(slapd: string, dir: string, ldif: string): Promise<void> {
+async function seed(slapd: string, dir: string, ldif: string | Iterable<string>): Promise<void> {
   const paths = slapdPaths(dir);
   const slapadd = join(dirname(slapd), "slapadd");
   // -q: no consistency checks, fine for a fresh database we just generated

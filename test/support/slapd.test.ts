@@ -1,8 +1,18 @@
 import { existsSync } from "node:fs";
 import { Attribute, Change, Client } from "ldapts";
 import t, { type Test } from "tap";
-import { sampleLdif, startDemoDirectory } from "../../src/demo/index.ts";
-import { SLAPD_ROOT_DN, sshaPassword } from "../../src/slapd/index.ts";
+import { sampleEntries, sampleLdif, startDemoDirectory } from "../../src/demo/index.ts";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  baseEntries,
+  launchSlapd,
+  SLAPD_ROOT_DN,
+  sshaPassword,
+  toLdif,
+  toLdifChunks,
+} from "../../src/slapd/index.ts";
 import { ProxiedAuthorizationControl } from "../../src/directory/index.ts";
 import { freePort } from "../../src/ports.ts";
 import { startSlapd } from "./slapd.ts";
@@ -186,6 +196,29 @@ t.test("the demo directory loads the sample organisation once and keeps it", asy
     attributes: ["description"],
   });
   t.equal(svc.searchEntries[0]?.description, "changed", "a restart keeps changes, no reseed");
+});
+
+t.test("a seed given in pieces loads as the same seed in one string would", async (t) => {
+  const entries = [...baseEntries(), ...sampleEntries({ people: 2500 })];
+  t.equal([...toLdifChunks(entries)].length, 3, "a piece per thousand entries");
+  t.equal([...toLdifChunks(entries)].join(""), toLdif(entries), "the same LDIF");
+  const password = "seed-in-pieces";
+  const slapd = await launchSlapd({
+    dir: await mkdtemp(join(tmpdir(), "annal-slapd-pieces-")),
+    rootPassword: password,
+    seedLdif: () => toLdifChunks(entries),
+    removeOnStop: true,
+  });
+  t.teardown(() => slapd.stop());
+  const client = new Client({ url: slapd.url, timeout: 10_000 });
+  t.teardown(() => client.unbind());
+  await client.bind(SLAPD_ROOT_DN, password);
+  const { searchEntries } = await client.search("dc=example,dc=org", {
+    filter: "(objectClass=*)",
+    attributes: ["1.1"],
+    paged: { pageSize: 1000 },
+  });
+  t.equal(searchEntries.length, entries.length, "every entry is in the directory");
 });
 
 async function stop(
