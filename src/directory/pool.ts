@@ -1,4 +1,5 @@
 import { Client } from "ldapts";
+import { frameMessages } from "./framing.ts";
 import { DirectoryError, directoryError, timeoutError, type DirectoryOperation } from "./errors.ts";
 
 export interface PoolOptions {
@@ -104,11 +105,12 @@ export class ConnectionPool {
   private connect(): Client {
     // autoRebind: should ldapts reconnect on its own between our bind check and an operation,
     // it binds again instead of running the operation anonymously.
-    return new Client({
+    const client = new Client({
       url: this.options.url,
       connectTimeout: this.options.connectTimeoutMs,
       autoRebind: true,
     });
+    return frameMessages(client);
   }
 
   private closedError(operation: DirectoryOperation): DirectoryError {

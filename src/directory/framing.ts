@@ -1,0 +1,89 @@
+import type { Client } from "ldapts";
+
+/**
+ * Splits the bytes of an LDAP connection into whole messages (BER: tag, length, content)
+ * before ldapts parses them. ldapts's own parser joins every chunk received to what it holds
+ * until a message is complete: a group of 400,000 members arrives as one message of some
+ * 20 MB in hundreds of chunks, each chunk copying all that came before. Here the chunks wait
+ * in a list and are joined once.
+ */
+export class MessageFramer {
+  private chunks: Buffer[] = [];
+  private held = 0;
+  /** Length of the message at the head of `chunks`, header included, once its header is in. */
+  private next: number | undefined;
+
+  /** Takes a chunk; returns the messages it completes, each exactly one message. */
+  push(chunk: Buffer): Buffer[] {
+    this.chunks.push(chunk);
+    this.held += chunk.length;
+    this.next ??= this.headLength();
+    if (this.next === undefined || this.held < this.next) return [];
+    const data = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.held);
+    const messages: Buffer[] = [];
+    let at = 0;
+    for (;;) {
+      const length = messageLength(data, at);
+      if (length === undefined || at + length > data.length) break;
+      messages.push(data.subarray(at, at + length));
+      at += length;
+    }
+    const rest = data.subarray(at);
+    this.chunks = rest.length > 0 ? [rest] : [];
+    this.held = rest.length;
+    this.next = this.headLength();
+    return messages;
+  }
+
+  private headLength(): number | undefined {
+    if (this.held === 0) return undefined;
+    const head = this.chunks[0]!;
+    if (head.length >= 6 || this.chunks.length === 1) return messageLength(head, 0);
+    return messageLength(Buffer.concat(this.chunks, Math.min(this.held, 6)), 0);
+  }
+}
+
+/**
+ * The whole length of the BER element at `at` (tag, length octets, content), or undefined
+ * while its length octets are not all in. LDAP's messages use one tag octet (a SEQUENCE).
+ */
+export function messageLength(data: Buffer, at: number): number | undefined {
+  if (data.length < at + 2) return undefined;
+  const first = data[at + 1]!;
+  if (first < 0x80) return 2 + first;
+  const octets = first & 0x7f;
+  if (data.length < at + 2 + octets) return undefined;
+  let length = 0;
+  for (let i = 0; i < octets; i++) length = length * 256 + data[at + 2 + i]!;
+  return 2 + octets + length;
+}
+
+interface ClientInternals {
+  readonly messageParser?: { read(data: Buffer, details: unknown): void };
+  readonly socket?: object;
+}
+
+/**
+ * Puts a framer in front of the client's parser, so that the parser is only given whole
+ * messages; a new connection of the client starts a new framer (a message cut off by a
+ * lost connection never prefixes the next one's). Throws if this ldapts no longer has the
+ * parser where this expects it.
+ */
+export function frameMessages(client: Client): Client {
+  const internals = client as unknown as ClientInternals;
+  const parser = internals.messageParser;
+  if (typeof parser?.read !== "function") {
+    throw new Error("ldapts's Client has no messageParser.read: see src/directory/framing.ts");
+  }
+  const read = parser.read.bind(parser);
+  let framer = new MessageFramer();
+  let socket: object | undefined;
+  parser.read = (data, details) => {
+    if (internals.socket !== socket) {
+      socket = internals.socket;
+      framer = new MessageFramer();
+    }
+    for (const message of framer.push(data)) read(message, details);
+  };
+  return client;
+}

@@ -1,0 +1,121 @@
+import t from "tap";
+import { Client } from "ldapts";
+import { toLdif, type LdifEntry } from "../../src/slapd/index.ts";
+import { createDirectoryClient } from "../../src/directory/index.ts";
+import { frameMessages, MessageFramer, messageLength } from "../../src/directory/framing.ts";
+import { startSlapd } from "../support/slapd.ts";
+
+/** A BER SEQUENCE of `size` content octets, in short or long length form. */
+function message(size: number, fill: number): Buffer {
+  const content = Buffer.alloc(size, fill);
+  if (size < 0x80) return Buffer.concat([Buffer.from([0x30, size]), content]);
+  const octets: number[] = [];
+  for (let rest = size; rest > 0; rest = Math.floor(rest / 256)) octets.unshift(rest % 256);
+  return Buffer.concat([Buffer.from([0x30, 0x80 | octets.length, ...octets]), content]);
+}
+
+t.test("messageLength reads short and long forms, and waits for the length octets", async (t) => {
+  t.equal(messageLength(message(5, 1), 0), 7);
+  t.equal(messageLength(message(200, 1), 0), 203);
+  t.equal(messageLength(message(70_000, 1), 0), 70_005);
+  t.equal(messageLength(message(70_000, 1).subarray(0, 3), 0), undefined);
+  t.equal(messageLength(Buffer.from([0x30]), 0), undefined);
+});
+
+t.test("the framer gives back exactly the messages sent, however the bytes are cut", async (t) => {
+  const sent = [message(3, 1), message(300, 2), message(70_000, 3), message(0, 4), message(9, 5)];
+  const stream = Buffer.concat(sent);
+  for (const size of [1, 2, 3, 5, 64, 1000, 65_536, stream.length]) {
+    const framer = new MessageFramer();
+    const received: Buffer[] = [];
+    for (let at = 0; at < stream.length; at += size) {
+      received.push(...framer.push(stream.subarray(at, at + size)));
+    }
+    t.same(
+      received.map((m) => m.toString("hex")),
+      sent.map((m) => m.toString("hex")),
+      `chunks of ${size}`,
+    );
+  }
+});
+
+t.test("a message arriving in many chunks is joined once, not at every chunk", async (t) => {
+  const big = message(1_000_000, 7);
+  const framer = new MessageFramer();
+  const concat = Buffer.concat;
+  let joined = 0;
+  Buffer.concat = ((list: readonly Uint8Array[], length?: number) => {
+    const out = concat(list, length);
+    joined += out.length;
+    return out;
+  }) as typeof Buffer.concat;
+  t.teardown(() => {
+    Buffer.concat = concat;
+  });
+  const received: Buffer[] = [];
+  for (let at = 0; at < big.length; at += 65_536) {
+    received.push(...framer.push(big.subarray(at, at + 65_536)));
+  }
+  Buffer.concat = concat;
+  t.equal(received.length, 1);
+  t.ok(received[0]!.equals(big));
+  t.ok(joined <= big.length + 64, `${joined} bytes joined for ${big.length}`);
+});
+
+t.test("a new connection starts afresh: a message cut off by a lost one is dropped", async (t) => {
+  const given: string[] = [];
+  const client = {
+    socket: {},
+    messageParser: { read: (data: Buffer) => given.push(data.toString("hex")) },
+  };
+  frameMessages(client as unknown as Client);
+  const cut = message(300, 1);
+  client.messageParser.read(cut.subarray(0, 100));
+  client.socket = {}; // ldapts reconnected (autoRebind)
+  const whole = message(4, 2);
+  client.messageParser.read(whole);
+  t.same(given, [whole.toString("hex")]);
+});
+
+t.test("the directory client's parser is given whole messages only", async (t) => {
+  const members = Array.from(
+    { length: 30_000 },
+    (_, i) => `uid=user${i},ou=people,dc=example,dc=org`,
+  );
+  const group: LdifEntry = {
+    dn: "cn=big,ou=groups,dc=example,dc=org",
+    attributes: { objectClass: ["groupOfNames"], cn: ["big"], member: members },
+  };
+  const slapd = await startSlapd({ seedLdif: toLdif([group]) });
+  t.teardown(() => slapd.stop());
+  // ldapts's parser, beneath the framer: every connection's parser shares its prototype.
+  const parser = Object.getPrototypeOf(
+    (new Client({ url: slapd.url }) as unknown as { messageParser: object }).messageParser,
+  ) as { read(data: Buffer, details: unknown): void };
+  const read = parser.read;
+  const given: Buffer[] = [];
+  parser.read = function (this: unknown, data: Buffer, details: unknown) {
+    given.push(data);
+    return read.call(this, data, details);
+  };
+  t.teardown(() => {
+    parser.read = read;
+  });
+  const directory = createDirectoryClient({
+    url: slapd.url,
+    bindDN: slapd.bindDN,
+    password: slapd.password,
+  });
+  t.teardown(() => directory.close());
+  const found = await directory.get(group.dn, { attributes: ["member"] });
+  t.equal(found?.attributes.member?.length, members.length, "every member read");
+  t.ok(
+    given.some((data) => data.length > 1_000_000),
+    "the group came as one message",
+  );
+  t.same(
+    given.filter((data) => messageLength(data, 0) !== data.length).map((data) => data.length),
+    [],
+    "no piece of a message, nor two together",
+  );
+});
