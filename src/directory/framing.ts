@@ -38,10 +38,13 @@ export class MessageFramer {
   private headLength(): number | undefined {
     if (this.held === 0) return undefined;
     const head = this.chunks[0]!;
-    if (head.length >= 6 || this.chunks.length === 1) return messageLength(head, 0);
-    return messageLength(Buffer.concat(this.chunks, Math.min(this.held, 6)), 0);
+    if (head.length >= LONGEST_HEADER || this.chunks.length === 1) return messageLength(head, 0);
+    return messageLength(Buffer.concat(this.chunks, Math.min(this.held, LONGEST_HEADER)), 0);
   }
 }
+
+/** A tag octet, and a length in the long form: its first octet and up to 127 more. */
+const LONGEST_HEADER = 129;
 
 /**
  * The whole length of the BER element at `at` (tag, length octets, content), or undefined

@@ -39,6 +39,20 @@ t.test("the framer gives back exactly the messages sent, however the bytes are c
   }
 });
 
+t.test("a length in more octets than it needs is read whole, however it is cut", async (t) => {
+  // 0x88: eight length octets, the value 5 (BER allows a long form that is not the shortest).
+  const long = Buffer.from([0x30, 0x88, 0, 0, 0, 0, 0, 0, 0, 5, 1, 2, 3, 4, 5]);
+  const framer = new MessageFramer();
+  const received: Buffer[] = [];
+  for (let at = 0; at < long.length; at += 3) {
+    received.push(...framer.push(long.subarray(at, at + 3)));
+  }
+  t.same(
+    received.map((m) => m.toString("hex")),
+    [long.toString("hex")],
+  );
+});
+
 t.test("a message arriving in many chunks is joined once, not at every chunk", async (t) => {
   const big = message(1_000_000, 7);
   const framer = new MessageFramer();
