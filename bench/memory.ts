@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createToken } from "../src/auth/index.ts";
@@ -47,6 +47,7 @@ export async function memoryBenchmark(): Promise<void> {
     });
     const port = await freePort();
     const config = path.join(dir, "annal.toml");
+    const serverLog = path.join(dir, "server.log");
     writeFileSync(
       config,
       `[server]
@@ -54,7 +55,7 @@ host = "127.0.0.1"
 port = ${port}
 
 [log]
-level = "warn"
+level = "info"
 
 ${sampleDirectoryToml(sample)}`,
     );
@@ -65,11 +66,26 @@ ${sampleDirectoryToml(sample)}`,
         LDAP_PASSWORD: sample.password,
         NODE_ENV: "production",
       },
-      stdio: ["ignore", "ignore", "inherit"],
+      // Its log to a file: should it end during the run, the error shows the log's last lines.
+      stdio: ["ignore", openSync(serverLog, "w"), "inherit"],
     });
     const pid = server.pid!;
+    const ended = new Promise<never>((_, reject) => {
+      server!.once("exit", (code, signal) => {
+        const last = readFileSync(serverLog, "utf8").trimEnd().split("\n").slice(-20).join("\n");
+        reject(
+          new Error(
+            `the server ended during the run (${signal ?? `status ${code}`}); its log ends:\n${last}`,
+          ),
+        );
+      });
+    });
+    ended.catch(() => {}); // raced with every phase below
     const base = `http://127.0.0.1:${port}`;
-    await until(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok === true);
+    await Promise.race([
+      until(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok === true),
+      ended,
+    ]);
     const atStart = status(pid).rss;
 
     let sampling = true;
@@ -77,8 +93,8 @@ ${sampleDirectoryToml(sample)}`,
     let phasePeak = 0;
     let phaseHeap: Heap = { total: 0, used: 0, external: 0 };
     const sampler = (async () => {
-      for (let tick = 0; sampling; tick++) {
-        phasePeak = Math.max(phasePeak, status(pid).rss);
+      for (let tick = 0; sampling && residentNow(pid) > 0; tick++) {
+        phasePeak = Math.max(phasePeak, residentNow(pid));
         // V8's heap from the server's own /metrics, once a second: the largest seen in a phase.
         if (tick % 10 === 0) {
           const heap = await heapOf(base);
@@ -92,7 +108,7 @@ ${sampleDirectoryToml(sample)}`,
       phasePeak = status(pid).rss;
       phaseHeap = { total: 0, used: 0, external: 0 };
       const started = performance.now();
-      await work();
+      await Promise.race([work(), ended]);
       phases.push({
         name,
         peak: Math.max(phasePeak, status(pid).rss),
@@ -205,7 +221,7 @@ ${["`uid eq` one person", '`sn eq "Meyer"`', "`cn sw` three letters"]
     recordResults(LARGE ? `memory-${ENTRIES}` : "memory", markdown);
     process.stdout.write(`${markdown}\n`);
   } finally {
-    if (server && server.exitCode === null) {
+    if (server && server.exitCode === null && server.signalCode === null) {
       const exited = new Promise((resolve) => server!.once("exit", resolve));
       server.kill("SIGTERM");
       await exited;
@@ -262,6 +278,15 @@ function status(pid: number): { rss: number; hwm: number } {
   const text = readFileSync(`/proc/${pid}/status`, "utf8");
   const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1]);
   return { rss: kib("VmRSS") * 1024, hwm: kib("VmHWM") * 1024 };
+}
+
+/** `VmRSS` of a process that may have just ended (0 once it has). */
+function residentNow(pid: number): number {
+  try {
+    return status(pid).rss;
+  } catch {
+    return 0;
+  }
 }
 
 const uidOf = (dn: string) => dn.slice(4, dn.indexOf(","));
