@@ -3,7 +3,7 @@ import type { Queryable } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import { WrongExpectedVersionError } from "./errors.ts";
 import { logOrder } from "./log-order.ts";
-import { eventColumns, toRecordedEvent, type EventRow } from "./rows.ts";
+import { eventColumns, recordedEventAt } from "./rows.ts";
 import type { ExpectedVersion, NewEvent, RecordedEvent } from "./types.ts";
 
 /**
@@ -62,8 +62,8 @@ export async function appendInTransaction(
   }
   checkExpectedVersion(streamId, expectedVersion, current);
 
-  const inserted = await tx.query<EventRow>(
-    `WITH inserted AS (
+  const inserted = await tx.query<unknown[]>({
+    text: `WITH inserted AS (
        INSERT INTO events (id, stream_id, stream_version, type, data, metadata, idempotency_key, occurred_at)
        SELECT e.id, $1, $2::bigint + e.ordinal, e.type, e.data, e.metadata, e.key,
               coalesce(e.occurred_at, statement_timestamp())
@@ -76,7 +76,7 @@ export async function appendInTransaction(
        SELECT pg_notify('${EVENTS_CHANNEL}', '')
      )
      SELECT ${eventColumns("inserted")} FROM inserted, notified ORDER BY ${logOrder("inserted")}`,
-    [
+    values: [
       streamId,
       current,
       fresh.map((e) => e.id ?? newEventId()),
@@ -87,11 +87,12 @@ export async function appendInTransaction(
       fresh.map((e) => e.occurredAt?.toISOString() ?? null),
       fresh.length,
     ],
-  );
+    rowMode: "array",
+  });
   // Positions are drawn and the transaction is in flight: where a test stops a writer to
   // show that readers wait for it (test/store/concurrency.test.ts).
   await pausePoint("store.append.afterInsert", streamId);
-  const recorded = inserted.rows.map((row) => toRecordedEvent(row));
+  const recorded = inserted.rows.map((row) => recordedEventAt(row));
   let next = 0;
   return {
     version: current + fresh.length,
@@ -124,11 +125,17 @@ async function storedByKey(
 ): Promise<Map<string, RecordedEvent>> {
   const keys = events.flatMap((e) => (e.idempotencyKey === undefined ? [] : [e.idempotencyKey]));
   if (keys.length === 0) return new Map();
-  const found = await tx.query<EventRow>(
-    `SELECT ${eventColumns("e")} FROM events AS e WHERE e.idempotency_key = ANY($1::text[])`,
-    [keys],
+  const found = await tx.query<unknown[]>({
+    text: `SELECT ${eventColumns("e")} FROM events AS e WHERE e.idempotency_key = ANY($1::text[])`,
+    values: [keys],
+    rowMode: "array",
+  });
+  return new Map(
+    found.rows.map((row) => {
+      const event = recordedEventAt(row);
+      return [event.idempotencyKey!, event];
+    }),
   );
-  return new Map(found.rows.map((row) => [row.idempotency_key!, toRecordedEvent(row)]));
 }
 
 /**
@@ -241,7 +248,8 @@ export async function appendInOneStatement(
 ): Promise<AppendResult | undefined> {
   const [kind, number] = expectedParams(expectedVersion);
   const keyed = events.some((e) => e.idempotencyKey !== undefined);
-  const result = await db.query<EventRow & { after_version: number | null; origin: string }>({
+  // Array rows: the stream's version after, the event's origin, then `eventColumns`.
+  const result = await db.query<unknown[]>({
     // Prepared once per connection: planning these statements costs more than running them.
     ...(keyed
       ? { name: "annal-append-in-one-statement", text: APPEND_WITH_KEYS }
@@ -257,18 +265,14 @@ export async function appendInOneStatement(
       kind,
       number,
     ],
+    rowMode: "array",
   });
-  const version = result.rows[0]?.after_version;
+  const version = result.rows[0]?.[0] as number | null | undefined;
   if (version === null || version === undefined) return undefined;
-  const inserted = result.rows
-    .filter((row) => row.origin === "inserted")
-    .sort((a, b) => a.stream_version - b.stream_version)
-    .map((row) => toRecordedEvent(row));
-  const known = new Map(
-    result.rows
-      .filter((row) => row.origin === "known")
-      .map((row) => [row.idempotency_key!, toRecordedEvent(row)]),
-  );
+  const recorded = (origin: string) =>
+    result.rows.filter((row) => row[1] === origin).map((row) => recordedEventAt(row, 2));
+  const inserted = recorded("inserted").sort((a, b) => a.streamVersion - b.streamVersion);
+  const known = new Map(recorded("known").map((event) => [event.idempotencyKey!, event]));
   let next = 0;
   return {
     version: Number(version),

@@ -7,7 +7,7 @@ import {
   logPositionOf,
   type LogPositionRow,
 } from "./log-order.ts";
-import { eventColumns, toRecordedEvent, type EventRow } from "./rows.ts";
+import { eventColumns, recordedEventAt } from "./rows.ts";
 import { START, type LogPosition, type RecordedEvent } from "./types.ts";
 
 /** The events of one stream in version order, from `fromVersion` (1 = the first). */
@@ -16,18 +16,19 @@ export async function readStream(
   streamId: string,
   options: { fromVersion?: number; toVersion?: number; limit?: number } = {},
 ): Promise<RecordedEvent[]> {
-  const result = await db.query<EventRow>(
-    `SELECT ${eventColumns("e")} FROM events AS e
+  const result = await db.query<unknown[]>({
+    text: `SELECT ${eventColumns("e")} FROM events AS e
       WHERE e.stream_id = $1 AND e.stream_version >= $2 AND e.stream_version <= $3
       ORDER BY e.stream_version LIMIT $4`,
-    [
+    values: [
       streamId,
       options.fromVersion ?? 1,
       options.toVersion ?? Number.MAX_SAFE_INTEGER,
       options.limit ?? null,
     ],
-  );
-  return result.rows.map((row) => toRecordedEvent(row));
+    rowMode: "array",
+  });
+  return result.rows.map((row) => recordedEventAt(row));
 }
 
 /**
@@ -43,14 +44,15 @@ export async function readAll(
   const params: unknown[] = [];
   const beyond = logPositionCompare("e", ">", after, params);
   params.push(limit);
-  const result = await db.query<EventRow>(
-    `SELECT ${eventColumns("e")} FROM events AS e
+  const result = await db.query<unknown[]>({
+    text: `SELECT ${eventColumns("e")} FROM events AS e
       WHERE ${beyond} AND ${belowSafeBound("e")}
       ORDER BY ${logOrder("e")}
       LIMIT $${params.length}`,
-    params,
-  );
-  return result.rows.map((row) => toRecordedEvent(row));
+    values: params,
+    rowMode: "array",
+  });
+  return result.rows.map((row) => recordedEventAt(row));
 }
 
 /**
@@ -91,11 +93,12 @@ export async function readLastEvent(
   db: Queryable,
   streamId: string,
 ): Promise<RecordedEvent | undefined> {
-  const result = await db.query<EventRow>(
-    `SELECT ${eventColumns("e")} FROM events AS e
+  const result = await db.query<unknown[]>({
+    text: `SELECT ${eventColumns("e")} FROM events AS e
       WHERE e.stream_id = $1 ORDER BY e.stream_version DESC LIMIT 1`,
-    [streamId],
-  );
+    values: [streamId],
+    rowMode: "array",
+  });
   const row = result.rows[0];
-  return row && toRecordedEvent(row);
+  return row && recordedEventAt(row);
 }
