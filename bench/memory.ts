@@ -93,8 +93,10 @@ ${sampleDirectoryToml(sample)}`,
     let phasePeak = 0;
     let phaseHeap: Heap = { total: 0, used: 0, external: 0 };
     const sampler = (async () => {
-      for (let tick = 0; sampling && residentNow(pid) > 0; tick++) {
-        phasePeak = Math.max(phasePeak, residentNow(pid));
+      for (let tick = 0; sampling; tick++) {
+        const resident = residentNow(pid);
+        if (resident === 0) break; // the server ended: the phase's race with `ended` reports it
+        phasePeak = Math.max(phasePeak, resident);
         // V8's heap from the server's own /metrics, once a second: the largest seen in a phase.
         if (tick % 10 === 0) {
           const heap = await heapOf(base);
