@@ -1,4 +1,5 @@
 import { withTransaction } from "../db/index.ts";
+import type { FilterNode } from "../filters/index.ts";
 import type { LogPosition } from "../store/index.ts";
 import { dnEquals, isDescendantOf } from "../directory/index.ts";
 import { and, eq, ge, or } from "../directory/index.ts";
@@ -27,6 +28,11 @@ const WRITES = or(
   eq("objectClass", "auditDelete"),
 );
 
+/** The accesslog's entries of successful writes made at or after `reqStart`. */
+export function accesslogWritesSince(reqStart: string): FilterNode {
+  return and(WRITES, eq("reqResult", "0"), ge("reqStart", reqStart));
+}
+
 /**
  * Records every successful write the accesslog holds after the checkpoint, one transaction
  * per page: the events and the new checkpoint commit together, so a run that stops midway
@@ -44,7 +50,7 @@ export async function captureFromAccesslog(
   let position: LogPosition | undefined;
   for await (const page of directory.search(ACCESSLOG_BASE, {
     scope: "one",
-    filter: and(WRITES, eq("reqResult", "0"), ge("reqStart", start)),
+    filter: accesslogWritesSince(start),
     attributes: [...ACCESSLOG_ATTRIBUTES],
     binaryAttributes: [...ACCESSLOG_BINARY],
     pageSize: options.pageSize ?? 500,

@@ -3,6 +3,8 @@ import type { Jobs } from "../jobs/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { captureOnce, fullPassesIfDue, type FullPassSchedule } from "./service.ts";
 import { recordPassFailed, recordPassSucceeded } from "./status.ts";
+import { Wakeup } from "./wakeup.ts";
+import { watchAccesslog } from "./watch.ts";
 
 export interface CaptureSchedule extends FullPassSchedule {
   /** Between two passes, in ms. */
@@ -41,6 +43,10 @@ const FULL_PASS_RETRY_MS = 60_000;
  * The full passes (the poll source's reconciliation, the periodic snapshot) read every entry
  * and take as long as the directory is large: the holder runs them beside its passes, one at
  * a time, so fresh changes go on being captured meanwhile.
+ *
+ * With the accesslog source the holder also keeps a search of the accesslog open, on which
+ * the directory tells of each write as it logs it (`watchAccesslog`): the next pass then runs
+ * at once instead of at the end of the interval.
  */
 export async function startCaptureWorker(
   context: CaptureContext,
@@ -87,6 +93,24 @@ export async function startCaptureWorker(
       });
   };
 
+  const wakeup = new Wakeup();
+  let watch: { readonly stopping: AbortController; readonly done: Promise<void> } | undefined;
+  const startWatch = () => {
+    if (watch || schedule.source !== "accesslog") return;
+    const watchStopping = new AbortController();
+    const done = watchAccesslog(context, {
+      onWrite: () => wakeup.wake(),
+      signal: watchStopping.signal,
+    });
+    watch = { stopping: watchStopping, done };
+  };
+  const stopWatch = async () => {
+    const stopped = watch;
+    watch = undefined;
+    stopped?.stopping.abort();
+    await stopped?.done;
+  };
+
   let holder: PoolClient | undefined;
   // A connection that breaks takes the lock with it: let it go, so the next turn tries again.
   const onHolderError = () => letGo(true);
@@ -120,12 +144,17 @@ export async function startCaptureWorker(
   const loop = (async () => {
     while (!stopping.signal.aborted) {
       if (await hold()) {
-        if (await notedPass()) startFullPasses();
-        await pause(schedule.interval, stopping.signal);
+        if (await notedPass()) {
+          startFullPasses();
+          startWatch();
+        }
+        await wakeup.wait(schedule.interval, stopping.signal);
       } else {
+        await stopWatch();
         await pause(STANDBY_MS, stopping.signal);
       }
     }
+    await stopWatch();
     if (holder) {
       await holder
         .query("SELECT pg_advisory_unlock(hashtext($1))", [CAPTURE_LOCK])

@@ -19,11 +19,17 @@ import {
 } from "./errors.ts";
 import type { FilterNode } from "../filters/index.ts";
 import { present } from "./filter.ts";
+import { protocolOperation } from "./framing.ts";
 import { MatchedValuesControl } from "./matched-values.ts";
 import { checkPassword } from "./password.ts";
 import { ConnectionPool } from "./pool.ts";
 import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";
+import { SyncRequestControl } from "./sync-request.ts";
 import { toWireFilter } from "./wire-filter.ts";
+
+/** RFC 4511's protocol operation tags of a search result entry and an intermediate response. */
+const SEARCH_RESULT_ENTRY = 0x64;
+const INTERMEDIATE_RESPONSE = 0x79;
 
 export interface DirectoryClientOptions {
   /** `ldap://host:port` or `ldaps://host:port`. */
@@ -248,6 +254,54 @@ export class DirectoryClient {
 
   async delete(dn: string, options: OperationOptions = {}): Promise<void> {
     await this.run("delete", dn, options, false, (client, controls) => client.del(dn, controls));
+  }
+
+  /**
+   * Keeps a search open on a connection of its own (RFC 4533 content synchronization,
+   * `refreshAndPersist`) and calls `onEntry` for each entry the server sends: those that match
+   * now, then each that comes to match, as it does. Only that an entry came is told (the search
+   * asks for no attributes). Returns when the server ends the search (its time limit, say) or
+   * `signal` aborts; throws a `DirectoryError` when the connection is lost, or the server will
+   * not keep the search open (`ANNAL_LDAP_CONTROL_UNSUPPORTED`: OpenLDAP without `syncprov`
+   * on the database searched).
+   */
+  async watch(
+    base: string,
+    options: {
+      readonly scope?: "base" | "one" | "sub";
+      readonly filter: FilterNode;
+      readonly signal: AbortSignal;
+      readonly onEntry: () => void;
+    },
+  ): Promise<void> {
+    const { signal, onEntry } = options;
+    if (signal.aborted) return;
+    const client = this.pool.own((message) => {
+      const operation = protocolOperation(message);
+      if (operation === SEARCH_RESULT_ENTRY) onEntry();
+      // Entries, and the sync protocol's intermediate responses, which ldapts cannot parse:
+      // ldapts sees only the search's end.
+      return operation === SEARCH_RESULT_ENTRY || operation === INTERMEDIATE_RESPONSE;
+    });
+    const close = () => void client.unbind().catch(() => {});
+    signal.addEventListener("abort", close, { once: true });
+    try {
+      await this.timed("bind", base, this.timeoutMs, () => this.pool.bind(client));
+      await client.search(
+        base,
+        {
+          scope: options.scope ?? "sub",
+          filter: toWireFilter(options.filter),
+          attributes: ["1.1"],
+        },
+        [new SyncRequestControl()],
+      );
+    } catch (error) {
+      if (!signal.aborted) throw this.failure(error, "search", base);
+    } finally {
+      signal.removeEventListener("abort", close);
+      close();
+    }
   }
 
   /** Unbinds every connection; operations after this fail with `ANNAL_LDAP_CLOSED`. */

@@ -61,6 +61,22 @@ export function messageLength(data: Buffer, at: number): number | undefined {
   return 2 + octets + length;
 }
 
+/**
+ * The protocol operation's tag of a whole LDAP message (RFC 4511 §4.2: `LDAPMessage ::=
+ * SEQUENCE { messageID INTEGER, protocolOp CHOICE {…}, … }`): 0x64 a search result entry, 0x65
+ * a search's end, 0x79 an intermediate response, ...; undefined if the message is cut short.
+ */
+export function protocolOperation(message: Buffer): number | undefined {
+  const header = message.length > 1 && message[1]! >= 0x80 ? 2 + (message[1]! & 0x7f) : 2;
+  // The message ID: an INTEGER of one tag octet and a short length (at most 4 octets).
+  const idLength = message[header + 1];
+  if (idLength === undefined) return undefined;
+  return message[header + 2 + idLength];
+}
+
+/** A look at each whole message before ldapts parses it; `true` keeps it from ldapts. */
+export type MessageTap = (message: Buffer) => boolean;
+
 interface ClientInternals {
   readonly messageParser?: { read(data: Buffer, details: unknown): void };
   readonly socket?: object;
@@ -69,10 +85,12 @@ interface ClientInternals {
 /**
  * Puts a framer in front of the client's parser, so that the parser is only given whole
  * messages; a new connection of the client starts a new framer (a message cut off by a
- * lost connection never prefixes the next one's). Throws if this ldapts no longer has the
- * parser where this expects it.
+ * lost connection never prefixes the next one's). A `tap` sees every message first and may
+ * keep it from ldapts: the persistent search's entries and intermediate responses, which
+ * ldapts would otherwise hold until the search ends, or not parse at all. Throws if this
+ * ldapts no longer has the parser where this expects it.
  */
-export function frameMessages(client: Client): Client {
+export function frameMessages(client: Client, tap?: MessageTap): Client {
   const internals = client as unknown as ClientInternals;
   const parser = internals.messageParser;
   if (typeof parser?.read !== "function") {
@@ -86,7 +104,9 @@ export function frameMessages(client: Client): Client {
       socket = internals.socket;
       framer = new MessageFramer();
     }
-    for (const message of framer.push(data)) read(message, details);
+    for (const message of framer.push(data)) {
+      if (tap?.(message) !== true) read(message, details);
+    }
   };
   return client;
 }

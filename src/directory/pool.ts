@@ -1,5 +1,5 @@
 import { Client } from "ldapts";
-import { frameMessages } from "./framing.ts";
+import { frameMessages, type MessageTap } from "./framing.ts";
 import { DirectoryError, directoryError, timeoutError, type DirectoryOperation } from "./errors.ts";
 
 export interface PoolOptions {
@@ -99,6 +99,18 @@ export class ConnectionPool {
     const idle = this.idle.splice(0);
     this.open -= idle.length;
     await Promise.all(idle.map((client) => client.unbind().catch(() => {})));
+  }
+
+  /**
+   * A connection of its own, outside the pool and not yet bound (`bind` binds it), whose
+   * messages `tap` sees first: for a search that stays open. Its owner unbinds it.
+   */
+  own(tap: MessageTap): Client {
+    const client = new Client({
+      url: this.options.url,
+      connectTimeout: this.options.connectTimeoutMs,
+    });
+    return frameMessages(client, tap);
   }
 
   /** A new, not yet connected client: ldapts connects on the first bind. */

@@ -58,6 +58,39 @@ t.test("the capture worker records changes without being asked", async (t) => {
   t.match(failing.lastError, { code: /^ANNAL_/, message: String, at: Date });
 });
 
+t.test(
+  "a write the directory tells of is captured at once, not at the next interval",
+  async (t) => {
+    const f = await captureFixture(t);
+    await f.sync();
+    // Ten minutes between passes: only the accesslog watch can bring the writes in sooner.
+    const worker = await startCaptureWorker(f.context, {
+      source: "accesslog",
+      interval: 600_000,
+      reconcileInterval: 600_000,
+      snapshotInterval: 0,
+    });
+    t.teardown(() => worker.stop());
+    for (const uid of ["told1", "told2", "told3"]) {
+      await f.directory.add(`uid=${uid},ou=people,dc=example,dc=org`, {
+        objectClass: ["inetOrgPerson"],
+        uid,
+        cn: uid,
+        sn: uid,
+      });
+      await eventually(
+        async () =>
+          (await feed(f.db.pool)).some((c) => c.dn.startsWith(`uid=${uid},`)) || undefined,
+        { what: `${uid} is captured`, timeout: 10_000 },
+      );
+    }
+    t.same(
+      (await feed(f.db.pool)).map((c) => c.dn),
+      ["told1", "told2", "told3"].map((uid) => `uid=${uid},ou=people,dc=example,dc=org`),
+    );
+  },
+);
+
 /** Passes 50 ms apart, and no reconciliation or snapshots to get in their way. */
 const schedule = {
   source: "accesslog" as const,

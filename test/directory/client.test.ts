@@ -388,6 +388,63 @@ t.test("the pool never opens more connections than its size", async (t) => {
   t.equal(proxy.connectionCount, 2);
 });
 
+t.test(
+  "a watch is told of each entry as it comes to match, until aborted (RFC 4533)",
+  async (t) => {
+    const proxy = await startTcpProxy(slapd.url);
+    t.teardown(() => proxy.close());
+    const directory = client({ url: proxy.url });
+    const watched = `uid=watched,${PEOPLE}`;
+    let told = 0;
+    const stop = new AbortController();
+    // The accesslog's entries of writes to one DN: none yet, so the refresh sends nothing.
+    const watching = directory.watch("cn=accesslog", {
+      scope: "one",
+      filter: eq("reqDN", watched),
+      signal: stop.signal,
+      onEntry: () => told++,
+    });
+    await eventually(async () => proxy.connectionCount === 1 || undefined, {
+      what: "the watch's connection is open",
+    });
+    await directory.add(watched, {
+      objectClass: ["inetOrgPerson"],
+      uid: "watched",
+      cn: "W",
+      sn: "W",
+    });
+    await eventually(async () => told === 1 || undefined, { what: "the add is told" });
+    await directory.modify(watched, [{ operation: "replace", attribute: "sn", values: "V" }]);
+    await directory.modify(ALICE, [{ operation: "replace", attribute: "sn", values: "Smith" }]);
+    await directory.delete(watched);
+    await eventually(async () => told === 3 || undefined, { what: "the modify and the delete" });
+    t.equal(told, 3, "a write to another entry is not told");
+    t.ok(await directory.get(ALICE), "the pool's connections serve operations meanwhile");
+
+    stop.abort();
+    t.equal(await watching, undefined, "an aborted watch returns");
+  },
+);
+
+t.test("a watch whose connection is lost, or that the server will not keep, throws", async (t) => {
+  const proxy = await startTcpProxy(slapd.url);
+  t.teardown(() => proxy.close());
+  const stop = new AbortController();
+  t.teardown(() => stop.abort());
+  const options = { filter: eq("reqDN", ALICE), signal: stop.signal, onEntry: () => {} };
+  const watching = client({ url: proxy.url }).watch("cn=accesslog", options);
+  await eventually(async () => proxy.connectionCount === 1 || undefined);
+  proxy.killConnections();
+  await rejects(t, watching, "ANNAL_LDAP_UNAVAILABLE", 503);
+  // The people's database has no syncprov overlay: the critical control is refused.
+  await rejects(
+    t,
+    client().watch("dc=example,dc=org", options),
+    "ANNAL_LDAP_CONTROL_UNSUPPORTED",
+    502,
+  );
+});
+
 t.test("after close, operations fail with ANNAL_LDAP_CLOSED", async (t) => {
   const directory = client();
   t.ok(await directory.get(ALICE));

@@ -1,8 +1,13 @@
 import t from "tap";
-import { Client } from "ldapts";
+import { AddRequest, Attribute, Client, SearchRequest, EqualityFilter } from "ldapts";
 import { toLdif, type LdifEntry } from "../../src/slapd/index.ts";
 import { createDirectoryClient } from "../../src/directory/index.ts";
-import { frameMessages, MessageFramer, messageLength } from "../../src/directory/framing.ts";
+import {
+  frameMessages,
+  MessageFramer,
+  messageLength,
+  protocolOperation,
+} from "../../src/directory/framing.ts";
 import { startSlapd } from "../support/slapd.ts";
 
 /** A BER SEQUENCE of `size` content octets, in short or long length form. */
@@ -20,6 +25,26 @@ t.test("messageLength reads short and long forms, and waits for the length octet
   t.equal(messageLength(message(70_000, 1), 0), 70_005);
   t.equal(messageLength(message(70_000, 1).subarray(0, 3), 0), undefined);
   t.equal(messageLength(Buffer.from([0x30]), 0), undefined);
+});
+
+t.test("protocolOperation reads the operation's tag past any message ID and length", async (t) => {
+  const search = (messageId: number) =>
+    new SearchRequest({
+      messageId,
+      baseDN: "cn=accesslog",
+      filter: new EqualityFilter({ attribute: "reqDN", value: "uid=a" }),
+    }).write();
+  for (const messageId of [1, 127, 128, 300, 70_000, 2 ** 31 - 1]) {
+    t.equal(protocolOperation(search(messageId)), 0x63, `search request, message ${messageId}`);
+  }
+  const big = new AddRequest({
+    messageId: 9,
+    dn: "uid=a",
+    attributes: [new Attribute({ type: "description", values: ["x".repeat(70_000)] })],
+  }).write();
+  t.ok(big[1]! > 0x82, "an add in the long length form");
+  t.equal(protocolOperation(big), 0x68);
+  t.equal(protocolOperation(search(300).subarray(0, 4)), undefined, "cut short");
 });
 
 t.test("the framer gives back exactly the messages sent, however the bytes are cut", async (t) => {

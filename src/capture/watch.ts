@@ -1,0 +1,79 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { DirectoryError } from "../directory/index.ts";
+import { readCaptureCheckpoint } from "./checkpoints.ts";
+import type { CaptureContext } from "./context.ts";
+import { ACCESSLOG_BASE, accesslogWritesSince } from "./from-accesslog.ts";
+
+/** Between a lost watch and the next, at first; doubled at each failure in a row. */
+const RETRY_FIRST_MS = 1000;
+const RETRY_LONGEST_MS = 30_000;
+/** After the directory refused to keep the search open, how long before asking again. */
+const REFUSED_RETRY_MS = 10 * 60_000;
+/** Result codes that end a search the server kept open for a while: open it again. */
+const ENDED = new Set([0, 3 /* timeLimitExceeded */, 4 /* sizeLimitExceeded */]);
+
+/**
+ * Tells capture of each write as the directory logs it, so that a change is captured at once
+ * instead of at the next interval. A search of the accesslog is kept open (RFC 4533
+ * `refreshAndPersist`, which OpenLDAP's `syncprov` overlay serves on the accesslog database)
+ * and the server sends each new write's entry on it; `onWrite` wakes the capture loop. The
+ * passes still run every interval and read the accesslog from their checkpoint: the watch
+ * only wakes them early, so a lost watch loses no change, only time. A directory that will
+ * not keep the search open is noted once and asked again every ten minutes.
+ */
+export async function watchAccesslog(
+  context: Pick<CaptureContext, "pool" | "directory" | "log">,
+  options: { readonly onWrite: () => void; readonly signal: AbortSignal },
+): Promise<void> {
+  const { onWrite, signal } = options;
+  let retryMs = RETRY_FIRST_MS;
+  let refusalNoted = false;
+  while (!signal.aborted) {
+    let waitMs = retryMs;
+    const openedAt = Date.now();
+    try {
+      // From the checkpoint: the first answers are the writes no pass has recorded yet.
+      const since = await readCaptureCheckpoint(context.pool, "accesslog");
+      if (since !== undefined) {
+        await context.directory.watch(ACCESSLOG_BASE, {
+          scope: "one",
+          filter: accesslogWritesSince(since),
+          signal,
+          onEntry: onWrite,
+        });
+        retryMs = 0;
+        waitMs = endedWait(openedAt);
+      }
+    } catch (error) {
+      const resultCode = error instanceof DirectoryError ? error.resultCode : undefined;
+      if (resultCode !== undefined && ENDED.has(resultCode)) {
+        retryMs = 0;
+        waitMs = endedWait(openedAt);
+      } else if (resultCode !== undefined) {
+        if (!refusalNoted) {
+          context.log.info(
+            { err: error },
+            "the directory does not send new accesslog entries as they are written (OpenLDAP: the syncprov overlay on the accesslog database); capture looks for changes every interval",
+          );
+        }
+        refusalNoted = true;
+        waitMs = REFUSED_RETRY_MS;
+      } else {
+        context.log.warn(
+          { err: error },
+          "the directory's accesslog watch failed; opening it again",
+        );
+        waitMs = retryMs;
+        retryMs = Math.min(Math.max(retryMs * 2, RETRY_FIRST_MS), RETRY_LONGEST_MS);
+      }
+    }
+    // A write may have come while no search was open.
+    if (!signal.aborted) onWrite();
+    if (waitMs > 0) await sleep(waitMs, undefined, { signal }).catch(() => {});
+  }
+}
+
+/** A search the server ended is opened again at once, unless it ended as soon as it opened. */
+function endedWait(openedAt: number): number {
+  return Date.now() - openedAt < RETRY_FIRST_MS ? RETRY_FIRST_MS : 0;
+}
