@@ -18,6 +18,11 @@ export interface SlapdConfigOptions {
   readonly modulePath?: string;
   /** Where the Debian package puts `core.schema` and friends. */
   readonly schemaDir?: string;
+  /**
+   * The `syncprov` overlay on the accesslog database (default true), on which annal's capture
+   * is told of each write as it is logged; without it capture looks every interval.
+   */
+  readonly syncprov?: boolean;
 }
 
 /** The paths a config refers to, so the launcher creates the same ones the config names. */
@@ -75,6 +80,7 @@ export function slapdConfig(options: SlapdConfigOptions): string {
   const paths = slapdPaths(options.dir);
   const schemaDir = options.schemaDir ?? "/etc/ldap/schema";
   const schemas = ["core", "cosine", "nis", "inetorgperson"];
+  const syncprov = options.syncprov ?? true;
   // A ceiling, not an allocation (the file grows as it is written): room for a sample
   // organisation of a million people (`npm run bench -- graphql --size 1m`).
   const mdbSize = 16 * 1024 * 1024 * 1024;
@@ -84,7 +90,7 @@ export function slapdConfig(options: SlapdConfigOptions): string {
     `modulepath ${quoted(options.modulePath ?? "/usr/lib/ldap")}`,
     "moduleload back_mdb",
     "moduleload accesslog",
-    "moduleload syncprov",
+    ...(syncprov ? ["moduleload syncprov"] : []),
     `pidfile ${quoted(paths.pidFile)}`,
     "authz-policy to",
     "sizelimit unlimited",
@@ -95,9 +101,9 @@ export function slapdConfig(options: SlapdConfigOptions): string {
     `maxsize ${mdbSize}`,
     "index objectClass,reqStart,reqEntryUUID,reqDN,reqResult eq",
     `access to * by dn.exact=${quoted(SLAPD_ROOT_DN)} read by dn.exact=${quoted(SLAPD_SERVICE_DN)} read by * none`,
-    "overlay syncprov",
-    "syncprov-nopresent TRUE",
-    "syncprov-reloadhint TRUE",
+    ...(syncprov
+      ? ["overlay syncprov", "syncprov-nopresent TRUE", "syncprov-reloadhint TRUE"]
+      : []),
     "",
     "database mdb",
     `suffix ${quoted(SLAPD_BASE)}`,

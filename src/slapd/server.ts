@@ -29,6 +29,8 @@ export interface SlapdLaunchOptions {
   /** Remove `dir` when stopped, or when this process exits. */
   readonly removeOnStop?: boolean;
   readonly startTimeoutMs?: number;
+  /** `slapdConfig`'s `syncprov` (default true). */
+  readonly syncprov?: boolean;
 }
 
 export interface SlapdServer {
@@ -189,7 +191,12 @@ async function launch(options: SlapdLaunchOptions): Promise<SlapdServer> {
   const { dir } = options;
   const paths = slapdPaths(dir);
   await mkdir(paths.accesslog, { recursive: true });
-  await writeFile(paths.conf, slapdConfig({ dir, rootPassword: options.rootPassword }), {
+  const config = slapdConfig({
+    dir,
+    rootPassword: options.rootPassword,
+    ...(options.syncprov === undefined ? {} : { syncprov: options.syncprov }),
+  });
+  await writeFile(paths.conf, config, {
     mode: 0o600,
   });
   const seeded = !existsSync(join(paths.data, "data.mdb"));

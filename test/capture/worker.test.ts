@@ -91,6 +91,44 @@ t.test(
   },
 );
 
+t.test(
+  "without syncprov on the accesslog, capture says so once and looks every interval",
+  async (t) => {
+    const f = await captureFixture(t, { syncprov: false });
+    await f.sync();
+    const noted: { level: string; message: string }[] = [];
+    const log =
+      (level: string) =>
+      (...args: unknown[]) => {
+        noted.push({ level, message: String(args.at(-1)) });
+      };
+    const worker = await startCaptureWorker(
+      {
+        ...f.context,
+        log: { info: log("info"), warn: log("warn"), error: log("error"), debug() {} },
+      },
+      { source: "accesslog", interval: 100, reconcileInterval: 600_000, snapshotInterval: 0 },
+    );
+    t.teardown(() => worker.stop());
+    await eventually(async () => noted.length > 0 || undefined, { what: "the refusal is noted" });
+    await f.directory.add("uid=polled,ou=people,dc=example,dc=org", {
+      objectClass: ["inetOrgPerson"],
+      uid: "polled",
+      cn: "polled",
+      sn: "polled",
+    });
+    await eventually(async () => (await feed(f.db.pool)).length === 1 || undefined, {
+      what: "the write is captured by a pass",
+    });
+    t.same(
+      noted.map((n) => n.level),
+      ["info"],
+      "one note, no warnings or errors",
+    );
+    t.match(noted[0]?.message, /syncprov overlay on the accesslog database/);
+  },
+);
+
 /** Passes 50 ms apart, and no reconciliation or snapshots to get in their way. */
 const schedule = {
   source: "accesslog" as const,

@@ -71,10 +71,19 @@ interface Teardown {
 /** A real slapd, a database of the test's own, capture and the projections, wired together. */
 export async function captureFixture(
   t: Teardown,
-  options: { source?: CaptureSource; seedLdif?: string; redact?: string[] } = {},
+  options: {
+    source?: CaptureSource;
+    seedLdif?: string;
+    redact?: string[];
+    /** The slapd's `syncprov` overlay on its accesslog (default true). */
+    syncprov?: boolean;
+  } = {},
 ): Promise<CaptureFixture> {
   const source = options.source ?? "accesslog";
-  const slapd = await startSlapd(options.seedLdif ? { seedLdif: options.seedLdif } : {});
+  const slapd = await startSlapd({
+    ...(options.seedLdif ? { seedLdif: options.seedLdif } : {}),
+    ...(options.syncprov === undefined ? {} : { syncprov: options.syncprov }),
+  });
   t.teardown(() => slapd.stop());
   const db = await testDatabase(t);
   const store = await EventStore.open(db.pool);

@@ -34,7 +34,7 @@ export interface Slapd {
  * t.teardown(() => slapd.stop());
  */
 export async function startSlapd(
-  options: { seedLdif?: string; dataDir?: string } = {},
+  options: { seedLdif?: string; dataDir?: string; syncprov?: boolean } = {},
 ): Promise<Slapd> {
   const password = process.env.LDAP_PASSWORD || randomBytes(18).toString("base64url");
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "annal-slapd-")));
@@ -43,6 +43,7 @@ export async function startSlapd(
     rootPassword: password,
     seedLdif: () => `${toLdif(baseEntries())}\n${options.seedLdif ?? ""}`,
     removeOnStop: options.dataDir === undefined,
+    ...(options.syncprov === undefined ? {} : { syncprov: options.syncprov }),
   });
   return {
     url: server.url,
