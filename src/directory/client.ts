@@ -22,13 +22,13 @@ import { present } from "./filter.ts";
 import { protocolOperation } from "./framing.ts";
 import { MatchedValuesControl } from "./matched-values.ts";
 import { checkPassword } from "./password.ts";
+import { collectEntries, SEARCH_RESULT_ENTRY, stopCollecting } from "./search-entries.ts";
 import { ConnectionPool } from "./pool.ts";
 import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";
 import { SyncRequestControl } from "./sync-request.ts";
 import { toWireFilter } from "./wire-filter.ts";
 
-/** RFC 4511's protocol operation tags of a search result entry and an intermediate response. */
-const SEARCH_RESULT_ENTRY = 0x64;
+/** RFC 4511's protocol operation tag of an intermediate response. */
 const INTERMEDIATE_RESPONSE = 0x79;
 
 export interface DirectoryClientOptions {
@@ -145,6 +145,7 @@ export class DirectoryClient {
     let yielded = false;
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.acquire("search", timeoutMs);
+      const sink = collectEntries(client, binary);
       let healthy = false;
       try {
         await this.timed("search", base, timeoutMs, () => this.pool.bind(client));
@@ -156,19 +157,23 @@ export class DirectoryClient {
             : client.searchPaginated(base, request, searchControls(options));
         // The next page is asked for before this one is handed over, so the directory
         // answers while the caller works on it (an import writes a page to the log meanwhile).
+        // The page's entries are taken from the sink as soon as ldapts ends the page: the
+        // next page is asked for only after that, so none of its entries can be among them.
         const ask = () => {
-          const asked = this.timed("search", base, timeoutMs, () => pages.next());
+          const asked = this.timed("search", base, timeoutMs, () =>
+            pages.next().then((page) => (page.done ? undefined : sink.drain())),
+          );
           asked.catch(() => {}); // a caller that leaves early never awaits it
           return asked;
         };
         let next = ask();
         for (;;) {
-          const page = await next;
-          if (page.done) break;
+          const entries = await next;
+          if (entries === undefined) break;
           next = ask();
-          if (page.value.searchEntries.length === 0) continue;
+          if (entries.length === 0) continue;
           yielded = true;
-          yield page.value.searchEntries.map((entry) => fromSearchEntry(entry, binary));
+          yield entries;
         }
         healthy = true;
         return;
@@ -176,6 +181,7 @@ export class DirectoryClient {
         if (!yielded && attempt === 1 && isConnectionFailure(error)) continue;
         throw this.failure(error, "search", base);
       } finally {
+        stopCollecting(client);
         // A search left half-way still has paging state on its connection: start afresh.
         if (healthy) this.pool.release(client);
         else this.pool.discard(client);
@@ -281,7 +287,8 @@ export class DirectoryClient {
       if (operation === SEARCH_RESULT_ENTRY) onEntry();
       // Entries, and the sync protocol's intermediate responses, which ldapts cannot parse:
       // ldapts sees only the search's end.
-      return operation === SEARCH_RESULT_ENTRY || operation === INTERMEDIATE_RESPONSE;
+      const kept = operation === SEARCH_RESULT_ENTRY || operation === INTERMEDIATE_RESPONSE;
+      return kept ? undefined : message;
     });
     const close = () => void client.unbind().catch(() => {});
     signal.addEventListener("abort", close, { once: true });

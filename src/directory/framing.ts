@@ -74,8 +74,11 @@ export function protocolOperation(message: Buffer): number | undefined {
   return message[header + 2 + idLength];
 }
 
-/** A look at each whole message before ldapts parses it; `true` keeps it from ldapts. */
-export type MessageTap = (message: Buffer) => boolean;
+/**
+ * A look at each whole message before ldapts parses it: returns what ldapts is given instead
+ * (the message itself, a stand-in for it), or undefined to keep it from ldapts.
+ */
+export type MessageTap = (message: Buffer) => Buffer | undefined;
 
 interface ClientInternals {
   readonly messageParser?: { read(data: Buffer, details: unknown): void };
@@ -86,7 +89,8 @@ interface ClientInternals {
  * Puts a framer in front of the client's parser, so that the parser is only given whole
  * messages; a new connection of the client starts a new framer (a message cut off by a
  * lost connection never prefixes the next one's). A `tap` sees every message first and may
- * keep it from ldapts: the persistent search's entries and intermediate responses, which
+ * keep it from ldapts, or give ldapts a stand-in: the entries annal reads itself
+ * (`search-entries.ts`), a persistent search's entries and intermediate responses, which
  * ldapts would otherwise hold until the search ends, or not parse at all. Throws if this
  * ldapts no longer has the parser where this expects it.
  */
@@ -105,7 +109,8 @@ export function frameMessages(client: Client, tap?: MessageTap): Client {
       framer = new MessageFramer();
     }
     for (const message of framer.push(data)) {
-      if (tap?.(message) !== true) read(message, details);
+      const given = tap === undefined ? message : tap(message);
+      if (given !== undefined) read(given, details);
     }
   };
   return client;

@@ -1,5 +1,6 @@
 import { Client } from "ldapts";
 import { frameMessages, type MessageTap } from "./framing.ts";
+import { entryTap } from "./search-entries.ts";
 import { DirectoryError, directoryError, timeoutError, type DirectoryOperation } from "./errors.ts";
 
 export interface PoolOptions {
@@ -122,7 +123,7 @@ export class ConnectionPool {
       connectTimeout: this.options.connectTimeoutMs,
       autoRebind: true,
     });
-    return frameMessages(client);
+    return frameMessages(client, entryTap(client));
   }
 
   private closedError(operation: DirectoryOperation): DirectoryError {
