@@ -325,6 +325,53 @@ t.test(
   },
 );
 
+t.test("appendToStreams stores large events beside many small ones, intact", async (t) => {
+  const { pool } = await testDatabase(t);
+  // A group's snapshot is one event of megabytes.
+  const members = (n: number, size: number) =>
+    Array.from({ length: size }, (_, i) => `uid=user${n}-${i},ou=people,dc=example,dc=org`);
+  const large = [1, 2, 3].map((n) => ({ type: "G", data: { member: members(n, 20_000) } }));
+  const small = Array.from({ length: 600 }, (_, n) => ({ type: "S", data: { n, é: "ü😀" } }));
+  const stored = await withTransaction(pool, (tx) =>
+    appendToStreams(tx, [
+      { streamId: "groups", events: large },
+      { streamId: "small", events: small },
+    ]),
+  );
+  t.equal(stored, 603);
+  t.same(
+    (await readStream(pool, "groups")).map((e) => e.data),
+    large.map((e) => e.data),
+  );
+  t.same(
+    (await readStream(pool, "small")).map((e) => e.data),
+    small.map((e) => e.data),
+  );
+});
+
+t.test("appendToStreams refuses data that is not JSON, stores nothing, and goes on", async (t) => {
+  const { pool } = await testDatabase(t);
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  await t.rejects(
+    withTransaction(pool, (tx) =>
+      appendToStreams(tx, [
+        { streamId: "a", events: [{ type: "A", data: { ok: true } }] },
+        { streamId: "b", events: [{ type: "A", data: cyclic }] },
+      ]),
+    ),
+    { name: "TypeError", message: /circular/ },
+  );
+  t.same(await readStream(pool, "a"), []);
+  await withTransaction(pool, (tx) =>
+    appendToStreams(tx, [{ streamId: "a", events: [{ type: "A", data: { ok: true } }] }]),
+  );
+  t.same(
+    (await readStream(pool, "a")).map((e) => e.data),
+    [{ ok: true }],
+  );
+});
+
 t.test("appendToStreams refuses an event id that is not a uuid, and stores nothing", async (t) => {
   const { pool } = await testDatabase(t);
   await t.rejects(
