@@ -6,36 +6,46 @@ import {
 } from "../../src/capture/index.ts";
 import { createPool } from "../../src/db/index.ts";
 import { startJobs } from "../../src/jobs/index.ts";
-import { captureFixture, captureLockHolders, quietLog } from "../support/capture.ts";
+import {
+  captureFixture,
+  captureLockHolders,
+  quietLog,
+  type CaptureFixture,
+} from "../support/capture.ts";
 import { eventually } from "../support/eventually.ts";
 import { feed } from "../support/history.ts";
+
+/** The accesslog source with passes `interval` apart, and no reconciliation or snapshots. */
+const every = (interval: number) => ({
+  source: "accesslog" as const,
+  interval,
+  reconcileInterval: 600_000,
+  snapshotInterval: 0,
+});
+
+/** Adds a person with what inetOrgPerson requires, and waits until capture records it. */
+async function addCaptured(f: CaptureFixture, uid: string, timeout?: number): Promise<void> {
+  await f.directory.add(`uid=${uid},ou=people,dc=example,dc=org`, {
+    objectClass: ["inetOrgPerson"],
+    uid,
+    cn: uid,
+    sn: uid,
+  });
+  await eventually(
+    async () => (await feed(f.db.pool)).some((c) => c.dn.startsWith(`uid=${uid},`)) || undefined,
+    { what: `${uid} is captured`, ...(timeout === undefined ? {} : { timeout }) },
+  );
+}
 
 t.test("the capture worker records changes without being asked", async (t) => {
   const f = await captureFixture(t);
   // The first start imports what exists; only what changes after it is a change.
   await f.sync();
-  const worker = await startCaptureWorker(f.context, {
-    source: "accesslog",
-    interval: 200,
-    reconcileInterval: 600_000,
-    snapshotInterval: 0,
-  });
+  const worker = await startCaptureWorker(f.context, every(200));
   t.teardown(() => worker.stop());
-  await f.directory.add("uid=auto,ou=people,dc=example,dc=org", {
-    objectClass: ["inetOrgPerson"],
-    uid: "auto",
-    cn: "Auto",
-    sn: "Matic",
-  });
-  const changes = await eventually(
-    async () => {
-      const rows = await feed(f.db.pool);
-      return rows.length > 0 ? rows : undefined;
-    },
-    { what: "the change is captured" },
-  );
+  await addCaptured(f, "auto");
   t.same(
-    changes.map((c) => [c.change_type, c.dn]),
+    (await feed(f.db.pool)).map((c) => [c.change_type, c.dn]),
     [["add", "uid=auto,ou=people,dc=example,dc=org"]],
   );
   const now = await worker.captureNow();
@@ -64,26 +74,9 @@ t.test(
     const f = await captureFixture(t);
     await f.sync();
     // Ten minutes between passes: only the accesslog watch can bring the writes in sooner.
-    const worker = await startCaptureWorker(f.context, {
-      source: "accesslog",
-      interval: 600_000,
-      reconcileInterval: 600_000,
-      snapshotInterval: 0,
-    });
+    const worker = await startCaptureWorker(f.context, every(600_000));
     t.teardown(() => worker.stop());
-    for (const uid of ["told1", "told2", "told3"]) {
-      await f.directory.add(`uid=${uid},ou=people,dc=example,dc=org`, {
-        objectClass: ["inetOrgPerson"],
-        uid,
-        cn: uid,
-        sn: uid,
-      });
-      await eventually(
-        async () =>
-          (await feed(f.db.pool)).some((c) => c.dn.startsWith(`uid=${uid},`)) || undefined,
-        { what: `${uid} is captured`, timeout: 10_000 },
-      );
-    }
+    for (const uid of ["told1", "told2", "told3"]) await addCaptured(f, uid, 10_000);
     t.same(
       (await feed(f.db.pool)).map((c) => c.dn),
       ["told1", "told2", "told3"].map((uid) => `uid=${uid},ou=people,dc=example,dc=org`),
@@ -107,19 +100,11 @@ t.test(
         ...f.context,
         log: { info: log("info"), warn: log("warn"), error: log("error"), debug() {} },
       },
-      { source: "accesslog", interval: 100, reconcileInterval: 600_000, snapshotInterval: 0 },
+      every(100),
     );
     t.teardown(() => worker.stop());
     await eventually(async () => noted.length > 0 || undefined, { what: "the refusal is noted" });
-    await f.directory.add("uid=polled,ou=people,dc=example,dc=org", {
-      objectClass: ["inetOrgPerson"],
-      uid: "polled",
-      cn: "polled",
-      sn: "polled",
-    });
-    await eventually(async () => (await feed(f.db.pool)).length === 1 || undefined, {
-      what: "the write is captured by a pass",
-    });
+    await addCaptured(f, "polled");
     t.same(
       noted.map((n) => n.level),
       ["info"],
@@ -130,30 +115,14 @@ t.test(
 );
 
 /** Passes 50 ms apart, and no reconciliation or snapshots to get in their way. */
-const schedule = {
-  source: "accesslog" as const,
-  interval: 50,
-  reconcileInterval: 600_000,
-  snapshotInterval: 0,
-};
+const schedule = every(50);
 
 t.test("a worker that stops, or loses its connection, hands capture to another", async (t) => {
   const f = await captureFixture(t);
   await f.sync();
   const holders = () => captureLockHolders(f.db.pool);
 
-  const add = async (uid: string) => {
-    await f.directory.add(`uid=${uid},ou=people,dc=example,dc=org`, {
-      objectClass: ["inetOrgPerson"],
-      uid,
-      cn: uid,
-      sn: uid,
-    });
-    await eventually(
-      async () => (await feed(f.db.pool)).some((c) => c.dn.startsWith(`uid=${uid},`)) || undefined,
-      { what: `${uid} is captured` },
-    );
-  };
+  const add = (uid: string) => addCaptured(f, uid);
   // Two processes' workers, each with its own pool: one lock between them, the first's.
   const first = await startCaptureWorker(f.context, schedule);
   const [holder] = await eventually(async () => {
