@@ -138,7 +138,6 @@ async function serve(data: ServerData): Promise<void> {
   const url = `${await server.listen({ host: "127.0.0.1", port: 0 })}/graphql`;
   const port = parentPort!;
   port.postMessage({ url, token });
-  let measured: Promise<void> | undefined;
   for (;;) {
     const [ask] = (await once(port, "message")) as [Ask];
     if (ask === "trips") port.postMessage(trips());
@@ -146,9 +145,9 @@ async function serve(data: ServerData): Promise<void> {
     else if (ask === "measure") {
       // Profiled with --profile until the main thread says the measured requests are done.
       const done = once(port, "message").then(() => {});
-      measured = profiled("graphql", () => done);
+      const profiling = profiled("graphql", () => done);
       port.postMessage(true);
-      await measured;
+      await profiling;
       port.postMessage(true);
     } else if (ask === "stop") break;
   }

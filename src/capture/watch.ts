@@ -4,7 +4,7 @@ import { readCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext } from "./context.ts";
 import { ACCESSLOG_BASE, accesslogWritesSince } from "./from-accesslog.ts";
 
-/** Between a lost watch and the next, at first; doubled at each failure in a row. */
+/** Between a failed watch and the next, at first; doubled at each failure in a row. */
 const RETRY_FIRST_MS = 1000;
 const RETRY_LONGEST_MS = 30_000;
 /** After the directory refused to keep the search open, how long before asking again. */
@@ -26,13 +26,14 @@ export async function watchAccesslog(
   options: { readonly onWrite: () => void; readonly signal: AbortSignal },
 ): Promise<void> {
   const { onWrite, signal } = options;
-  let retryMs = RETRY_FIRST_MS;
+  let failures = 0;
   let refusalNoted = false;
   while (!signal.aborted) {
-    let waitMs = retryMs;
+    let waitMs: number;
     const openedAt = Date.now();
     try {
       // From the checkpoint: the first answers are the writes no pass has recorded yet.
+      // Before the first import there is none: wait for it.
       const since = await readCaptureCheckpoint(context.pool, "accesslog");
       if (since !== undefined) {
         await context.directory.watch(ACCESSLOG_BASE, {
@@ -41,13 +42,13 @@ export async function watchAccesslog(
           signal,
           onEntry: onWrite,
         });
-        retryMs = 0;
-        waitMs = endedWait(openedAt);
       }
+      failures = 0;
+      waitMs = endedWait(openedAt);
     } catch (error) {
       const resultCode = error instanceof DirectoryError ? error.resultCode : undefined;
       if (resultCode !== undefined && ENDED.has(resultCode)) {
-        retryMs = 0;
+        failures = 0;
         waitMs = endedWait(openedAt);
       } else if (resultCode !== undefined) {
         if (!refusalNoted) {
@@ -63,8 +64,8 @@ export async function watchAccesslog(
           { err: error },
           "the directory's accesslog watch failed; opening it again",
         );
-        waitMs = retryMs;
-        retryMs = Math.min(Math.max(retryMs * 2, RETRY_FIRST_MS), RETRY_LONGEST_MS);
+        waitMs = Math.min(RETRY_FIRST_MS * 2 ** failures, RETRY_LONGEST_MS);
+        failures++;
       }
     }
     // A write may have come while no search was open.

@@ -151,7 +151,7 @@ export async function startCaptureWorker(
         await wakeup.wait(schedule.interval, stopping.signal);
       } else {
         await stopWatch();
-        await pause(STANDBY_MS, stopping.signal);
+        await wakeup.wait(STANDBY_MS, stopping.signal);
       }
     }
     await stopWatch();
@@ -170,20 +170,6 @@ export async function startCaptureWorker(
       await fullPass;
     },
   };
-}
-
-/** Waits `ms`, or less if `signal` aborts first. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 /** The pg-boss queue capture ran as before it held a lock of its own. */

@@ -19,17 +19,14 @@ import {
 } from "./errors.ts";
 import type { FilterNode } from "../filters/index.ts";
 import { present } from "./filter.ts";
-import { protocolOperation } from "./framing.ts";
+import { INTERMEDIATE_RESPONSE, protocolOperation, SEARCH_RESULT_ENTRY } from "./framing.ts";
 import { MatchedValuesControl } from "./matched-values.ts";
 import { checkPassword } from "./password.ts";
-import { collectEntries, SEARCH_RESULT_ENTRY, stopCollecting } from "./search-entries.ts";
+import { collectEntries, stopCollecting } from "./search-entries.ts";
 import { ConnectionPool } from "./pool.ts";
 import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";
 import { SyncRequestControl } from "./sync-request.ts";
 import { toWireFilter } from "./wire-filter.ts";
-
-/** RFC 4511's protocol operation tag of an intermediate response. */
-const INTERMEDIATE_RESPONSE = 0x79;
 
 export interface DirectoryClientOptions {
   /** `ldap://host:port` or `ldaps://host:port`. */

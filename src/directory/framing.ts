@@ -61,17 +61,29 @@ export function messageLength(data: Buffer, at: number): number | undefined {
   return 2 + octets + length;
 }
 
+/** RFC 4511's protocol operation tags of a search result entry and an intermediate response. */
+export const SEARCH_RESULT_ENTRY = 0x64;
+export const INTERMEDIATE_RESPONSE = 0x79;
+
 /**
- * The protocol operation's tag of a whole LDAP message (RFC 4511 §4.2: `LDAPMessage ::=
- * SEQUENCE { messageID INTEGER, protocolOp CHOICE {…}, … }`): 0x64 a search result entry, 0x65
- * a search's end, 0x79 an intermediate response, ...; undefined if the message is cut short.
+ * Where a whole LDAP message's messageID element lies (RFC 4511 §4.2: `LDAPMessage ::=
+ * SEQUENCE { messageID INTEGER, protocolOp CHOICE {…}, … }`): an INTEGER of one tag octet and
+ * a short length (at most 4 octets), right after the SEQUENCE's header. Its end is where the
+ * protocol operation starts.
+ */
+export function messageIdElement(message: Buffer): { start: number; end: number } | undefined {
+  const start = message.length > 1 && message[1]! >= 0x80 ? 2 + (message[1]! & 0x7f) : 2;
+  const idLength = message[start + 1];
+  return idLength === undefined ? undefined : { start, end: start + 2 + idLength };
+}
+
+/**
+ * The protocol operation's tag of a whole LDAP message: 0x64 a search result entry, 0x65 a
+ * search's end, 0x79 an intermediate response, ...; undefined if the message is cut short.
  */
 export function protocolOperation(message: Buffer): number | undefined {
-  const header = message.length > 1 && message[1]! >= 0x80 ? 2 + (message[1]! & 0x7f) : 2;
-  // The message ID: an INTEGER of one tag octet and a short length (at most 4 octets).
-  const idLength = message[header + 1];
-  if (idLength === undefined) return undefined;
-  return message[header + 2 + idLength];
+  const id = messageIdElement(message);
+  return id === undefined ? undefined : message[id.end];
 }
 
 /**

@@ -2,16 +2,18 @@ import { isUtf8 } from "node:buffer";
 import type { Client } from "ldapts";
 import { baseName, type DirectoryEntry } from "./entry.ts";
 import { DirectoryError } from "./errors.ts";
-import { protocolOperation, type MessageTap } from "./framing.ts";
-
-/** RFC 4511's protocol operation tag of a search result entry. */
-export const SEARCH_RESULT_ENTRY = 0x64;
+import {
+  messageIdElement,
+  protocolOperation,
+  SEARCH_RESULT_ENTRY,
+  type MessageTap,
+} from "./framing.ts";
 
 /**
  * The entries of the search running on a connection, read straight from their messages into
  * `DirectoryEntry`s. ldapts would parse each value twice (bytes and text), keep a view of the
  * message per value, build an object per entry and hand it on to be converted once more: an
- * import of 100,000 entries spent a seventh of its CPU there, and a group of 400,000 members
+ * import of 100,000 entries spent a sixth of its CPU there, and a group of 400,000 members
  * held as many views at once.
  */
 export class EntrySink {
@@ -58,8 +60,8 @@ export class EntrySink {
 
 /** A search result entry of the same message ID with an empty DN and no attributes. */
 function standIn(message: Buffer): Buffer {
-  const header = message[1]! >= 0x80 ? 2 + (message[1]! & 0x7f) : 2;
-  const id = message.subarray(header, header + 2 + message[header + 1]!);
+  const { start, end } = messageIdElement(message)!;
+  const id = message.subarray(start, end);
   const operation = Buffer.from([SEARCH_RESULT_ENTRY, 4, 0x04, 0, 0x30, 0]);
   return Buffer.concat([Buffer.from([0x30, id.length + operation.length]), id, operation]);
 }
