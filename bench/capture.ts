@@ -18,6 +18,7 @@ import { allProjections } from "../projections/index.ts";
 import { SLAPD_BASE, SLAPD_ROOT_DN } from "../src/slapd/index.ts";
 import {
   benchDatabase,
+  benchSize,
   fmt,
   machine,
   percentile,
@@ -25,12 +26,15 @@ import {
   sampleDirectory,
   sampleDirectoryToml,
   time,
+  sizeOption,
   type SampleDirectory,
 } from "./support.ts";
 
 const run = promisify(execFile);
 
-const ENTRIES = 100_000;
+/** People in the sample directory; `--size 1m` for 1,000,000. */
+const ENTRIES = benchSize(100_000);
+const LARGE = ENTRIES !== 100_000;
 /** Turns of the import row, each an `annal import` and a paged `ldapsearch`. */
 const IMPORT_TURNS = 3;
 const LAG_SAMPLES = 200;
@@ -175,7 +179,8 @@ export async function captureBenchmark(): Promise<void> {
     }
     catchingUp.sort((a, b) => a - b);
     for (const projection of allProjections) {
-      await waitForProjection(db.pool, projection.name, importedHead, 600_000);
+      // Both imports' snapshots: about two minutes per 100,000 entries on this machine.
+      await waitForProjection(db.pool, projection.name, importedHead, ENTRIES * 12);
     }
     // b. Every projection caught up, the default interval.
     const settled = await sampleLag(LAG_SAMPLES, DEFAULT_INTERVAL);
@@ -251,9 +256,9 @@ export async function captureBenchmark(): Promise<void> {
     );
 
     const ms = (n: number) => fmt(n, 2);
-    const markdown = `## Directory capture
+    const markdown = `## Directory capture${LARGE ? `, ${fmt(ENTRIES)} entries` : ""}
 
-Command: \`npm run bench -- capture\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- capture${sizeOption()}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}; OpenLDAP slapd from Debian, on loopback.
 
 | measure | annal | baseline (same run) | ratio |
@@ -279,7 +284,7 @@ slapd sends each write's accesslog entry on the search capture keeps open (RFC 4
 \`refreshAndPersist\`, the \`syncprov\` overlay on the accesslog database), which starts the next
 pass at once: a change waits for that pass and the projector, not for the interval. Before this
 watch, a change waited for the next pass too (at most the interval): p50 156 ms, p99 291 ms at
-250 ms, and p50 535 ms, p99 1,555 ms at 1 s (2026-11-26, the run before this one).
+250 ms, and p50 535 ms, p99 1,555 ms at 1 s (2026-11-26, 100,000 entries).
 While the projections catch up, a change also waits for the changes projection to pass every
 event before it (the first write waited for the whole backlog: that is the maximum).
 The periodic snapshot (and the poll source's reconciliation) read every entry and run beside
@@ -308,7 +313,7 @@ in a run stopped there).
 
 The \`at\` lookup reads \`entry_versions\` (10,000 entries with 100 versions each) exactly as
 annal's point-in-time query does: one probe of the (entry_uuid, valid_from) index.`;
-    recordResults("capture", markdown);
+    recordResults(LARGE ? `capture-${ENTRIES}` : "capture", markdown);
     process.stdout.write(`${markdown}\n`);
   } finally {
     await db.close();

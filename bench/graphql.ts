@@ -16,6 +16,7 @@ import { startSlapd } from "../test/support/slapd.ts";
 import {
   benchDatabase,
   benchSize,
+  sizeOption,
   cpuMs,
   fmt,
   machine,
@@ -244,7 +245,7 @@ export async function graphqlBenchmark(): Promise<void> {
       SIZE === 0 ? "graphql" : `graphql-${SIZE}`,
       `## GraphQL gateway${SIZE === 0 ? "" : `, ${fmt(SIZE)} people`}
 
-Command: \`npm run bench -- graphql${SIZE === 0 ? "" : ` --size ${process.argv[process.argv.indexOf("--size") + 1]}`}\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- graphql${sizeOption()}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}; slapd from Debian (private, loopback)
 
 One request resolves 100 people with 5 fields each (\`uid displayName mail title

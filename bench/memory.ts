@@ -11,6 +11,7 @@ import { freePort } from "../src/ports.ts";
 import {
   benchDatabase,
   benchSize,
+  sizeOption,
   fmt,
   machine,
   percentile,
@@ -180,7 +181,7 @@ ${sampleDirectoryToml(sample)}`,
     const mib = (bytes: number) => fmt(bytes / MIB);
     const markdown = `## Server memory${LARGE ? `, ${fmt(ENTRIES)} entries` : ""}
 
-Command: \`npm run bench -- memory${LARGE ? ` --size ${process.argv[process.argv.indexOf("--size") + 1]}` : ""}\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- memory${sizeOption()}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}; OpenLDAP slapd from Debian, on loopback.
 
 \`annal start\` (bin/annal.js, with its V8 heap settings: src/cli/heap.ts) as a process of its

@@ -25,6 +25,7 @@ import { indexEntryValues } from "../projections/entries/index.ts";
 import {
   benchDatabase,
   benchSize,
+  sizeOption,
   fmt,
   machine,
   percentile,
@@ -505,7 +506,7 @@ export async function restBenchmark(): Promise<void> {
     const large = SEARCH_ENTRIES !== 100_000;
     const markdown = `## REST channel${large ? `, ${fmt(SEARCH_ENTRIES)} entries` : ""}
 
-Command: \`npm run bench -- rest${large ? ` --size ${process.argv[process.argv.indexOf("--size") + 1]}` : ""}${process.argv.includes("--no-export") ? " --no-export" : ""}\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- rest${sizeOption()}${process.argv.includes("--no-export") ? " --no-export" : ""}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}
 
 Entries are written straight into the \`entries\` projection (realistic inetOrgPerson attributes,
@@ -593,7 +594,7 @@ ${plans.join("\n\n")}`;
 
     const exportMarkdown = `## REST channel: export${large ? `, ${fmt(SEARCH_ENTRIES)} entries` : ""}
 
-Command: \`npm run bench -- rest${large ? ` --size ${process.argv[process.argv.indexOf("--size") + 1]}` : ""}\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- rest${sizeOption()}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}
 
 ### Export, ${fmt(EXPORT_STEPS.at(-1)!)} rows (5 attributes + entryUUID and DN)

@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { replayProjection, type Projection } from "../src/projector/index.ts";
 import { EventStore, readAll, START, type LogPosition } from "../src/store/index.ts";
-import { benchDatabase, benchSize, fmt, machine, recordResults, time } from "./support.ts";
+import {
+  benchDatabase,
+  benchSize,
+  fmt,
+  machine,
+  recordResults,
+  sizeOption,
+  time,
+} from "./support.ts";
 
 const SINGLE = 2_000;
 const BATCHES = 200;
@@ -200,7 +208,7 @@ export async function storeBenchmark(): Promise<void> {
       .join("\n");
     const markdown = `## Event store${LARGE ? `, ${fmt(LOG_SIZE)} events` : ""}
 
-Command: \`npm run bench -- store${LARGE ? ` --size ${process.argv[process.argv.indexOf("--size") + 1]}` : ""}\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- store${sizeOption()}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}
 
 Events per second (higher is better); the ratio is annal's rate divided by the baseline's, measured

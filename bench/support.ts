@@ -110,6 +110,12 @@ export function benchSize(fallback: number): number {
   return Number(match[1]) * (match[2] === "m" ? 1_000_000 : match[2] === "k" ? 1000 : 1);
 }
 
+/** The command line's ` --size …` as given, for the command a section records; "" without. */
+export function sizeOption(): string {
+  const index = process.argv.indexOf("--size");
+  return index < 0 ? "" : ` --size ${process.argv[index + 1]}`;
+}
+
 export interface SampleDirectory {
   /** `ldap://…` of the private slapd. */
   readonly url: string;
