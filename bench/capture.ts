@@ -19,15 +19,18 @@ import { SLAPD_BASE, SLAPD_ROOT_DN } from "../src/slapd/index.ts";
 import {
   benchDatabase,
   benchSize,
+  cpuMs,
+  endedChildrenCpuMs,
   fmt,
   machine,
+  machineCpuMs,
   percentile,
   recordResults,
   sampleDirectory,
-  sampleDirectoryToml,
-  time,
-  sizeOption,
   type SampleDirectory,
+  sampleDirectoryToml,
+  sizeOption,
+  time,
 } from "./support.ts";
 
 const run = promisify(execFile);
@@ -83,9 +86,18 @@ export async function captureBenchmark(): Promise<void> {
     // baseline's own rate moves by half between runs on a shared machine.
     const ldapsearchSeconds: number[] = [];
     const importRates: number[] = [];
+    const cpu = { import: [] as RunCpu[], ldapsearch: [] as RunCpu[] };
+    let importedEntries = 0;
     for (let turn = 0; turn < IMPORT_TURNS; turn++) {
-      ldapsearchSeconds.push(await time(() => pagedLdapsearch(sample)));
-      importRates.push(await annalImport(sample));
+      cpu.ldapsearch.push(
+        await cpuOf(sample, async () => {
+          ldapsearchSeconds.push(await time(() => pagedLdapsearch(sample)));
+        }),
+      );
+      const turnImport = await annalImport(sample);
+      importRates.push(turnImport.rate);
+      cpu.import.push(turnImport.cpu);
+      importedEntries = turnImport.entries;
     }
     const ldapsearchRate = ENTRIES / median(ldapsearchSeconds);
     const importRate = median(importRates);
@@ -267,6 +279,16 @@ Machine: ${machine()}; OpenLDAP slapd from Debian, on loopback.
 | the first start's import, in the benchmark's process, one page at a time | ${fmt(firstStartImported / firstStartSeconds)} | the same | ${fmt(firstStartImported / firstStartSeconds / ldapsearchRate, 2)} |
 | \`at\` lookup p50 / p99 (ms), ${fmt(eventCount)} events in the store | ${ms(percentile(atLookup, 50))} / ${ms(percentile(atLookup, 99))} | ${ms(percentile(pkLookup, 50))} / ${ms(percentile(pkLookup, 99))} (primary-key lookup, same table) | ${fmt(percentile(atLookup, 50) / percentile(pkLookup, 50), 2)} (p50) |
 
+Where the import row's time goes: CPU an entry (µs, ${fmt(importedEntries)} entries a turn, the
+mean of the turns) of the client's process (\`annal import\`, or \`ldapsearch\`), of slapd, and
+of the rest of the machine (/proc/stat: PostgreSQL for the most part), and the rate the
+machine's ${os.cpus().length} cores would allow if that work spread over them perfectly.
+
+| CPU µs an entry | client | slapd | rest of the machine | all | entries/s the cores allow |
+|---|---:|---:|---:|---:|---:|
+${cpuRow("`annal import`", cpu.import, importedEntries)}
+${cpuRow("`ldapsearch -E pr=500` (baseline)", cpu.ldapsearch, importedEntries)}
+
 Capture lag, from a directory write returning to its row in \`changes\`: one write at a time,
 each at a random moment within an interval of the last one's capture, ${fmt(ENTRIES)} entries, the
 capture worker as annal runs it (in the process that holds capture's lock: a pass every interval, and
@@ -344,25 +366,62 @@ function pagedLdapsearch(sample: SampleDirectory): Promise<void> {
  * process of its own, into a new database: entries a second by its own report of the time it
  * took, which counts the entries first and leaves out the process's start.
  */
-async function annalImport(sample: SampleDirectory): Promise<number> {
+async function annalImport(
+  sample: SampleDirectory,
+): Promise<{ rate: number; entries: number; cpu: RunCpu }> {
   const db = await benchDatabase();
   const dir = mkdtempSync(path.join(os.tmpdir(), "annal-bench-import-"));
   try {
     const config = path.join(dir, "annal.toml");
     writeFileSync(config, sampleDirectoryToml(sample));
-    const { stdout } = await run(process.execPath, ["bin/annal.js", "import", "--config", config], {
-      env: { ...process.env, DATABASE_URL: db.url, LDAP_PASSWORD: sample.password },
-      maxBuffer: 64 * 1024 * 1024,
+    let stdout = "";
+    const cpu = await cpuOf(sample, async () => {
+      ({ stdout } = await run(process.execPath, ["bin/annal.js", "import", "--config", config], {
+        env: { ...process.env, DATABASE_URL: db.url, LDAP_PASSWORD: sample.password },
+        maxBuffer: 64 * 1024 * 1024,
+      }));
     });
     const report = /imported (\d+) entries in ([\d.]+) s/.exec(stdout);
     if (!report) throw new Error(`annal import said: ${stdout}`);
     const [, entries, seconds] = report;
     if (Number(entries) < ENTRIES) throw new Error(`annal import read ${entries} entries`);
-    return Number(entries) / Number(seconds);
+    return { rate: Number(entries) / Number(seconds), entries: Number(entries), cpu };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await db.close();
   }
+}
+
+/** CPU ms over a child's run: the child's own, slapd's, and the rest of the machine's. */
+interface RunCpu {
+  readonly child: number;
+  readonly slapd: number;
+  /** PostgreSQL for the most part (the benchmark's own process left out). */
+  readonly rest: number;
+}
+
+async function cpuOf(sample: SampleDirectory, work: () => Promise<void>): Promise<RunCpu> {
+  const before = {
+    child: endedChildrenCpuMs(),
+    slapd: cpuMs(sample.pid),
+    self: cpuMs(),
+    machine: machineCpuMs(),
+  };
+  await work();
+  const child = endedChildrenCpuMs() - before.child;
+  const slapd = cpuMs(sample.pid) - before.slapd;
+  const self = cpuMs() - before.self;
+  return { child, slapd, rest: machineCpuMs() - before.machine - child - slapd - self };
+}
+
+/** A table row: CPU µs an entry over all the turns, and the rate the machine's cores allow. */
+function cpuRow(name: string, runs: readonly RunCpu[], entries: number): string {
+  const us = (pick: (run: RunCpu) => number) =>
+    (runs.reduce((sum, run) => sum + pick(run), 0) * 1000) / (entries * runs.length);
+  const [child, slapd, rest] = [us((r) => r.child), us((r) => r.slapd), us((r) => r.rest)];
+  const all = child + slapd + rest;
+  const cores = os.cpus().length;
+  return `| ${name} | ${fmt(child)} | ${fmt(slapd)} | ${fmt(rest)} | ${fmt(all)} | ${fmt((cores * 1_000_000) / all)} |`;
 }
 
 function median(values: readonly number[]): number {

@@ -16,7 +16,6 @@ import { startSlapd } from "../test/support/slapd.ts";
 import {
   benchDatabase,
   benchSize,
-  sizeOption,
   cpuMs,
   fmt,
   machine,
@@ -24,6 +23,7 @@ import {
   profiled,
   recordResults,
   sampleDirectory,
+  sizeOption,
 } from "./support.ts";
 import { createAuthentication } from "../src/auth/index.ts";
 

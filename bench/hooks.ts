@@ -186,6 +186,12 @@ async function startServer(mode: ServerData["mode"], url: string) {
   };
 }
 
+/** CPU ms of one delivery, and the rate at which the machine's cores would be all busy. */
+const allowed = (cpu: { process: number; rest: number }) =>
+  (os.cpus().length * 1000) / (cpu.process + cpu.rest);
+const cpuRow = (name: string, cpu: { process: number; rest: number }) =>
+  `| ${name} | ${fmt(cpu.process, 3)} | ${fmt(cpu.rest, 3)} | ${fmt(cpu.process + cpu.rest, 3)} | ${fmt(allowed(cpu))} |`;
+
 async function measure(mode: ServerData["mode"], url: string, path: string, prefix: string) {
   const server = await startServer(mode, url);
   try {
@@ -262,10 +268,13 @@ queue one job per delivery.
 CPU ms per delivery, measured deliveries only: the benchmark's process (the server's thread and
 the client's), and the rest of the machine (PostgreSQL, for the most part; /proc/stat).
 
-| server | this process | rest of the machine |
-|---|---:|---:|
-| annal | ${fmt(annal.cpu.process, 3)} | ${fmt(annal.cpu.rest, 3)} |
-| bare Fastify route | ${fmt(bare.cpu.process, 3)} | ${fmt(bare.cpu.rest, 3)} |
+| server | this process | rest of the machine | all | deliveries/s the cores allow |
+|---|---:|---:|---:|---:|
+${cpuRow("annal", annal.cpu)}
+${cpuRow("bare Fastify route", bare.cpu)}
+
+The last column is the rate the machine's ${os.cpus().length} cores would allow if that CPU spread over them
+perfectly: annal's is ${fmt(allowed(annal.cpu) / bare.rate, 2)} of the baseline's measured rate.
 
 \`npm run bench -- hooks --profile\` writes a CPU profile of each server's thread.`,
     );

@@ -11,13 +11,13 @@ import { freePort } from "../src/ports.ts";
 import {
   benchDatabase,
   benchSize,
-  sizeOption,
   fmt,
   machine,
   percentile,
   recordResults,
   sampleDirectory,
   sampleDirectoryToml,
+  sizeOption,
 } from "./support.ts";
 
 /**

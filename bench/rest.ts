@@ -25,11 +25,11 @@ import { indexEntryValues } from "../projections/entries/index.ts";
 import {
   benchDatabase,
   benchSize,
-  sizeOption,
   fmt,
   machine,
   percentile,
   recordResults,
+  sizeOption,
   time,
 } from "./support.ts";
 import { createAuthentication } from "../src/auth/index.ts";
