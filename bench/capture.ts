@@ -411,7 +411,10 @@ async function cpuOf(sample: SampleDirectory, work: () => Promise<void>): Promis
   const child = endedChildrenCpuMs() - before.child;
   const slapd = cpuMs(sample.pid) - before.slapd;
   const self = cpuMs() - before.self;
-  return { child, slapd, rest: machineCpuMs() - before.machine - child - slapd - self };
+  // /proc counts in ticks of 10 ms, read at slightly different moments: a rest near nothing
+  // can come out a tick below it.
+  const rest = Math.max(0, machineCpuMs() - before.machine - child - slapd - self);
+  return { child, slapd, rest };
 }
 
 /** A table row: CPU µs an entry over all the turns, and the rate the machine's cores allow. */
