@@ -14,13 +14,14 @@ import { isMainThread, parentPort, Worker, workerData } from "node:worker_thread
 import Fastify from "fastify";
 import { pino } from "pino";
 import { z } from "zod";
-import { createPool } from "../src/db/index.ts";
+import { createPool, type Pool } from "../src/db/index.ts";
 import { defineHooks, hooksPlugin, resolveHooks, signDelivery } from "../src/hooks/index.ts";
 import { http as webhooks } from "../src/hooks/index.ts";
 import { startJobs } from "../src/jobs/index.ts";
 import { EventStore } from "../src/store/index.ts";
 import {
   benchDatabase,
+  benchSize,
   cpuMs,
   fmt,
   machine,
@@ -28,9 +29,12 @@ import {
   percentile,
   profiled,
   recordResults,
+  sizeOption,
 } from "./support.ts";
 import { createAuthentication } from "../src/auth/index.ts";
 
+/** Events in the log before the deliveries (`--size 1m`); none by default. */
+const LOG_SIZE = benchSize(0);
 const WARMUP = 500;
 const DELIVERIES = 5_000;
 const CONCURRENCY = 32;
@@ -186,6 +190,23 @@ async function startServer(mode: ServerData["mode"], url: string) {
   };
 }
 
+/**
+ * \`size\` events in the log, in 5,000 streams, each with an idempotency key as a delivery's
+ * event has one, so the deliveries' look-ups and appends meet indexes of that size.
+ */
+async function fillLog(pool: Pool, size: number): Promise<void> {
+  process.stderr.write(`bench: hooks: writing ${fmt(size)} events to the log\n`);
+  await pool.query(
+    `INSERT INTO events (id, stream_id, stream_version, type, data, occurred_at, idempotency_key)
+     SELECT gen_random_uuid(), 'bulk-' || (g % 5000), g / 5000 + 1, 'Tick', '{}', now(),
+            'bulk:' || g
+       FROM generate_series(0, $1 - 1) AS g`,
+    [size],
+  );
+  await pool.query("VACUUM ANALYZE events");
+  await pool.query("CHECKPOINT");
+}
+
 /** CPU ms of one delivery, and the rate at which the machine's cores would be all busy. */
 const allowed = (cpu: { process: number; rest: number }) =>
   (os.cpus().length * 1000) / (cpu.process + cpu.rest);
@@ -219,6 +240,7 @@ async function measure(mode: ServerData["mode"], url: string, path: string, pref
 export async function hooksBenchmark(): Promise<void> {
   const db = await benchDatabase();
   try {
+    if (LOG_SIZE > 0) await fillLog(db.pool, LOG_SIZE);
     const bare = await measure("bare", db.url, "/bare", "bare");
     const annal = await measure("annal", db.url, "/-hooks/bench/employees", "annal");
     const stored = await db.pool.query<{ n: number }>(
@@ -239,10 +261,10 @@ export async function hooksBenchmark(): Promise<void> {
     }
     const date = new Date().toISOString().slice(0, 10);
     recordResults(
-      "hooks",
-      `## Change-event webhook
+      LOG_SIZE > 0 ? `hooks-${LOG_SIZE}` : "hooks",
+      `## Change-event webhook${LOG_SIZE > 0 ? `, ${fmt(LOG_SIZE)} events in the log` : ""}
 
-Command: \`npm run bench -- hooks\` (run ${date})
+Command: \`npm run bench -- hooks${sizeOption()}\` (run ${date})
 Machine: ${machine()}
 
 Signed deliveries over loopback HTTP/1.1 (keep-alive, ${CONCURRENCY} in flight, ${fmt(DELIVERIES)}
@@ -250,7 +272,7 @@ requests after ${fmt(WARMUP)} to warm up), server in a worker thread, client in 
 Each annal delivery is a new change event of one source: Standard Webhooks signature check, zod
 schema, map, then the \`ChangeEventReceived\` event and its pg-boss job committed (synchronous
 commit) before the 202; deliveries that arrive while their source's transaction runs share the
-next one (group commit). The baseline is a bare Fastify route that only answers 200, sent the
+next one (group commit). ${LOG_SIZE > 0 ? `The log holds ${fmt(LOG_SIZE)} events before the run (5,000 streams, each event with an idempotency key), vacuumed and checkpointed. ` : "The log is new. "}The baseline is a bare Fastify route that only answers 200, sent the
 same requests by the same client in the same run. The machine is shared: load average
 ${os
   .loadavg()
