@@ -25,7 +25,9 @@ import {
   machine,
   machineCpuMs,
   percentile,
+  rateTheCoresAllow,
   recordResults,
+  restOfMachineMs,
   sampleDirectory,
   type SampleDirectory,
   sampleDirectoryToml,
@@ -411,10 +413,7 @@ async function cpuOf(sample: SampleDirectory, work: () => Promise<void>): Promis
   const child = endedChildrenCpuMs() - before.child;
   const slapd = cpuMs(sample.pid) - before.slapd;
   const self = cpuMs() - before.self;
-  // /proc counts in ticks of 10 ms, read at slightly different moments: a rest near nothing
-  // can come out a tick below it.
-  const rest = Math.max(0, machineCpuMs() - before.machine - child - slapd - self);
-  return { child, slapd, rest };
+  return { child, slapd, rest: restOfMachineMs(before.machine, child + slapd + self) };
 }
 
 /** A table row: CPU µs an entry over all the turns, and the rate the machine's cores allow. */
@@ -423,8 +422,7 @@ function cpuRow(name: string, runs: readonly RunCpu[], entries: number): string 
     (runs.reduce((sum, run) => sum + pick(run), 0) * 1000) / (entries * runs.length);
   const [child, slapd, rest] = [us((r) => r.child), us((r) => r.slapd), us((r) => r.rest)];
   const all = child + slapd + rest;
-  const cores = os.cpus().length;
-  return `| ${name} | ${fmt(child)} | ${fmt(slapd)} | ${fmt(rest)} | ${fmt(all)} | ${fmt((cores * 1_000_000) / all)} |`;
+  return `| ${name} | ${fmt(child)} | ${fmt(slapd)} | ${fmt(rest)} | ${fmt(all)} | ${fmt(rateTheCoresAllow(all / 1000))} |`;
 }
 
 function median(values: readonly number[]): number {

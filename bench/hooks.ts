@@ -28,7 +28,9 @@ import {
   machineCpuMs,
   percentile,
   profiled,
+  rateTheCoresAllow,
   recordResults,
+  restOfMachineMs,
   sizeOption,
 } from "./support.ts";
 import { createAuthentication } from "../src/auth/index.ts";
@@ -209,7 +211,7 @@ async function fillLog(pool: Pool, size: number): Promise<void> {
 
 /** CPU ms of one delivery, and the rate at which the machine's cores would be all busy. */
 const allowed = (cpu: { process: number; rest: number }) =>
-  (os.cpus().length * 1000) / (cpu.process + cpu.rest);
+  rateTheCoresAllow(cpu.process + cpu.rest);
 const cpuRow = (name: string, cpu: { process: number; rest: number }) =>
   `| ${name} | ${fmt(cpu.process, 3)} | ${fmt(cpu.rest, 3)} | ${fmt(cpu.process + cpu.rest, 3)} | ${fmt(allowed(cpu))} |`;
 
@@ -228,8 +230,7 @@ async function measure(mode: ServerData["mode"], url: string, path: string, pref
       // machine (PostgreSQL, for the most part).
       cpu: {
         process: processMs / DELIVERIES,
-        // In ticks of 10 ms, read at slightly different moments: nothing can read a tick below.
-        rest: Math.max(0, machineCpuMs() - before.machine - processMs) / DELIVERIES,
+        rest: restOfMachineMs(before.machine, processMs) / DELIVERIES,
       },
     };
   } finally {

@@ -228,6 +228,20 @@ export function machineCpuMs(): number {
 }
 
 /**
+ * CPU ms the rest of the machine used since `machineBefore` (a `machineCpuMs()`), beyond the
+ * `accounted` ms of processes read apart. /proc counts in ticks of 10 ms, read at slightly
+ * different moments: a rest near nothing reads as nothing, not a tick below it.
+ */
+export function restOfMachineMs(machineBefore: number, accounted: number): number {
+  return Math.max(0, machineCpuMs() - machineBefore - accounted);
+}
+
+/** Items a second that `cpuMsEach` of CPU an item allows, every core of the machine busy. */
+export function rateTheCoresAllow(cpuMsEach: number): number {
+  return (os.cpus().length * 1000) / cpuMsEach;
+}
+
+/**
  * Runs `work`, with a CPU profile of this process around it when the command line has
  * `--profile`: written to the system's temporary directory as `<name>.cpuprofile` (open it in
  * Chrome's DevTools), and its busiest packages printed to standard error.
