@@ -38,3 +38,20 @@ t.test("the README links and names nothing outside the repository", async (t) =>
     }
   }
 });
+
+t.test(
+  "the gateway README says what docs/configuration.md says a schema path is relative to",
+  async (t) => {
+    const gateway = readFileSync(path.join(REPO, "ops/demo/gateway/README.md"), "utf8");
+    const schemaLine = gateway.split("\n").find((line) => /^schema = /.test(line));
+    t.match(schemaLine, /relative to this annal\.toml's directory/);
+    t.match(
+      readFileSync(path.join(REPO, "docs/configuration.md"), "utf8"),
+      /relative to the configuration file's directory\*\* is for files that go with the configuration \(hooks, the GraphQL schema/,
+    );
+  },
+);
+
+t.test("the at=$before example notes the time a second before the change", async (t) => {
+  t.match(README, /before=\$\(date -u \+%Y-%m-%dT%H:%M:%SZ\); sleep 1\n/);
+});
