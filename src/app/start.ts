@@ -23,6 +23,7 @@ import { engineDeps } from "./engine.ts";
 import { checkConfiguration } from "./preflight.ts";
 import { startJobs } from "../jobs/index.ts";
 import { deployDefinitions } from "../workflow/index.ts";
+import { startDemoMailCatcher } from "../demo/index.ts";
 
 export interface StartAnnalOptions {
   readonly config: AnnalConfig;
@@ -95,6 +96,18 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
 
     const directory = await startDirectory({ config, pool: database.pool, store, parts, log });
     started.add("directory", () => directory.stop());
+
+    // The demo's mail catcher, where the endpoints that send mail run.
+    const mailDemo = config.messaging?.demo;
+    if (mailDemo && runs("api")) {
+      const catcher = await startDemoMailCatcher({ port: mailDemo.port, pool: database.pool, log });
+      if ("unavailable" in catcher) {
+        log.warn(`no demo mail catcher: ${catcher.unavailable}; mail goes to what listens there`);
+      } else {
+        started.add("mail catcher", () => catcher.stop());
+        log.info({ mail: catcher.url }, `demo mail catcher on ${catcher.url}`);
+      }
+    }
 
     // The Access Configuration is activated (or not) by every start; sign-in is the API's.
     const accounts = await startAccounts({

@@ -15,3 +15,9 @@ export {
   type DemoIdentityProvider,
   type DemoIdentityProviderOptions,
 } from "./identity-provider.ts";
+export {
+  recentDemoMail,
+  startDemoMailCatcher,
+  type DemoMail,
+  type DemoMailCatcher,
+} from "./mail-catcher.ts";

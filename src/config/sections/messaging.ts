@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { duration, integer, text } from "../fields.ts";
+import { duration, integer, port, text } from "../fields.ts";
 
 const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
@@ -68,6 +68,21 @@ export function messagingSection() {
           .meta({
             description:
               'The SMTP servers mail can go through, by name (`messaging.send({ transport: "smtp", ... })`).',
+          }),
+        demo: z
+          .strictObject(
+            {
+              port: port().meta({
+                description: "Port the demo's mail catcher listens on, on 127.0.0.1.",
+                example: 2525,
+              }),
+            },
+            { error: "expected a table: [messaging.demo] with port" },
+          )
+          .optional()
+          .meta({
+            description:
+              "Only in the demo configuration: annal runs a mail catcher (an SMTP server on `127.0.0.1:<port>`) that takes every message and keeps it, for `annal mail` to show; point a transport at it.",
           }),
       },
       { error: "expected a table: [messaging]" },

@@ -1,0 +1,60 @@
+import path from "node:path";
+import pino from "pino";
+import t from "tap";
+import { recentDemoMail, startDemoMailCatcher } from "../../src/demo/index.ts";
+import { freePort } from "../../src/ports.ts";
+import { call, startRulesAnnal } from "../endpoints/support.ts";
+import { eventually } from "../support/eventually.ts";
+
+t.setTimeout(240_000);
+
+// The demo's welcome endpoint with the demo's own mail catcher ([messaging.demo]), as
+// ops/demo/annal.toml configures it: a send succeeds with no mail server of one's own, and the
+// message is kept for `annal mail`.
+const DEMO = path.resolve(import.meta.dirname, "../../ops/demo");
+const smtpPort = await freePort();
+const app = await startRulesAnnal(t, {
+  file: path.join(DEMO, "rules/index.ts"),
+  extraToml: `[messaging]
+from = "Example IT <it@example.org>"
+
+[messaging.transports.smtp]
+host = "127.0.0.1"
+port = ${smtpPort}
+
+[messaging.demo]
+port = ${smtpPort}
+
+[templating.partials]
+welcome = "${DEMO}/templates/welcome.hbs"
+signature = "${DEMO}/templates/signature.hbs"
+`,
+});
+const operator = await app.token(["read", "operator"], "onboarding");
+
+t.test("the demo's welcome mail reaches the demo's own catcher and is kept", async (t) => {
+  const answer = await call(`${app.url}/api/welcome/prossi`, { token: operator, method: "POST" });
+  t.equal(answer.status, 200, "not 502: something takes the mail");
+  t.match(await answer.json(), { sent: true, messageId: /.+/ });
+  const [mail] = await eventually(
+    async () => {
+      const kept = await recentDemoMail(app.db.pool, 10);
+      return kept.length > 0 ? kept : undefined;
+    },
+    { what: "the kept welcome mail" },
+  );
+  t.equal(mail!.subject, "Welcome to Example");
+  t.equal(mail!.from, "it@example.org");
+  t.match(mail!.to, [/@example\.org$/]);
+  t.match(mail!.text, /Hello Priya Rossi,/);
+});
+
+t.test("a port already taken is not the demo's failure: it says so", async (t) => {
+  const second = await startDemoMailCatcher({
+    port: smtpPort,
+    pool: app.db.pool,
+    log: pino({ level: "silent" }),
+  });
+  t.ok("unavailable" in second);
+  t.match((second as { unavailable: string }).unavailable, `127.0.0.1:${smtpPort} is taken`);
+});
