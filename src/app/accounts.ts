@@ -73,6 +73,7 @@ export async function startAccounts(options: {
       redirectUri: `${publicUrl}/auth/callback`,
       directory: directory.client,
       base,
+      pool,
     });
     stopProvider = () => provider.stop();
     log.info({ issuer: provider.issuer }, `demo OpenID provider on ${provider.issuer}`);

@@ -46,6 +46,8 @@ export interface Caller {
    * older than `[auth] principalsRefresh`: reads go on, commands fail (`assertAuthority`).
    */
   readonly authority: "confirmed" | "unconfirmed";
+  /** Why authority is unconfirmed, when it is and the last refresh said why. */
+  readonly authorityProblem?: string;
   /** Whether an Access Configuration is active (without one, configurable access is denied). */
   readonly accessActive: boolean;
   /** Set when the provider gave more principals than `[auth] maxPrincipals`. */
@@ -86,6 +88,7 @@ export interface CallerInput {
   readonly ownAccess: readonly string[];
   readonly grants: ActiveGrants | undefined;
   readonly authority: "confirmed" | "unconfirmed";
+  readonly authorityProblem?: string | undefined;
   readonly principalLimit?: { readonly count: number; readonly limit: number } | undefined;
 }
 
@@ -108,6 +111,7 @@ export function buildCaller(input: CallerInput): Caller {
     principals,
     access,
     authority: input.authority,
+    ...(input.authorityProblem === undefined ? {} : { authorityProblem: input.authorityProblem }),
     accessActive: grants !== undefined,
     principalLimit: input.principalLimit,
     has,
@@ -160,11 +164,18 @@ export function assertAccess(caller: Holder, access: string): void {
  * Refuses a command (a mutation, a workflow command) when the caller's authority is not
  * confirmed: its identity provider could not be reached and its principals are stale.
  */
-export function assertAuthority(caller: Pick<Caller, "authority" | "account">): void {
+export function assertAuthority(
+  caller: Pick<Caller, "authority" | "authorityProblem" | "account">,
+): void {
   if (caller.authority === "confirmed") return;
+  const origin = caller.account.origin;
   throw new AnnalError(
     "WF_AUTHORIZATION_DENIED",
-    `the authority of ${caller.account.name} could not be confirmed: the identity provider of origin "${caller.account.origin}" did not answer`,
+    `the authority of ${caller.account.name} could not be confirmed: ${caller.authorityProblem ?? `the identity provider of origin "${origin}" did not answer`}`,
+    {
+      hint: "sign in again; if that fails too, the identity provider is down or refuses this account",
+      details: { reason: "authority-unconfirmed", signInAgain: true, origin },
+    },
   );
 }
 

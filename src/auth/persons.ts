@@ -108,7 +108,7 @@ export async function recordPrincipals(
        VALUES ($1, $2, $3, $4, now())
        ON CONFLICT (account_id) DO UPDATE SET principals = EXCLUDED.principals,
          principal_count = EXCLUDED.principal_count, over_limit = EXCLUDED.over_limit,
-         refreshed_at = EXCLUDED.refreshed_at, refresh_failed_at = NULL
+         refreshed_at = EXCLUDED.refreshed_at, refresh_failed_at = NULL, refresh_failure = NULL
        RETURNING refreshed_at AS now`,
       [accountId, principals, found.count, over],
     )
@@ -134,9 +134,17 @@ export async function recordPrincipals(
   );
 }
 
-/** Notes that a refresh of the account's principals failed (the provider did not answer). */
-export async function recordRefreshFailure(db: Queryable, accountId: string): Promise<void> {
-  await db.query("UPDATE account_principals SET refresh_failed_at = now() WHERE account_id = $1", [
-    accountId,
-  ]);
+/**
+ * Notes that a refresh of the account's principals failed, and why (`the identity provider
+ * answered invalid_grant`, `... could not be reached`).
+ */
+export async function recordRefreshFailure(
+  db: Queryable,
+  accountId: string,
+  failure: string,
+): Promise<void> {
+  await db.query(
+    "UPDATE account_principals SET refresh_failed_at = now(), refresh_failure = $2 WHERE account_id = $1",
+    [accountId, failure],
+  );
 }

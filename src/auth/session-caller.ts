@@ -50,6 +50,7 @@ interface SessionRow {
   principal_count: number | null;
   over_limit: boolean | null;
   stale: boolean | null;
+  refresh_failure: string | null;
 }
 
 /**
@@ -60,6 +61,8 @@ interface SessionRow {
  */
 export function sessionAuthenticator(pool: Pool, people: PeopleOptions) {
   const refreshing = new Map<string, Promise<void>>();
+  // When each account's failed refresh was last logged: once per account per interval.
+  const failureLogged = new Map<string, number>();
   const { auth } = people;
   // Minute resolution for "last seen", finer when the idle timeout is short.
   const touchAfterMs = Math.min(60_000, Math.floor(auth.session.idleTimeout / 10));
@@ -89,12 +92,19 @@ export function sessionAuthenticator(pool: Pool, people: PeopleOptions) {
             }
           });
         } catch (error) {
-          people.log?.warn(
-            { err: error, account: row.account_id, origin: row.origin },
-            "principals could not be refreshed; authority is unconfirmed until they are",
-          );
-          await recordRefreshFailure(pool, row.account_id);
+          const failure = refreshFailure(error, row.origin);
+          const logged = failureLogged.get(row.account_id);
+          if (logged === undefined || Date.now() - logged >= auth.principalsRefresh) {
+            failureLogged.set(row.account_id, Date.now());
+            people.log?.warn(
+              { account: row.account_id, name: row.name, origin: row.origin, failure },
+              `principals of ${row.name} could not be refreshed: ${failure}; authority is unconfirmed until they are (logged once per [auth] principalsRefresh)`,
+            );
+          }
+          await recordRefreshFailure(pool, row.account_id, failure);
+          return;
         }
+        failureLogged.delete(row.account_id);
       })().finally(() => refreshing.delete(row.account_id));
       refreshing.set(row.account_id, running);
     }
@@ -109,7 +119,7 @@ export function sessionAuthenticator(pool: Pool, people: PeopleOptions) {
                   OR s.last_seen_at <= now() - make_interval(secs => $2::double precision / 1000)) AS expired,
                 s.last_seen_at < now() - make_interval(secs => $3::double precision / 1000) AS touch,
                 s.provider_tokens, a.id AS account_id, a.origin, a.subject, a.name, a.display_name, a.dn,
-                p.principals, p.principal_count, p.over_limit,
+                p.principals, p.principal_count, p.over_limit, p.refresh_failure,
                 p.refreshed_at < now() - make_interval(secs => $4::double precision / 1000) AS stale
            FROM sessions s JOIN person_accounts a ON a.id = s.account_id
            LEFT JOIN account_principals p ON p.account_id = a.id
@@ -162,9 +172,34 @@ export function sessionAuthenticator(pool: Pool, people: PeopleOptions) {
       ownAccess: [],
       grants,
       authority: stillStale ? "unconfirmed" : "confirmed",
+      authorityProblem: stillStale ? (row.refresh_failure ?? undefined) : undefined,
       principalLimit: row.over_limit
         ? { count: row.principal_count ?? 0, limit: auth.maxPrincipals }
         : undefined,
     });
   };
+}
+
+/**
+ * What went wrong with a refresh, in words for a log line and a refused command: the
+ * provider's own error code when it answered with one (openid-client's `ResponseBodyError`
+ * carries `error` and `error_description`), else that it could not be reached, and how.
+ */
+export function refreshFailure(error: unknown, origin: string): string {
+  const provider = `the identity provider of origin "${origin}"`;
+  // The source's own error wraps what the client met (`cause`): look through the chain.
+  let code: string | undefined;
+  for (let at = error as Record<string, unknown> | undefined, depth = 0; at && depth < 5; depth++) {
+    if (typeof at.error === "string") {
+      const description =
+        typeof at.error_description === "string" ? ` (${at.error_description})` : "";
+      return `${provider} answered ${at.error}${description}`;
+    }
+    if (code === undefined && typeof at.code === "string" && /^E[A-Z]+$/.test(at.code)) {
+      code = at.code;
+    }
+    at = at.cause as Record<string, unknown> | undefined;
+  }
+  if (code !== undefined) return `${provider} could not be reached (${code})`;
+  return `${provider} did not answer: ${error instanceof Error ? error.message : String(error)}`;
 }

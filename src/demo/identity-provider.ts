@@ -2,9 +2,11 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Configuration } from "oidc-provider";
 import { directoryGroupsOf } from "../auth/index.ts";
+import type { Pool } from "../db/index.ts";
 import { eq, type DirectoryClient } from "../directory/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { interactionPage } from "./identity-provider-page.ts";
+import { demoProviderSecrets, postgresAdapter } from "./identity-provider-store.ts";
 
 export interface DemoIdentityProviderOptions {
   readonly port: number;
@@ -17,6 +19,12 @@ export interface DemoIdentityProviderOptions {
   readonly directory: DirectoryClient;
   /** Where people are found, and their groups. */
   readonly base: string;
+  /**
+   * annal's database, where the provider keeps its grants, sessions, tokens and keys
+   * (`demo_oidc`), so sign-ins survive a restart. Without it (a test's own provider), all of
+   * that lives in memory and goes with the process.
+   */
+  readonly pool?: Pool;
 }
 
 export interface DemoIdentityProvider {
@@ -53,8 +61,9 @@ export async function startDemoIdentityProvider(
   const text = (values: unknown) =>
     Array.isArray(values) && typeof values[0] === "string" ? values[0] : undefined;
 
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const secrets = options.pool ? await demoProviderSecrets(options.pool) : freshSecrets();
   const configuration: Configuration = {
+    ...(options.pool ? { adapter: postgresAdapter(options.pool) } : {}),
     clients: [
       {
         client_id: options.clientId,
@@ -66,11 +75,9 @@ export async function startDemoIdentityProvider(
       },
     ],
     jwks: {
-      keys: [
-        { ...privateKey.export({ format: "jwk" }), kid: "demo", use: "sig", alg: "RS256" },
-      ] as never,
+      keys: [{ ...secrets.signingKey, kid: "demo", use: "sig", alg: "RS256" }] as never,
     },
-    cookies: { keys: [randomBytes(32).toString("base64url")] },
+    cookies: { keys: [secrets.cookieKey] },
     pkce: { required: () => true },
     scopes: ["openid", "profile", "email", "groups", "offline_access"],
     claims: {
@@ -210,6 +217,14 @@ export async function startDemoIdentityProvider(
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+function freshSecrets() {
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  return {
+    signingKey: privateKey.export({ format: "jwk" }),
+    cookieKey: randomBytes(32).toString("base64url"),
   };
 }
 
