@@ -5,7 +5,7 @@ import { loadDirectorySchema, type DirectorySchema } from "../directory/index.ts
 import type { Pool } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
-import { startDemoDirectory } from "../demo/index.ts";
+import { seedDemoHistory, startDemoDirectory } from "../demo/index.ts";
 import type { Stoppable } from "./lifecycle.ts";
 import type { AnnalPart } from "./parts.ts";
 
@@ -91,6 +91,7 @@ export async function startDirectory(options: DirectoryOptions): Promise<Running
       normalizer: createNormalizer(schema, directory),
       base: directory.base,
       log: log.child({ component: "capture" }),
+      ...(directory.demo?.history ? { beforeFirstImport: seedDemoHistory } : {}),
     },
     stop,
   };

@@ -13,6 +13,12 @@ export interface CaptureContext {
   /** The directory base: only entries at or below it are captured. */
   readonly base: string;
   readonly log: Pick<Logger, "info" | "warn" | "error" | "debug">;
+  /**
+   * Run once, on the first start, just before the first import: what the log should hold
+   * before the directory's snapshots (the demo's past, `seedDemoHistory`). Returns the events
+   * it appended.
+   */
+  readonly beforeFirstImport?: (context: CaptureContext) => Promise<number>;
 }
 
 /** What a capture run did. */

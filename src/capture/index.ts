@@ -4,6 +4,7 @@
  * entry at the first start and periodically.
  */
 export { captureFromAccesslog, accesslogHead } from "./from-accesslog.ts";
+export { formatGeneralizedTime } from "./accesslog.ts";
 export { captureByPolling, reconcileByPolling } from "./from-polling.ts";
 export { importEntries, countEntries } from "./import.ts";
 export { paceByProjections } from "./pace.ts";
@@ -23,6 +24,8 @@ export type { CaptureSchedule, CaptureWorker } from "./worker.ts";
 export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } from "./intents.ts";
 export type { WriteCause } from "./intents.ts";
 export { readStoredText, storableText } from "./stored-value.ts";
+export { changeBetween } from "./changes.ts";
+export { entryState } from "./normalize.ts";
 export {
   FAILING_AFTER_PASSES,
   readCaptureStatus,

@@ -51,6 +51,10 @@ export async function ensureImported(
         ? await accesslogHead(context, "19700101000000.000000Z")
         : // modifyTimestamp has whole seconds: start a second back and compare states.
           formatGeneralizedTime(new Date(Date.now() - 1000)).replace(/\.\d+Z$/, "Z");
+    if (context.beforeFirstImport) {
+      const seeded = await context.beforeFirstImport(context);
+      context.log.info({ events: seeded }, "the log's past written before the first import");
+    }
     context.log.info({ source }, "first start of capture: importing every entry");
     const result = await importEntries(context, { reason: "import", ...options });
     await writeCaptureCheckpoint(client, source, start);

@@ -21,3 +21,4 @@ export {
   type DemoMail,
   type DemoMailCatcher,
 } from "./mail-catcher.ts";
+export { seedDemoHistory } from "./history.ts";

@@ -149,6 +149,10 @@ function demo(ctx: SectionContext) {
         dataDir: localPath(ctx)
           .prefault(".annal/slapd")
           .meta({ description: "The demo slapd's database and configuration." }),
+        history: z.boolean({ error: "expected true or false" }).default(true).meta({
+          description:
+            "Give the demo a past: on the first start, 90 days of hires, title changes, group moves, a leaver and an access request are written to the log (marked `demo: true`) before the import, ending in the directory as it is.",
+        }),
       },
       { error: "expected a table: [directory.demo]" },
     )

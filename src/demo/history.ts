@@ -1,0 +1,282 @@
+/**
+ * A past for the demo: on the first start, before the import of the demo directory, the log
+ * is given 90 days of plausible history that ends exactly in the directory as it is. Every
+ * entry was there 90 days ago, but for six people hired since (each added to their groups);
+ * five people changed title, three moved from one group to another, one person left (deleted,
+ * and taken out of her group), and one was added to a group by an approved access request.
+ *
+ * Each change is an event with its past `occurredAt`, marked `demo: true` and
+ * `source: "demo-history"` in its metadata, and appended in the order of those moments, so
+ * `at` a past moment, an entry's history and the change feed all have something to show on
+ * the first start. The import's snapshots then follow, equal to the last seeded states.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  changeBetween,
+  entryState,
+  formatGeneralizedTime,
+  type CaptureContext,
+} from "../capture/index.ts";
+import { withTransaction } from "../db/index.ts";
+import { entryStream, type EntryState } from "../events/index.ts";
+import { appendToStreams, type StreamAppend } from "../store/index.ts";
+
+const DAY = 24 * 3600 * 1000;
+/** Who made the demo's past changes: the directory's administrator, as HR's tools bind. */
+const HR = "cn=admin,dc=example,dc=org";
+
+/** One change of the story: at a moment, to one entry. */
+interface Edit {
+  readonly at: Date;
+  readonly uuid: string;
+  /** The entry's state after the edit, given its state before (null: absent). */
+  readonly apply: (before: EntryState | null) => EntryState | null;
+  /** The same backwards: the state before, given the state after. */
+  readonly undo: (after: EntryState | null) => EntryState | null;
+  readonly story: string;
+}
+
+/**
+ * Seeds the demo's past into the log (see the module's comment). Returns the events appended.
+ * Called once, before the first import; the states it ends in are the directory's own.
+ */
+export async function seedDemoHistory(context: CaptureContext, now = new Date()): Promise<number> {
+  const states = await currentStates(context);
+  const edits = demoStory(states, now);
+  // Back from today's states through every edit, newest first: the states 90 days ago.
+  const initial = new Map<string, EntryState | null>(states);
+  for (const edit of [...edits].sort((a, b) => b.at.getTime() - a.at.getTime())) {
+    initial.set(edit.uuid, edit.undo(initial.get(edit.uuid) ?? null));
+  }
+  const start = atHour(now, 90, 8, 0);
+  const batches: StreamAppend[][] = [
+    [...initial]
+      .filter((entry): entry is [string, EntryState] => entry[1] !== null)
+      .flatMap(([uuid, state]) => eventsOf(uuid, null, state, start, "the directory 90 days ago")),
+  ];
+  const current = new Map(initial);
+  const byMoment = Map.groupBy(
+    [...edits].sort((a, b) => a.at.getTime() - b.at.getTime()),
+    (edit) => edit.at.getTime(),
+  );
+  for (const moment of byMoment.values()) {
+    const batch: StreamAppend[] = [];
+    for (const edit of moment) {
+      const before = current.get(edit.uuid) ?? null;
+      const after = edit.apply(before);
+      current.set(edit.uuid, after);
+      batch.push(...eventsOf(edit.uuid, before, after, edit.at, edit.story));
+    }
+    batches.push(batch);
+  }
+  return withTransaction(context.pool, async (tx) => {
+    let appended = 0;
+    for (const batch of batches) appended += await appendToStreams(tx, batch);
+    return appended;
+  });
+}
+
+/** Every entry under the base as capture records it, by entryUUID. */
+async function currentStates(context: CaptureContext): Promise<Map<string, EntryState>> {
+  const states = new Map<string, EntryState>();
+  for await (const page of context.directory.search(context.base, {
+    scope: "sub",
+    attributes: ["*", "+"],
+    binaryAttributes: context.normalizer.schema.binaryAttributes(),
+    pageSize: 500,
+  })) {
+    for (const entry of page) {
+      const state = entryState(context.normalizer, entry);
+      const uuid = state.operational.entryUUID?.[0]?.toLowerCase();
+      if (uuid) states.set(uuid, state);
+    }
+  }
+  return states;
+}
+
+function eventsOf(
+  uuid: string,
+  before: EntryState | null,
+  after: EntryState | null,
+  at: Date,
+  story: string,
+): StreamAppend[] {
+  const stamped = after && stampedAt(after, at, before === null);
+  const built = changeBetween(uuid, before, stamped);
+  if (!built) return [];
+  const { observed: _observed, ...change } = built.change;
+  return [
+    {
+      streamId: entryStream(uuid),
+      events: [
+        {
+          type: built.eventType,
+          data: change,
+          occurredAt: at,
+          metadata: { actor: HR, source: "demo-history", demo: true, story },
+        },
+      ],
+    },
+  ];
+}
+
+/** The state with the operational timestamps of a change at `at`. */
+function stampedAt(state: EntryState, at: Date, created: boolean): EntryState {
+  const time = formatGeneralizedTime(at).replace(/\.\d+Z$/, "Z");
+  return {
+    ...state,
+    operational: {
+      ...state.operational,
+      modifyTimestamp: [time],
+      ...(created ? { createTimestamp: [time] } : {}),
+    },
+  };
+}
+
+/** The story's edits, chosen from today's entries so that it ends in them. */
+function demoStory(states: ReadonlyMap<string, EntryState>, now: Date): Edit[] {
+  const entries = [...states].sort(([, a], [, b]) => a.dn.localeCompare(b.dn));
+  const people = entries.filter(([, s]) => has(s, "objectClass", "inetOrgPerson"));
+  const groups = entries.filter(
+    ([, s]) => has(s, "objectClass", "groupOfNames") && /,ou=groups,/i.test(s.dn),
+  );
+  const groupsOf = (dn: string) => groups.filter(([, g]) => has(g, "member", dn));
+  const taken = new Set<string>();
+  /** `count` of those that fit and are not in the story yet, spread over the directory. */
+  const choose = (pool: typeof people, count: number, fits: (s: EntryState) => boolean) => {
+    const fitting = pool.filter(([uuid, state]) => !taken.has(uuid) && fits(state));
+    const step = Math.max(1, Math.floor(fitting.length / count));
+    const chosen = fitting.filter((_, i) => i % step === step >> 1).slice(0, count);
+    for (const [uuid] of chosen) taken.add(uuid);
+    return chosen;
+  };
+  const edits: Edit[] = [];
+
+  // Hires: added on their first day, then to their groups a few minutes later.
+  const hired = choose(
+    people,
+    6,
+    (s) => groupsOf(s.dn).length > 0 && !/^Head/.test(first(s, "title")),
+  );
+  hired.forEach(([uuid, person], i) => {
+    const at = atHour(now, [72, 58, 41, 27, 13, 4][i]!, 9, 12);
+    const name = first(person, "displayName");
+    edits.push({ at, uuid, apply: () => person, undo: () => null, story: `${name} joined` });
+    for (const [group] of groupsOf(person.dn)) {
+      edits.push(membership(group, person.dn, "add", plus(at, 7), `${name} joined`));
+    }
+  });
+
+  // Title changes: the title before is the title without its "Senior".
+  const promoted = choose(people, 5, (s) => /^Senior /.test(first(s, "title")));
+  promoted.forEach(([uuid, person], i) => {
+    const title = first(person, "title");
+    const previous = title.replace(/^Senior /, "");
+    edits.push({
+      at: atHour(now, [66, 49, 33, 19, 6][i]!, 14, 30),
+      uuid,
+      apply: (before) => withValues(before!, "title", [title]),
+      undo: (after) => withValues(after!, "title", [previous]),
+      story: `${first(person, "displayName")} became ${title}`,
+    });
+  });
+
+  // Group moves: from a group they are not in today to one they are in.
+  const moved = choose(people, 3, (s) => groupsOf(s.dn).length > 0);
+  moved.forEach(([, person], i) => {
+    const at = atHour(now, [54, 23, 8][i]!, 11, 5);
+    const [to] = groupsOf(person.dn).at(-1)!;
+    const from = groups.find(
+      ([, g]) => !has(g, "member", person.dn) && g.dn !== states.get(to)!.dn,
+    );
+    if (from === undefined) return;
+    const story = `${first(person, "displayName")} moved from ${first(from[1], "cn")} to ${first(states.get(to)!, "cn")}`;
+    edits.push(membership(from[0], person.dn, "remove", at, story));
+    edits.push(membership(to, person.dn, "add", at, story));
+  });
+
+  // A leaver: someone who is not in the directory today, modelled on a colleague.
+  const model = people.find(([uuid, s]) => !taken.has(uuid) && groupsOf(s.dn).length > 0);
+  if (model) {
+    const leaverUuid = randomUUID();
+    const leaverDn = model[1].dn.replace(/^uid=[^,]+/, "uid=mhartmann");
+    const leaver: EntryState = {
+      ...model[1],
+      dn: leaverDn,
+      attributes: {
+        ...model[1].attributes,
+        uid: ["mhartmann"],
+        cn: ["Maren Hartmann"],
+        sn: ["Hartmann"],
+        givenName: ["Maren"],
+        displayName: ["Maren Hartmann"],
+        mail: ["mhartmann@example.org"],
+      },
+      operational: { ...model[1].operational, entryUUID: [leaverUuid] },
+    };
+    const at = atHour(now, 11, 17, 40);
+    const story = "Maren Hartmann left";
+    edits.push({ at, uuid: leaverUuid, apply: () => null, undo: () => leaver, story });
+    const [group] = groupsOf(model[1].dn)[0]!;
+    edits.push(membership(group, leaverDn, "remove", plus(at, 2), story));
+  }
+
+  // An access request, approved by the group's owner.
+  const requester = choose(people, 1, (s) => groupsOf(s.dn).some(([, g]) => g.attributes.owner));
+  for (const [, person] of requester) {
+    const [group, state] = groupsOf(person.dn).find(([, g]) => g.attributes.owner)!;
+    const owner = states.get(
+      [...states].find(
+        ([, s]) => s.dn.toLowerCase() === first(state, "owner").toLowerCase(),
+      )?.[0] ?? "",
+    );
+    const story = `access request: ${first(person, "displayName")} asked for ${first(state, "cn")}, approved by ${owner ? first(owner, "displayName") : "its owner"}`;
+    edits.push(membership(group, person.dn, "add", atHour(now, 16, 10, 20), story));
+  }
+  return edits;
+}
+
+/** A member added to (or removed from) a group. */
+function membership(
+  group: string,
+  member: string,
+  change: "add" | "remove",
+  at: Date,
+  story: string,
+): Edit {
+  const add = (state: EntryState | null) =>
+    withValues(state!, "member", [...(state!.attributes.member ?? []), member]);
+  const remove = (state: EntryState | null) =>
+    withValues(
+      state!,
+      "member",
+      (state!.attributes.member ?? []).filter((dn) => dn.toLowerCase() !== member.toLowerCase()),
+    );
+  return change === "add"
+    ? { at, uuid: group, apply: add, undo: remove, story }
+    : { at, uuid: group, apply: remove, undo: add, story };
+}
+
+function withValues(state: EntryState, attribute: string, values: string[]): EntryState {
+  return { ...state, attributes: { ...state.attributes, [attribute]: values } };
+}
+
+function has(state: EntryState, attribute: string, value: string): boolean {
+  const wanted = value.toLowerCase();
+  return (state.attributes[attribute] ?? []).some((v) => v.toLowerCase() === wanted);
+}
+
+function first(state: EntryState, attribute: string): string {
+  return state.attributes[attribute]?.[0] ?? "";
+}
+
+/** `daysAgo` days before `now`, at the given time of day (UTC). */
+function atHour(now: Date, daysAgo: number, hour: number, minute: number): Date {
+  const day = new Date(now.getTime() - daysAgo * DAY);
+  day.setUTCHours(hour, minute, 0, 0);
+  return day;
+}
+
+function plus(at: Date, minutes: number): Date {
+  return new Date(at.getTime() + minutes * 60_000);
+}
