@@ -52,7 +52,16 @@ export function checkDeliveryHeaders(
 }
 
 /**
- * The secret, schema and map steps: the signature over the exact bytes received (403), the
+ * Reads a body's bytes as UTF-8, refusing any that are not. Decoding with U+FFFD in place of
+ * bad bytes would make two different bodies one text, so the second delivery of an `eventId`
+ * would pass as a replay of the first. A byte order mark stays in the text (and is not JSON).
+ */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * The secret, schema and map steps: the body as UTF-8 (400, before the signature: a Standard
+ * Webhooks library signs the text it decoded, so a sender of bytes that are not UTF-8 would
+ * otherwise read a 403 as a wrong secret), the signature over the exact bytes received (403), the
  * body as JSON and against the webhook's schema (400), `map` and the change events it gives
  * (400, or 413 over the envelope limits). The caller bounds the whole with a deadline.
  */
@@ -62,6 +71,12 @@ export async function admitDelivery(
   headers: IncomingHttpHeaders,
   rawBody: Buffer,
 ): Promise<{ envelope: ChangeEventEnvelope; contentHash: string }[]> {
+  let text: string;
+  try {
+    text = UTF8.decode(rawBody);
+  } catch {
+    throw new WebhookRefusal("invalid_request_body", "the body is not UTF-8");
+  }
   const secrets = await webhook.secrets();
   if (secrets.length === 0) {
     throw new WebhookRefusal(
@@ -77,7 +92,6 @@ export async function admitDelivery(
     );
   }
 
-  const text = rawBody.toString("utf8");
   if (jsonDepth(text) > webhook.limits.depth) {
     throw new WebhookRefusal(
       "invalid_request_body",

@@ -12,6 +12,7 @@ import {
   type DeliveryHeaders,
 } from "./delivery.ts";
 import { WEBHOOK_ANSWERS, WebhookRefusal, type WebhookAnswer } from "../errors.ts";
+import { discardRestOfBody } from "./discard.ts";
 import { failedWorkRoutes } from "../failed-work/routes.ts";
 import type { Authentication } from "../../auth/index.ts";
 import { ensureChangeEventsQueue } from "../processing/queue.ts";
@@ -44,7 +45,8 @@ const deliveries = new WeakMap<FastifyRequest, DeliveryHeaders>();
  *
  * A delivery goes: rate limit (429), signature headers present (401), delivery id and
  * timestamp within `maxClockSkew` (403) — all before the body is read — then the body within
- * `limits.bodyBytes` (413), then, within 5 seconds, signature over the raw bytes (403), JSON
+ * `limits.bodyBytes` (413), then, within 5 seconds, the body as UTF-8 (400), the signature over
+ * the raw bytes (403), JSON
  * and schema (400), `map` and the change events (400, 413), then the store (409, 503), and
  * 202 once the events and their jobs are committed.
  *
@@ -152,7 +154,8 @@ async function receive(
  * Every failure of the webhook's scope answers `{ "error": <value> }` and nothing else: a
  * refusal with its own answer; a client error Fastify raises (the body over its limit, a
  * broken Content-Length) the table's nearest row; anything unexpected 503, since nothing was
- * stored and the sender resends.
+ * stored and the sender resends. An answer given before the whole body arrived (413, or a
+ * refusal from the headers) is given on a connection that reads the rest of the body.
  */
 function answerError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const classified = classifyError(error, request.id);
@@ -179,6 +182,7 @@ function answerError(error: unknown, request: FastifyRequest, reply: FastifyRepl
       "webhook delivery failed unexpectedly",
     );
   }
+  discardRestOfBody(request, reply);
   return reply
     .code(ERROR_CATALOG[WEBHOOK_ANSWERS[answer]].status)
     .headers(headers)
