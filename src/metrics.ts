@@ -1,10 +1,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { CaptureSource } from "./capture/index.ts";
 
 /** One registry per process, served at `GET /metrics` in Prometheus text format. */
 export const metrics = new Registry();
 // Node's default metrics are named process_… and nodejs_… already: `annal_` makes them
 // annal_process_cpu_seconds_total (a prefix of annal_process_ doubled the word).
 collectDefaultMetrics({ register: metrics, prefix: "annal_" });
+// prom-client names three gauges `…_total`, a suffix Prometheus keeps for counters (promtool
+// refuses them). Each is the sum of its by-type gauge beside it: `sum(annal_nodejs_active_handles)`.
+for (const name of ["handles", "requests", "resources"]) {
+  metrics.removeSingleMetric(`annal_nodejs_active_${name}_total`);
+}
 
 export const eventsAppended = new Counter({
   name: "annal_events_appended_total",
@@ -48,6 +54,16 @@ export const captureLastSuccess = new Gauge({
   registers: [metrics],
 });
 
+/**
+ * Every capture source, the known values of the `source` label of capture's failure counters:
+ * they are at 0 for each from the start, so `rate()` and alerts see the series before the
+ * first failure.
+ */
+const CAPTURE_SOURCES = Object.keys({
+  accesslog: true,
+  poll: true,
+} satisfies Record<CaptureSource, true>) as CaptureSource[];
+
 export const captureFailures = new Counter({
   name: "annal_capture_pass_failures_total",
   help: "Directory capture passes that failed as a whole in this process.",
@@ -61,3 +77,8 @@ export const captureNotRecorded = new Counter({
   labelNames: ["source"],
   registers: [metrics],
 });
+
+for (const source of CAPTURE_SOURCES) {
+  captureFailures.inc({ source }, 0);
+  captureNotRecorded.inc({ source }, 0);
+}
