@@ -128,6 +128,38 @@ t.test("CSV is spreadsheet-safe by default and takes its options", async (t) => 
   );
 });
 
+t.test("a ; before a formula is defused in comma CSV and TSV, quoted in ; CSV", async (t) => {
+  const h = await restHarness(t);
+  const values = [";=1+1", ";+1", ";-1", ";@SUM(A1)", "a;=HYPERLINK(1);b", "a; =1"];
+  await h.history.add({
+    dn: `uid=fay,${PEOPLE}`,
+    type: "user",
+    attributes: {
+      objectClass: ["inetOrgPerson"],
+      uid: ["fay"],
+      cn: ["Fay"],
+      sn: ["Ng"],
+      description: values,
+    },
+  });
+  await h.history.settled();
+  const defused = [";'=1+1", ";'+1", ";'-1", ";'@SUM(A1)", "a;'=HYPERLINK(1);b", "a; =1"];
+  const url = (file: string, options: object = {}) =>
+    `/api/entries/users?fields=description&filename=${file}&export=${q(JSON.stringify({ separator: "\n", ...options }))}`;
+  const comma = parseCsv((await h.get(url("p.csv"))).body) as string[][];
+  t.same(comma[1]![2]!.split("\n"), defused, "comma CSV");
+  const tsv = (await h.get(url("p.tsv"))).body.split("\n")[1]!.split("\t");
+  t.same(tsv[2]!.split("\\n"), defused, "TSV");
+  // Split on ;, such a file starts no cell with a formula: a cell holding a ; is quoted.
+  const semicolon = await h.get(url("p.csv", { delimiter: ";", separator: " | " }));
+  t.ok(
+    semicolon.body.includes(`;"${values.join(" | ")}"`),
+    "; CSV: the values as they are, quoted",
+  );
+  const plain = parseCsv((await h.get(url("p.csv", { escapeFormulas: false }))).body);
+  t.same((plain as string[][])[1]![2]!.split("\n"), values, "escapeFormulas: false");
+});
+
 t.test("TSV escapes tabs and line breaks, and parses back", async (t) => {
   const { get, nodes } = await setUp(t);
   const response = await get(
@@ -285,7 +317,18 @@ t.test("export needs an explicit field list, a known extension and valid options
     const response = await get(`/api/entries/users?filename=${q(name)}&fields=cn`);
     t.match(response.json(), { status: 400, code: "ANNAL_FILENAME_INVALID" }, name);
   }
-  for (const options of ["{", "[1]", '{"delimiter":";;"}', '{"colour":"red"}', '{"wrap":3}']) {
+  const controls = ["\t", "\u0000", "\u001f", "\u007f", "\u0085"].map((d) =>
+    JSON.stringify({ delimiter: d }),
+  );
+  for (const options of [
+    "{",
+    "[1]",
+    '{"delimiter":";;"}',
+    '{"colour":"red"}',
+    '{"wrap":3}',
+    // A control character as delimiter (a tab is the tsv format's).
+    ...controls,
+  ]) {
     const response = await get(`/api/entries/users?filename=p.csv&fields=cn&export=${q(options)}`);
     t.match(
       response.json(),

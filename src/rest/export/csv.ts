@@ -20,7 +20,7 @@ const common = {
     .boolean()
     .default(true)
     .describe(
-      "Prefix cells starting with = + - @ tab or CR with ' so that spreadsheets show them as text instead of running them as formulas.",
+      "Prefix cells starting with = + - @ tab or CR with ', and put ' after a ; followed by one of them (unless ; is the delimiter), so that spreadsheets show them as text instead of running them as formulas.",
     ),
   bom: z
     .boolean()
@@ -28,11 +28,16 @@ const common = {
     .describe("Start the file with a UTF-8 byte order mark (helps old Excel read UTF-8)."),
 };
 
-function cells(shape: ExportShape, row: SearchRow, options: CommonOptions): string[] {
+function cells(
+  shape: ExportShape,
+  row: SearchRow,
+  options: CommonOptions,
+  delimiter: string,
+): string[] {
   const node = shape.node(row);
   return tableColumns(shape).map((column) => {
     const text = cellText(node[column], options.separator, options.nulls);
-    return options.escapeFormulas ? defuseFormula(text) : text;
+    return options.escapeFormulas ? defuseFormula(text, delimiter) : text;
   });
 }
 
@@ -52,9 +57,16 @@ export const csvFormat = defineFormat({
     delimiter: z
       .string()
       .length(1)
-      .refine((d) => !/["\r\n]/.test(d), "must not be a quote or a line break")
+      // A pattern, not a refinement: the OpenAPI document states it. No control character
+      // (C0, DEL, C1): a tab-separated file is the tsv format.
+      .regex(
+        /^[^"\u0000-\u001f\u007f-\u009f]$/,
+        "must not be a quote or a control character (for tabs, name the file .tsv)",
+      )
       .default(",")
-      .describe("The field delimiter: one character, e.g. ; for spreadsheets in many locales."),
+      .describe(
+        "The field delimiter: one character, not a quote or a control character, e.g. ; for spreadsheets in many locales.",
+      ),
     lineEnding: z
       .enum(["crlf", "lf"])
       .default("crlf")
@@ -72,7 +84,7 @@ export const csvFormat = defineFormat({
       });
     return {
       head: (options.bom ? "\ufeff" : "") + (options.header ? write([tableColumns(shape)]) : ""),
-      rows: (rows) => write(rows.map((row) => cells(shape, row, options))),
+      rows: (rows) => write(rows.map((row) => cells(shape, row, options, options.delimiter))),
       tail: "",
     };
   },
@@ -99,7 +111,7 @@ export const tsvFormat = defineFormat({
       `${fields.map((field) => field.replace(/[\\\t\n\r]/g, (c) => TSV_ESCAPES[c]!)).join("\t")}\n`;
     return {
       head: (options.bom ? "\ufeff" : "") + (options.header ? line(tableColumns(shape)) : ""),
-      rows: (rows) => rows.map((row) => line(cells(shape, row, options))).join(""),
+      rows: (rows) => rows.map((row) => line(cells(shape, row, options, "\t"))).join(""),
       tail: "",
     };
   },

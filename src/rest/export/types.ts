@@ -46,12 +46,25 @@ export function cellText(value: unknown, separator: string, nulls: string): stri
   return String(value);
 }
 
+/** The characters a spreadsheet starts a formula with (CSV injection, as OWASP lists them). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A `;` before a formula's first character, anywhere in a cell. */
+const FORMULA_AFTER_SEMICOLON = /;(?=[=+\-@\t\r])/g;
+
 /**
  * Spreadsheets run a cell that starts with `=`, `+`, `-`, `@`, tab or CR as a formula (CSV
- * injection). Such a cell gets a leading `'`, which they show as text.
+ * injection). Such a cell gets a leading `'`, which they show as text. A spreadsheet that
+ * splits lines on `;` (the list separator of many locales) starts a cell after every `;`,
+ * quoted or not, so unless `;` is the file's own `delimiter` (its cells holding one are quoted)
+ * a `;` followed by one of those characters gets a `'` after it too: `a;=1+1` is written
+ * `a;'=1+1`.
+ *
+ * @example
+ * defuseFormula(";=HYPERLINK(…)", ",") // ";'=HYPERLINK(…)"
  */
-export function defuseFormula(text: string): string {
-  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+export function defuseFormula(text: string, delimiter: string): string {
+  const split = delimiter === ";" ? text : text.replace(FORMULA_AFTER_SEMICOLON, ";'");
+  return FORMULA_START.test(split) ? `'${split}` : split;
 }
 
 /** The CSV and TSV columns: identifiers, then the attributes in the order asked. */
