@@ -75,6 +75,8 @@ export async function startAccountsAnnal(
     provider?: "annal" | "test";
     /** `annal start --dev`: the rules file is watched. */
     development?: boolean;
+    /** An `[auth.oidc]` table of the test's own (a foreign provider) instead of the demo's. */
+    oidcToml?: string;
   } = {},
 ): Promise<AccountsAnnal> {
   const slapd =
@@ -114,14 +116,17 @@ translations = "${GATEWAY}/i18n"
 [auth]
 ${options.authToml ?? ""}
 
-[auth.oidc]
+${
+  options.oidcToml ??
+  `[auth.oidc]
 issuer = "http://127.0.0.1:${providerPort}"
 clientId = "annal-test"
 clientSecret = "\${LDAP_PASSWORD}"
 origin = "demo-sso"
 personFilter = "(uid={preferred_username})"
 
-${options.provider === "test" ? "" : `[auth.oidc.demo]\nport = ${providerPort}`}
+${options.provider === "test" ? "" : `[auth.oidc.demo]\nport = ${providerPort}`}`
+}
 
 [auth.ldap]
 origin = "directory"
