@@ -65,11 +65,19 @@ export async function startAccounts(options: {
   const base = auth.ldap?.base ?? config.directory?.base;
   let stopProvider = async () => {};
   const oidcConfig = auth.oidc;
-  if (oidcConfig?.demo !== undefined && options.serveHttp && directory.client && base) {
+  // The schema requires a clientSecret with [auth.oidc.demo]: the demo client is confidential.
+  const demoSecret = oidcConfig?.clientSecret;
+  if (
+    oidcConfig?.demo !== undefined &&
+    demoSecret !== undefined &&
+    options.serveHttp &&
+    directory.client &&
+    base
+  ) {
     const provider = await startDemoIdentityProvider({
       port: oidcConfig.demo.port,
       clientId: oidcConfig.clientId,
-      clientSecret: oidcConfig.clientSecret,
+      clientSecret: demoSecret,
       redirectUri: `${publicUrl}/auth/callback`,
       directory: directory.client,
       base,

@@ -98,6 +98,14 @@ export function urlWithScheme(schemes: readonly string[], example: string) {
     .meta({ typeName: `URL (${schemes.map((scheme) => `${scheme}//`).join(" or ")})` });
 }
 
+/**
+ * Whether a URL's host is this machine's loopback interface (`127.0.0.0/8`, `[::1]`,
+ * `localhost`): what a plain-http URL may name without an explicit opt-in.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+}
+
 export function parseUrl(value: string): URL | undefined {
   try {
     return new URL(value);

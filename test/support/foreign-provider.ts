@@ -31,12 +31,17 @@ export interface ForeignProvider {
 
 /**
  * An OpenID provider annal does not own: oauth2-mock-server on a loopback port, with one RS256
- * key. Its `/authorize` signs anyone in at once and sends the browser straight back; its ID
+ * key, taking a client secret in the Authorization header or the body, or none (as its discovery
+ * document says: `authMethods`). Its `/authorize` signs anyone in at once and sends the browser straight back; its ID
  * tokens name {@link FOREIGN_PERSON}. Stopped at the test's end.
  */
-export async function startForeignProvider(test: {
-  teardown(fn: () => unknown): void;
-}): Promise<ForeignProvider> {
+export async function startForeignProvider(
+  test: { teardown(fn: () => unknown): void },
+  options: {
+    /** Its discovery document's `token_endpoint_auth_methods_supported`; undefined leaves it out. */
+    authMethods?: readonly string[] | undefined;
+  } = { authMethods: ["client_secret_basic", "client_secret_post", "none"] },
+): Promise<ForeignProvider> {
   const server = new OAuth2Server();
   await server.issuer.keys.generate("RS256");
   await server.start(0, "127.0.0.1");
@@ -45,6 +50,11 @@ export async function startForeignProvider(test: {
   const isIdToken = (payload: Record<string, unknown>) => "aud" in payload && !("scope" in payload);
   server.service.on(Events.BeforeTokenSigning, (token) => {
     if (isIdToken(token.payload)) Object.assign(token.payload, FOREIGN_PERSON);
+  });
+  server.service.on(Events.BeforeWellKnownOpenIdConfiguration, (answer) => {
+    const metadata = answer.body as Record<string, unknown>;
+    if (options.authMethods === undefined) delete metadata.token_endpoint_auth_methods_supported;
+    else metadata.token_endpoint_auth_methods_supported = options.authMethods;
   });
   server.service.on(Events.BeforeUserinfo, (answer) => {
     answer.body = { sub: FOREIGN_PERSON.sub };

@@ -6,6 +6,7 @@ import { AnnalError } from "../../errors/index.ts";
 import type { FoundPrincipals, PersonIdentity } from "../persons.ts";
 import type { PrincipalSource } from "../session-caller.ts";
 import type { ProviderTokens } from "../sessions.ts";
+import { clientAuthentication } from "./client-authentication.ts";
 import { fillFilterTemplate } from "./filter-template.ts";
 
 type OidcConfig = NonNullable<AuthConfig["oidc"]>;
@@ -46,21 +47,10 @@ export function oidcOrigin(options: OidcOriginOptions) {
 
   /** The provider's metadata, read once; a failed read is tried again next time. */
   const provider = (): Promise<client.Configuration> => {
-    discovered ??= client
-      .discovery(
-        new URL(config.issuer),
-        config.clientId,
-        undefined,
-        client.ClientSecretBasic(config.clientSecret),
-        {
-          timeout: 10,
-          ...(config.issuer.startsWith("http:") ? { execute: [client.allowInsecureRequests] } : {}),
-        },
-      )
-      .catch((error: unknown) => {
-        discovered = undefined;
-        throw unavailable(error);
-      });
+    discovered ??= discover(config).catch((error: unknown) => {
+      discovered = undefined;
+      throw unavailable(error);
+    });
     return discovered;
   };
 
@@ -144,8 +134,8 @@ export function oidcOrigin(options: OidcOriginOptions) {
     },
     /**
      * Finishes a sign-in with the provider's answer (`callbackUrl`, with `code` and `state`):
-     * exchanges the code (with the PKCE verifier), checks the ID token (issuer, audience,
-     * nonce), reads the groups. A refused or forged answer is `ANNAL_SIGN_IN_FAILED`.
+     * exchanges the code (with the PKCE verifier), checks the ID token (its signature against
+     * the provider's JWKS, issuer, audience, expiry, nonce), reads the groups. A refused or forged answer is `ANNAL_SIGN_IN_FAILED`.
      */
     async finish(
       callbackUrl: URL,
@@ -198,6 +188,37 @@ export function oidcOrigin(options: OidcOriginOptions) {
 }
 
 export type OidcOrigin = ReturnType<typeof oidcOrigin>;
+
+/** How long annal waits for any answer of the provider, in seconds. */
+const PROVIDER_TIMEOUT = 10;
+
+/**
+ * The provider as openid-client's configuration: its discovery document, the token endpoint
+ * authentication it and `[auth.oidc]` agree on, and every ID token's signature checked
+ * against its published keys (JWKS). openid-client checks the signature of an ID token only
+ * when asked to (`enableNonRepudiationChecks`): by default it trusts the token endpoint's TLS,
+ * and an `http://` issuer (loopback, or `allowInsecureIssuer`) has none.
+ */
+async function discover(config: OidcConfig): Promise<client.Configuration> {
+  const insecure = new URL(config.issuer).protocol === "http:";
+  const found = await client.discovery(
+    new URL(config.issuer),
+    config.clientId,
+    undefined,
+    undefined,
+    {
+      timeout: PROVIDER_TIMEOUT,
+      execute: insecure ? [client.allowInsecureRequests] : [],
+    },
+  );
+  const metadata = found.serverMetadata();
+  const { auth } = clientAuthentication(config, metadata);
+  const configuration = new client.Configuration(metadata, config.clientId, undefined, auth);
+  configuration.timeout = PROVIDER_TIMEOUT;
+  if (insecure) client.allowInsecureRequests(configuration);
+  client.enableNonRepudiationChecks(configuration);
+  return configuration;
+}
 
 /** A group the provider names: a DN in annal's normalised form, else `group:<name>`. */
 function groupPrincipal(value: string): string {

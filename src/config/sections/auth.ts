@@ -1,8 +1,19 @@
 import { z } from "zod";
-import { duration, integer, port, text, urlWithScheme } from "../fields.ts";
+import {
+  duration,
+  integer,
+  isLoopbackHost,
+  parseUrl,
+  port,
+  text,
+  urlWithScheme,
+} from "../fields.ts";
 
 const ORIGIN = /^[a-z][a-z0-9-]{0,31}$/;
 const RESERVED_ORIGINS = new Set(["service"]);
+
+/** How annal authenticates itself at the provider's token endpoint (RFC 8414's names). */
+const TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
 
 function origin(fallback: string) {
   return text()
@@ -89,9 +100,25 @@ function oidc() {
           description: "annal's client id at the provider.",
           example: "annal",
         }),
-        clientSecret: text().meta({
-          description: "annal's client secret at the provider (always a `${VARIABLE}` reference).",
+        clientSecret: text().optional().meta({
+          description:
+            'annal\'s client secret at the provider (always a `${VARIABLE}` reference). Without it annal is a public client (`tokenEndpointAuthMethod = "none"`), proven by PKCE alone.',
           example: "${OIDC_CLIENT_SECRET}",
+        }),
+        tokenEndpointAuthMethod: z
+          .enum(TOKEN_ENDPOINT_AUTH_METHODS, {
+            error: `expected one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(", ")}`,
+          })
+          .optional()
+          .meta({
+            description:
+              "How annal authenticates at the token endpoint: `client_secret_basic` (the secret in an Authorization header), `client_secret_post` (in the form body) or `none` (a public client: no secret, PKCE). Default: `none` without `clientSecret`; else the first of `client_secret_basic`, `client_secret_post` that the provider's `token_endpoint_auth_methods_supported` lists (`client_secret_basic` when it lists none).",
+            example: "client_secret_post",
+          }),
+        allowInsecureIssuer: z.boolean({ error: "expected true or false" }).default(false).meta({
+          description:
+            "Allow an `http://` issuer that is not on loopback. Off, such an issuer is refused: without TLS anyone on the path could read the codes and tokens. Every ID token's signature is checked against the provider's published keys (JWKS) either way.",
+          example: true,
         }),
         origin: origin("oidc").meta({
           description:
@@ -122,6 +149,38 @@ function oidc() {
       { error: "expected a table: [auth.oidc]" },
     )
     .superRefine((oidc, ctx) => {
+      const issuer = parseUrl(oidc.issuer);
+      if (
+        issuer?.protocol === "http:" &&
+        !isLoopbackHost(issuer.hostname) &&
+        !oidc.allowInsecureIssuer
+      ) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["issuer"],
+          message:
+            "expected an https:// issuer (http:// only on loopback, or with allowInsecureIssuer = true)",
+        });
+      }
+      const method = oidc.tokenEndpointAuthMethod;
+      if (
+        oidc.clientSecret === undefined &&
+        ((method !== undefined && method !== "none") || oidc.demo !== undefined)
+      ) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["clientSecret"],
+          message: `expected a clientSecret ${oidc.demo === undefined ? `with tokenEndpointAuthMethod = "${method}"` : "for the demo provider's client"}`,
+        });
+      }
+      if (oidc.clientSecret !== undefined && method === "none") {
+        ctx.addIssue({
+          code: "custom",
+          path: ["clientSecret"],
+          message:
+            'a public client (tokenEndpointAuthMethod = "none") sends no secret: remove clientSecret',
+        });
+      }
       if (oidc.demo === undefined) return;
       if (oidc.issuer.replace(/\/$/, "") !== `http://127.0.0.1:${oidc.demo.port}`) {
         ctx.addIssue({
