@@ -66,3 +66,73 @@ by = "jane"`);
   });
   t.throws(() => parse(`[authorization.activate]\nversion = 1`), { message: /by is required/ });
 });
+
+t.test(
+  "[auth.oidc] refuses an http:// issuer off loopback unless allowInsecureIssuer",
+  async (t) => {
+    const oidc = (issuer: string, extra = "") => `[auth.oidc]
+issuer = "${issuer}"
+clientId = "annal"
+clientSecret = "\${SECRET}"
+${extra}`;
+    t.throws(() => parse(oidc("http://login.example.org")), {
+      code: "ANNAL_CONFIG_INVALID",
+      message:
+        /expected an https:\/\/ issuer \(http:\/\/ only on loopback, or with allowInsecureIssuer = true\)/,
+    });
+    t.throws(() => parse(oidc("http://10.0.0.7:8080/realms/staff")), {
+      code: "ANNAL_CONFIG_INVALID",
+    });
+    t.equal(
+      parse(oidc("http://login.example.org", "allowInsecureIssuer = true")).auth.oidc?.issuer,
+      "http://login.example.org",
+      "an explicit opt-in",
+    );
+    for (const loopback of [
+      "http://127.0.0.1:4174",
+      "http://localhost:8080",
+      "http://[::1]:9000",
+    ]) {
+      t.equal(parse(oidc(loopback)).auth.oidc?.allowInsecureIssuer, false, loopback);
+    }
+    t.ok(parse(oidc("https://login.example.org")).auth.oidc, "https needs nothing");
+    t.throws(() => parse(oidc("https://login.example.org", 'allowInsecureIssuer = "yes"')), {
+      message: /allowInsecureIssuer.*expected true or false/s,
+    });
+  },
+);
+
+t.test("[auth.oidc] tokenEndpointAuthMethod and the client secret agree", async (t) => {
+  const oidc = (lines: string) => `[auth.oidc]
+issuer = "https://login.example.org"
+clientId = "annal"
+${lines}`;
+  t.equal(parse(oidc('clientSecret = "${SECRET}"')).auth.oidc?.tokenEndpointAuthMethod, undefined);
+  for (const method of ["client_secret_basic", "client_secret_post"]) {
+    const config = parse(
+      oidc(`clientSecret = "\${SECRET}"\ntokenEndpointAuthMethod = "${method}"`),
+    );
+    t.equal(config.auth.oidc?.tokenEndpointAuthMethod, method);
+    t.throws(() => parse(oidc(`tokenEndpointAuthMethod = "${method}"`)), {
+      code: "ANNAL_CONFIG_INVALID",
+      message: new RegExp(
+        `clientSecret.*expected a clientSecret with tokenEndpointAuthMethod = "${method}"`,
+        "s",
+      ),
+    });
+  }
+  t.match(parse(oidc('tokenEndpointAuthMethod = "none"')).auth.oidc, {
+    tokenEndpointAuthMethod: "none",
+    clientSecret: undefined,
+  });
+  t.equal(parse(oidc("")).auth.oidc?.clientSecret, undefined, "a public client by default");
+  t.throws(() => parse(oidc('clientSecret = "${SECRET}"\ntokenEndpointAuthMethod = "none"')), {
+    message: /a public client .* sends no secret/,
+  });
+  t.throws(
+    () => parse(oidc('clientSecret = "${SECRET}"\ntokenEndpointAuthMethod = "private_key_jwt"')),
+    {
+      message: /expected one of client_secret_basic, client_secret_post, none/,
+    },
+  );
+});
