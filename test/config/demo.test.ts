@@ -112,6 +112,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
         clientId: "annal-demo",
         // Like the directory's password: the demo provider's own, the default of a reference.
         clientSecret: "annal-demo-client-secret",
+        allowInsecureIssuer: false,
         origin: "demo-sso",
         scopes: ["openid", "profile", "email", "groups"],
         groupsClaim: "groups",
