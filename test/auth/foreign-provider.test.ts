@@ -49,15 +49,20 @@ t.test("a person of the foreign provider signs in and /auth/session names them",
   });
 });
 
-t.test("an ID token signed by a key the provider never published is refused", async (t) => {
-  const browser = new Browserless();
-  const callback = await callbackFromProvider(browser, app.url);
-  provider.forgeNextIdToken();
-  const { status, code } = await answer(browser, callback);
-  t.equal(status, 401);
-  t.equal(code, "ANNAL_SIGN_IN_FAILED");
-  t.notOk(browser.cookie(host, "service_session"), "no session");
-});
+for (const how of ["published kid", "unknown kid", "unsigned"] as const) {
+  t.test(
+    `an ID token not signed by the provider's published key (${how}) is refused`,
+    async (t) => {
+      const browser = new Browserless();
+      const callback = await callbackFromProvider(browser, app.url);
+      provider.forgeNextIdToken(how);
+      const { status, code } = await answer(browser, callback);
+      t.equal(status, 401);
+      t.equal(code, "ANNAL_SIGN_IN_FAILED");
+      t.notOk(browser.cookie(host, "service_session"), "no session");
+    },
+  );
+}
 
 const claimCases: [string, (claims: Record<string, unknown>) => void][] = [
   [

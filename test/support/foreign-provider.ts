@@ -20,9 +20,10 @@ export interface ForeignProvider {
   alterNextIdToken(alter: (claims: Record<string, unknown>) => void): void;
   /**
    * Replaces the next token answer's ID token with one of the same claims signed by a key the
-   * provider never published (its JWKS does not list it).
+   * provider never published (its JWKS does not list it), under the published key's id or
+   * another; or unsigned (`alg: none`).
    */
-  forgeNextIdToken(): void;
+  forgeNextIdToken(how?: "published kid" | "unknown kid" | "unsigned"): void;
   /** The next authorization answers `error=access_denied` (the person said no). */
   refuseNextAuthorization(): void;
   /** The next token request as the provider saw it: its Authorization header and form fields. */
@@ -70,18 +71,23 @@ export async function startForeignProvider(
       };
       server.service.on(Events.BeforeTokenSigning, once);
     },
-    forgeNextIdToken() {
-      // A forger who knows the claims and the published key's id, not its private key.
+    forgeNextIdToken(how = "published kid") {
+      // A forger who knows the claims (and the published key's id), not the private key.
       const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-      const kid = (server.issuer.keys.toJSON()[0] as { kid: string }).kid;
+      const published = (server.issuer.keys.toJSON()[0] as { kid: string }).kid;
       server.service.once(Events.BeforeResponse, (answer) => {
         const body = answer.body as Record<string, unknown>;
         const [, payload] = String(body.id_token).split(".");
-        const header = Buffer.from(JSON.stringify({ alg: "RS256", typ: "JWT", kid })).toString(
-          "base64url",
-        );
-        const signed = `${header}.${payload}`;
-        const signature = sign("sha256", Buffer.from(signed), privateKey).toString("base64url");
+        const header = {
+          alg: how === "unsigned" ? "none" : "RS256",
+          typ: "JWT",
+          kid: how === "unknown kid" ? "forger-key" : published,
+        };
+        const signed = `${Buffer.from(JSON.stringify(header)).toString("base64url")}.${payload}`;
+        const signature =
+          how === "unsigned"
+            ? ""
+            : sign("sha256", Buffer.from(signed), privateKey).toString("base64url");
         answer.body = { ...body, id_token: `${signed}.${signature}` };
       });
     },
