@@ -32,9 +32,10 @@ export interface ForeignProvider {
 
 /**
  * An OpenID provider annal does not own: oauth2-mock-server on a loopback port, with one RS256
- * key, taking a client secret in the Authorization header or the body, or none (as its discovery
- * document says: `authMethods`). Its `/authorize` signs anyone in at once and sends the browser straight back; its ID
- * tokens name {@link FOREIGN_PERSON}. Stopped at the test's end.
+ * key, taking a client secret in the Authorization header or the body, or none (as its
+ * discovery document says: `authMethods`). Its `/authorize` signs anyone in at once and sends
+ * the browser straight back; its ID tokens name {@link FOREIGN_PERSON}. Stopped at the test's
+ * end.
  */
 export async function startForeignProvider(
   test: { teardown(fn: () => unknown): void },

@@ -135,7 +135,8 @@ export function oidcOrigin(options: OidcOriginOptions) {
     /**
      * Finishes a sign-in with the provider's answer (`callbackUrl`, with `code` and `state`):
      * exchanges the code (with the PKCE verifier), checks the ID token (its signature against
-     * the provider's JWKS, issuer, audience, expiry, nonce), reads the groups. A refused or forged answer is `ANNAL_SIGN_IN_FAILED`.
+     * the provider's JWKS, issuer, audience, expiry, nonce), reads the groups. A refused or
+     * forged answer is `ANNAL_SIGN_IN_FAILED`.
      */
     async finish(
       callbackUrl: URL,
