@@ -33,9 +33,10 @@ export interface OpenDatabase {
  * started here and kept across restarts.
  */
 export async function openDatabase(config: AnnalConfig, log: Logger): Promise<OpenDatabase> {
-  const { url, poolSize } = config.database;
+  const { url, poolSize, connectionTimeout } = config.database;
+  const bounds = { connectionTimeoutMs: connectionTimeout };
   if (url !== undefined) {
-    const pool = createPool(url, poolSize);
+    const pool = createPool(url, poolSize, bounds);
     return { pool, description: maskDatabaseUrl(url), embedded: false, close: () => pool.end() };
   }
 
@@ -49,7 +50,7 @@ export async function openDatabase(config: AnnalConfig, log: Logger): Promise<Op
     const running =
       error instanceof EmbeddedDatabaseInUseError && (await runningEmbeddedServer(stateDir));
     if (!running) throw error;
-    const pool = createPool(running.url, poolSize);
+    const pool = createPool(running.url, poolSize, bounds);
     return {
       pool,
       description: `the embedded PostgreSQL of the annal running as pid ${running.pid}`,
@@ -78,7 +79,7 @@ export async function openDatabase(config: AnnalConfig, log: Logger): Promise<Op
   try {
     const databaseUrl = await ensureDatabase(server.url, EMBEDDED_DATABASE);
     await claim.publish(databaseUrl);
-    const pool = createPool(databaseUrl, poolSize);
+    const pool = createPool(databaseUrl, poolSize, bounds);
     return {
       pool,
       description: `embedded PostgreSQL in ${server.dataDir}`,

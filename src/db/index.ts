@@ -2,6 +2,7 @@ export { startEmbeddedPostgres } from "./embedded.ts";
 export type { EmbeddedDatabase, EmbeddedOptions } from "./embedded.ts";
 export {
   createPool,
+  DEFAULT_CONNECTION_TIMEOUT_MS,
   pipelinedPool,
   settleAll,
   withPipelinedTransaction,
@@ -9,6 +10,8 @@ export {
   withTransaction,
 } from "./pool.ts";
 export type { Pool, PoolClient, Queryable } from "./pool.ts";
+export { DatabaseBusyError } from "./errors.ts";
+export { closeSessionLocks, trySessionLock, type SessionLock } from "./session-locks.ts";
 export {
   MIGRATIONS_DIR,
   MigrationMismatchError,

@@ -1,4 +1,6 @@
 import pg from "pg";
+import { DatabaseBusyError } from "./errors.ts";
+import { closeSessionLocks } from "./session-locks.ts";
 import { parseTimestamptz } from "./timestamps.ts";
 
 export type Pool = pg.Pool;
@@ -12,18 +14,79 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 // Every event carries two timestamps: read without pg's regular expressions (timestamps.ts).
 pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, parseTimestamptz);
 
-export function createPool(url: string, size = 10): Pool {
+/** How long a caller waits for a pooled connection by default (`[database] connectionTimeout`). */
+export const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
+
+/**
+ * annal's pool of `size` connections to `url`. Every wait for a connection is bounded: a
+ * caller that gets none within `connectionTimeoutMs` (all are in use; or a new one does not
+ * open) fails with `DatabaseBusyError` (`ANNAL_DATABASE_BUSY`, a 503 with `Retry-After`)
+ * instead of waiting for good. `end()` also closes the pool's lock connection
+ * (`trySessionLock`).
+ */
+export function createPool(
+  url: string,
+  size = 10,
+  options: { readonly connectionTimeoutMs?: number } = {},
+): Pool {
   return guarded(
-    new pg.Pool({
+    new BoundedPool({
       connectionString: url,
       max: size,
       application_name: "annal",
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
       // No parallel plans: annal's queries are short pages and lookups, many at once, and a
       // parallel plan's workers cost more to start than the page takes (a REST page sorted by an
       // attribute: 165 ms of worker start-up for a 50-row walk of one index, bench/RESULTS.md).
       options: "-c max_parallel_workers_per_gather=0",
     }),
   );
+}
+
+type ConnectCallback = (
+  error: Error | undefined,
+  client: PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
+
+/**
+ * pg's pool, whose waits for a connection end in `DatabaseBusyError` (pg-pool's own `query`
+ * goes through `connect` too), and whose `end` closes its lock connection.
+ */
+class BoundedPool extends pg.Pool {
+  override connect(): Promise<PoolClient>;
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<PoolClient> | void {
+    if (callback) {
+      super.connect((error, client, done) =>
+        callback(error && busyOrSame(error, this), client, done),
+      );
+      return;
+    }
+    return super.connect().catch((error: unknown) => {
+      throw busyOrSame(error, this);
+    });
+  }
+
+  override end(): Promise<void>;
+  override end(callback: () => void): void;
+  override end(callback?: () => void): Promise<void> | void {
+    const closed = closeSessionLocks(this);
+    if (callback) {
+      void closed.finally(() => super.end(callback));
+      return;
+    }
+    return closed.then(() => super.end());
+  }
+}
+
+/** pg-pool's message when no connection came in `connectionTimeoutMillis`. */
+const POOL_WAIT_TIMED_OUT = "timeout exceeded when trying to connect";
+
+function busyOrSame<E>(error: E, pool: pg.Pool): E | DatabaseBusyError {
+  return error instanceof Error && error.message === POOL_WAIT_TIMED_OUT
+    ? new DatabaseBusyError(pool.options.connectionTimeoutMillis ?? 0, pool.options.max ?? 0, error)
+    : error;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { integer, localPath, type SectionContext, urlWithScheme } from "../fields.ts";
+import { duration, integer, localPath, type SectionContext, urlWithScheme } from "../fields.ts";
 
 export function databaseSection(ctx: SectionContext) {
   return z
@@ -23,6 +23,11 @@ export function databaseSection(ctx: SectionContext) {
         poolSize: integer(1, 1_000)
           .default(10)
           .meta({ description: "Most connections this process opens.", example: 20 }),
+        connectionTimeout: duration().prefault("10s").meta({
+          description:
+            "Longest a request or a job waits for one of the pool's connections (all of them in use) before it fails with `ANNAL_DATABASE_BUSY` (a 503 with `Retry-After`) instead of waiting for good. The workflow engine's instance locks take none of the pool's connections: they share one connection of their own.",
+          example: "30s",
+        }),
       },
       { error: "expected a table: [database]" },
     )

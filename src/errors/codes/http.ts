@@ -65,6 +65,14 @@ export const HTTP_CODES = {
     hint: "check that PostgreSQL runs and that DATABASE_URL (or database.url) names it with the right user and password",
     surfaces: ["rest", "readyz"],
   },
+  ANNAL_DATABASE_BUSY: {
+    status: 503,
+    meaning:
+      "Every database connection stayed in use for `[database] connectionTimeout`, so the request was not served; send it again after `Retry-After` seconds.",
+    hint: "retry shortly; if it persists, raise [database] poolSize (and the server's max_connections) or lower [workflows] concurrency",
+    graphql: "ANNAL_DATABASE_BUSY",
+    surfaces: ["rest"],
+  },
   ANNAL_MIGRATIONS_PENDING: {
     status: 503,
     meaning: "The database lacks migrations this program needs; annal start applies them.",
