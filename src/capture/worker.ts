@@ -1,4 +1,5 @@
-import type { PoolClient } from "../db/index.ts";
+import type pg from "pg";
+import { sideConnection } from "../db/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { captureOnce, fullPassesIfDue, type FullPassSchedule } from "./service.ts";
@@ -111,35 +112,40 @@ export async function startCaptureWorker(
     await stopped?.done;
   };
 
-  let holder: PoolClient | undefined;
-  // A connection that breaks takes the lock with it: let it go, so the next turn tries again.
-  const onHolderError = () => letGo(true);
-  const letGo = (broken: boolean) => {
-    holder?.off("error", onHolderError);
-    holder?.release(broken);
-    holder = undefined;
+  // The lock's connection is opened beside the pool, not taken from it: held for as long as
+  // this process leads, it would be one fewer for the passes (and with a pool of one, none).
+  // A process that does not lead keeps it too, to try again on it.
+  let connection: pg.Client | undefined;
+  let leading = false;
+  // A connection that breaks takes the lock with it: drop it, so the next turn tries anew.
+  const drop = (client: pg.Client) => {
+    if (client === connection) {
+      connection = undefined;
+      leading = false;
+    }
+    client.end().catch(() => {});
   };
   /** Whether this process holds the lock now, taking it if it is free. */
   const hold = async (): Promise<boolean> => {
-    if (holder) return true;
-    let client: PoolClient | undefined;
+    if (leading) return true;
+    let client = connection;
     try {
-      client = await context.pool.connect();
+      if (!client) {
+        const opened = sideConnection(context.pool, "annal-capture-lock");
+        opened.on("error", () => drop(opened));
+        connection = client = opened;
+        await opened.connect();
+      }
       const taken = await client.query<{ locked: boolean }>(
         "SELECT pg_try_advisory_lock(hashtext($1)) AS locked",
         [CAPTURE_LOCK],
       );
-      if (taken.rows[0]?.locked) {
-        holder = client;
-        holder.on("error", onHolderError);
-        return true;
-      }
-      client.release();
+      leading = client === connection && taken.rows[0]?.locked === true;
     } catch (error) {
-      client?.release(true);
+      if (client) drop(client);
       context.log.warn({ err: error }, "could not ask for capture's lock; trying again");
     }
-    return false;
+    return leading;
   };
   const loop = (async () => {
     while (!stopping.signal.aborted) {
@@ -155,12 +161,11 @@ export async function startCaptureWorker(
       }
     }
     await stopWatch();
-    if (holder) {
-      await holder
-        .query("SELECT pg_advisory_unlock(hashtext($1))", [CAPTURE_LOCK])
-        .then(() => letGo(false))
-        .catch(() => letGo(true));
-    }
+    // Ending the session lets the lock go.
+    const held = connection;
+    connection = undefined;
+    leading = false;
+    await held?.end().catch(() => {});
   })();
   return {
     captureNow: pass,

@@ -11,6 +11,7 @@ export {
 } from "./pool.ts";
 export type { Pool, PoolClient, Queryable } from "./pool.ts";
 export { DatabaseBusyError } from "./errors.ts";
+export { sideConnection } from "./side-connection.ts";
 export { closeSessionLocks, trySessionLock, type SessionLock } from "./session-locks.ts";
 export {
   MIGRATIONS_DIR,

@@ -97,7 +97,7 @@ function busyOrSame<E>(error: E, pool: pg.Pool): E | DatabaseBusyError {
  * of its own.
  */
 export function pipelinedPool(pool: Pool, size: number): Pool {
-  return guarded(new pg.Pool({ ...pool.options, max: size, pipeline: true }));
+  return guarded(new BoundedPool({ ...pool.options, max: size, pipeline: true }));
 }
 
 function guarded(pool: Pool): Pool {

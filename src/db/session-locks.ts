@@ -1,6 +1,7 @@
-import pg from "pg";
+import type pg from "pg";
 import { AnnalError } from "../errors/index.ts";
 import type { Pool } from "./pool.ts";
+import { sideConnection } from "./side-connection.ts";
 
 /** A session advisory lock held on the lock connection; `release` is idempotent. */
 export interface SessionLock {
@@ -133,10 +134,7 @@ class LockConnection {
   /** The open connection, or a new one (the first lock, or after the last one broke). */
   #connection(): Promise<pg.Client> {
     if (this.#client) return this.#client;
-    const client = new pg.Client({
-      ...(this.#pool.options as pg.ClientConfig),
-      application_name: "annal-locks",
-    });
+    const client = sideConnection(this.#pool, "annal-locks");
     const opened = client.connect().then(() => client);
     this.#client = opened;
     // A connection that ends or fails is replaced at the next take; PostgreSQL has let its locks go.

@@ -134,11 +134,15 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
       const classified = classifyError(error, request.id);
       logClassified(request, error, classified);
       return sendErrors(reply.headers(classified.headers), classified.status, [
-        codedError(
-          classified.message,
-          classified.status >= 500 ? GRAPHQL_CODES.internal : GRAPHQL_CODES.badRequest,
-          classified.internal ? { requestId: request.id } : {},
-        ),
+        // A 5xx of annal's own reading (ANNAL_DATABASE_BUSY before the request was
+        // authenticated) keeps its code; anything else keeps the request's framing.
+        classified.status >= 500 && classified.kind !== "ANNAL_INTERNAL"
+          ? new GraphQLError(classified.message, { extensions: graphqlExtensions(classified) })
+          : codedError(
+              classified.message,
+              classified.status >= 500 ? GRAPHQL_CODES.internal : GRAPHQL_CODES.badRequest,
+              classified.internal ? { requestId: request.id } : {},
+            ),
       ]);
     });
 

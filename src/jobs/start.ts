@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
+import type pg from "pg";
 import { PgBoss, type ConstructorOptions, type Db, type Queue } from "pg-boss";
 import { AnnalError } from "../errors/index.ts";
-import type { Pool, PoolClient, Queryable } from "../db/index.ts";
+import { sideConnection, type Pool, type Queryable } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 
 /** Where annal's pg-boss keeps its tables, beside annal's own in the same database. */
@@ -139,18 +140,20 @@ function preparedName(text: string): string {
 /**
  * pg-boss's `Db` over annal's pool, with LISTEN/NOTIFY: a worker of a queue created with
  * `notify: true` is woken the moment a job for it commits, instead of at its next poll. The
- * listener holds one connection of its own; when it breaks it is made again (with backoff) and
- * pg-boss told, so that every worker looks once for what came meanwhile.
+ * listener holds one connection of its own, opened beside the pool and not taken from it (a
+ * listener holding a pooled connection for good left a pool of one nothing to serve with);
+ * when it breaks it is made again (with backoff) and pg-boss told, so that every worker looks
+ * once for what came meanwhile.
  */
 export function poolDb(pool: Pool, log: Pick<Logger, "warn">): Db {
   return {
     ...inTransaction(pool),
     async listen(channel, onNotification, onReconnect) {
       let closed = false;
-      let client: PoolClient | undefined;
+      let client: pg.Client | undefined;
       let attempt = 0;
       const subscribe = async () => {
-        const connection = await pool.connect();
+        const connection = sideConnection(pool, "annal-jobs-listener");
         connection.on("notification", (message) => {
           if (message.channel === channel) onNotification(message.payload ?? "");
         });
@@ -158,10 +161,16 @@ export function poolDb(pool: Pool, log: Pick<Logger, "warn">): Db {
           if (closed || client !== connection) return;
           log.warn({ err: error }, "the jobs' notification listener broke; listening again");
           client = undefined;
-          connection.release(true);
+          connection.end().catch(() => {});
           void again();
         });
-        await connection.query(`LISTEN "${channel.replaceAll('"', '""')}"`);
+        try {
+          await connection.connect();
+          await connection.query(`LISTEN "${channel.replaceAll('"', '""')}"`);
+        } catch (error) {
+          await connection.end().catch(() => {});
+          throw error;
+        }
         client = connection;
         attempt = 0;
         onReconnect();
@@ -183,8 +192,7 @@ export function poolDb(pool: Pool, log: Pick<Logger, "warn">): Db {
           const connection = client;
           client = undefined;
           if (!connection) return;
-          await connection.query(`UNLISTEN *`).catch(() => {});
-          connection.release();
+          await connection.end().catch(() => {});
         },
       };
     },

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { withTransaction, type Pool } from "../db/index.ts";
+import { sideConnection, withTransaction, type Pool } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { projectionLag, projectionPosition } from "../metrics.ts";
 import {
@@ -48,7 +48,7 @@ export class Projector {
   private readonly options: ProjectorOptions;
   private readonly batchSize: number;
   private readonly pollInterval: number;
-  private listener: pg.PoolClient | undefined;
+  private listener: pg.Client | undefined;
   private running = true;
   /** Loops sleeping until the next notification or their poll interval. */
   private readonly sleepers = new Set<() => void>();
@@ -94,9 +94,14 @@ export class Projector {
   }
 
   private async listen(): Promise<void> {
-    this.listener = await this.options.pool.connect();
-    this.listener.on("notification", () => this.wakeAll());
-    await this.listener.query(`LISTEN ${quoteIdentifier(EVENTS_CHANNEL)}`);
+    // Beside the pool, not from it: a listener holds its connection for good (sideConnection).
+    const listener = sideConnection(this.options.pool, "annal-projector-listener");
+    // A broken listener only leaves the loops to their polling; it must not end the process.
+    listener.on("error", () => {});
+    this.listener = listener;
+    await listener.connect();
+    listener.on("notification", () => this.wakeAll());
+    await listener.query(`LISTEN ${quoteIdentifier(EVENTS_CHANNEL)}`);
   }
 
   private async run(projection: AnyProjection): Promise<void> {
@@ -158,9 +163,9 @@ export class Projector {
     this.wakeAll();
     await Promise.all(this.loops);
     if (this.listener) {
-      await this.listener.query(`UNLISTEN *`).catch(() => {});
-      this.listener.release();
+      const listener = this.listener;
       this.listener = undefined;
+      await listener.end().catch(() => {});
     }
   }
 }

@@ -181,31 +181,52 @@ t.test(
 );
 
 t.test(
-  "a worker waiting for the lock leaves the pool's connections as it found them",
+  "a worker waiting for the lock tries again on one connection of its own, and takes none of the pool's",
   async (t) => {
     const f = await captureFixture(t);
     await f.sync();
     const holding = await startCaptureWorker(f.context, schedule);
     t.teardown(() => holding.stop());
-    await eventually(async () => (await captureLockHolders(f.db.pool)).length === 1, {
-      what: "the first worker holds the lock",
-    });
-    // The waiting worker's pool notes the error listeners of each connection it is lent.
-    const listeners: number[] = [];
+    const [holder] = await eventually(
+      async () => {
+        const pids = await captureLockHolders(f.db.pool);
+        return pids.length === 1 ? pids : undefined;
+      },
+      { what: "the first worker holds the lock" },
+    );
+    // The waiting worker's pool counts the connections it lends.
+    let lent = 0;
     const pool = f.db.pool;
     const counting = new Proxy(pool, {
       get(target, property) {
         if (property !== "connect") return Reflect.get(target, property, target);
         return async () => {
-          const client = await target.connect();
-          listeners.push(client.listenerCount("error"));
-          return client;
+          lent++;
+          return target.connect();
         };
       },
     });
     const waiting = await startCaptureWorker({ ...f.context, pool: counting }, schedule);
     t.teardown(() => waiting.stop());
-    await eventually(() => listeners.length >= 3, { what: "three tries for the lock" });
-    t.equal(new Set(listeners).size, 1, `error listeners per try: ${listeners.join(", ")}`);
+    // Its lock connection (beside the pool) and the moment of its latest try for the lock.
+    const tries = async () => {
+      const found = await pool.query<{ pid: number; at: Date }>(
+        `SELECT pid, state_change AS at FROM pg_stat_activity
+          WHERE application_name = 'annal-capture-lock' AND pid <> $1
+            AND state = 'idle' AND query LIKE '%pg_try_advisory_lock%'`,
+        [holder],
+      );
+      return found.rows[0];
+    };
+    const first = await eventually(tries, { what: "the waiting worker's first try" });
+    const again = await eventually(
+      async () => {
+        const now = await tries();
+        return now && now.at > first.at ? now : undefined;
+      },
+      { what: "the waiting worker's next try" },
+    );
+    t.equal(again.pid, first.pid, "it tries again on the same connection");
+    t.equal(lent, 0, "the pool lent the waiting worker no connection");
   },
 );

@@ -64,6 +64,8 @@ export async function startAccountsAnnal(
     authToml?: string;
     grantsToml?: string;
     extraToml?: string;
+    /** More keys of `[database]` (`poolSize = 3`). */
+    databaseToml?: string;
     seedLdif?: string;
     slapd?: Slapd;
     /** Between capture passes (default "1h": the tests that need capture run it themselves). */
@@ -88,6 +90,7 @@ export async function startAccountsAnnal(
     db,
     slapd,
     captureInterval: options.captureInterval ?? "1h",
+    ...(options.databaseToml === undefined ? {} : { databaseToml: options.databaseToml }),
     extraToml: `${options.extraToml ?? ""}
 [graphql]
 introspection = true

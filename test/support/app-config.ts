@@ -7,12 +7,20 @@ import type { Slapd } from "./slapd.ts";
 
 /**
  * The configuration `annal start` would read for a test: a free port, the test's database,
- * its slapd with one `user` type, capture every `captureInterval`, then `extraToml`. Written
+ * its slapd with one `user` type, capture every `captureInterval`, then `extraToml`
+ * (`databaseToml` adds keys to `[database]`). Written
  * to an `annal.toml` in the test's directory and loaded through the real loader.
  */
 export async function appConfig(
   t: { testdir(): string },
-  options: { db: TestDatabase; slapd: Slapd; captureInterval: string; extraToml?: string },
+  options: {
+    db: TestDatabase;
+    slapd: Slapd;
+    captureInterval: string;
+    extraToml?: string;
+    /** More keys of `[database]` (`poolSize = 3`). */
+    databaseToml?: string;
+  },
 ): Promise<AnnalConfig> {
   const { db, slapd } = options;
   const dir = t.testdir();
@@ -24,6 +32,7 @@ port = ${await freePort()}
 
 [database]
 url = "${db.url}"
+${options.databaseToml ?? ""}
 
 [directory]
 url = "${slapd.url}"
