@@ -35,9 +35,10 @@ t.test(
     await page.screenshot({ path: path.join(SCREENSHOTS, "annal-sign-in-2-provider.png") });
     await page.click("#provider-login button[type=submit]");
 
-    await page.locator("#session").waitFor();
-    t.equal(page.url(), `${app.url}/auth/session`, "back at annal");
-    t.equal(await page.locator("#who").textContent(), "Priya Rossi");
+    // Signed in from the login page itself, the person lands in the web application.
+    await page.waitForURL(`${app.url}/app/directory`);
+    await page.locator("main[data-ready]").waitFor();
+    t.equal(await page.locator("#who").textContent(), "Priya Rossi", "back at annal, in /app");
     await page.screenshot({ path: path.join(SCREENSHOTS, "annal-sign-in-3-session.png") });
 
     const cookies = await context.cookies(app.url);

@@ -254,11 +254,14 @@ export function signInRoutes(options: SignInRoutesOptions) {
   };
 }
 
-/** Where to go after sign-in: a path of annal's own (never another site), else the session page. */
+/**
+ * Where to go after sign-in: a path of annal's own (never another site: no `//host`, no
+ * `/\\host`, no scheme), else the web application, where a person starts.
+ */
 function returnToOf(source: unknown): string {
   const value = (source as Record<string, unknown> | undefined)?.returnTo;
   if (typeof value === "string" && /^\/(?![/\\])[\x21-\x7e]{0,512}$/.test(value)) return value;
-  return "/auth/session";
+  return "/app";
 }
 
 function notConfigured(what: string): AnnalError {

@@ -1,4 +1,5 @@
-import { h, link, rdnValue } from "./dom.ts";
+import { h, link } from "./dom.ts";
+import { personView } from "./names.ts";
 import type { Cause } from "./types.ts";
 
 /** Why a change was made, in words, with a link to the workflow instance behind it. */
@@ -13,7 +14,14 @@ export function causeView(cause: Cause | null): HTMLElement {
         link(`/app/instances/${encodeURIComponent(cause.instanceId)}`, cause.workflow),
         `, step “${cause.step}”`,
         cause.approvedBy
-          ? [", approved by ", h("strong", { class: "approver" }, cause.approvedBy.name)]
+          ? [
+              ", approved by ",
+              h(
+                "strong",
+                { class: "approver" },
+                personView(cause.approvedBy.dn, cause.approvedBy.name),
+              ),
+            ]
           : null,
       );
     case "changeEvent":
@@ -29,7 +37,7 @@ export function causeView(cause: Cause | null): HTMLElement {
   }
 }
 
-/** Who made a change: the DN's first value, the whole DN on hover. */
+/** Who made a change: by display name, the whole DN on hover. */
 export function actorView(actor: string | null): HTMLElement {
-  return h("span", { class: "actor", title: actor ?? "" }, rdnValue(actor));
+  return h("span", { class: "actor" }, personView(actor));
 }

@@ -1,6 +1,6 @@
 /** A small element builder: no framework, no innerHTML (text is always text). */
 
-type Child = Node | string | number | null | undefined | false | readonly Child[];
+export type Child = Node | string | number | null | undefined | false | readonly Child[];
 type Props = Record<string, string | number | boolean | null | undefined | EventListener>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(

@@ -4,13 +4,10 @@ import { directorySearch, entryPage } from "./pages/directory.ts";
 import { feedPage } from "./pages/feed.ts";
 import { historyPage, prefetchHistory } from "./pages/history.ts";
 import { operationsPage } from "./pages/operations.ts";
-import {
-  catalogPage,
-  inboxPage,
-  instancePage,
-  instancesPage,
-  startPage,
-} from "./pages/workflows.ts";
+import { inboxPage } from "./pages/inbox.ts";
+import { instancePage } from "./pages/instance.ts";
+import { instancesPage } from "./pages/instances.ts";
+import { catalogPage, startPage } from "./pages/start.ts";
 import { matchRoute, navigate, type Route } from "./router.ts";
 import { loadViewer, type Viewer } from "./viewer.ts";
 

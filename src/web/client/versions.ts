@@ -123,6 +123,12 @@ export interface AttributeDiff {
   readonly after: readonly string[];
   /** `added`, `removed`, `changed` or `same`. */
   readonly kind: "added" | "removed" | "changed" | "same";
+  /** The values only `after` has, in its order. */
+  readonly addedValues: readonly string[];
+  /** The values only `before` has, in its order. */
+  readonly removedValues: readonly string[];
+  /** How many values both have. */
+  readonly kept: number;
 }
 
 /** Every attribute of either version, by name (case-insensitive order), with how it differs. */
@@ -133,18 +139,47 @@ export function diffAttributes(before: Attributes, after: Attributes): Attribute
   return names.map((name) => {
     const a = before[name] ?? [];
     const b = after[name] ?? [];
+    const { addedValues, removedValues, kept } = valueChanges(a, b);
     const kind =
-      a.length === 0 ? "added" : b.length === 0 ? "removed" : same(a, b) ? "same" : "changed";
-    return { name, before: a, after: b, kind };
+      a.length === 0
+        ? "added"
+        : b.length === 0
+          ? "removed"
+          : addedValues.length === 0 && removedValues.length === 0
+            ? "same"
+            : "changed";
+    return { name, before: a, after: b, kind, addedValues, removedValues, kept };
   });
 }
 
-function same(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  const sorted = (list: readonly string[]) => [...list].sort();
-  const x = sorted(a);
-  const y = sorted(b);
-  return x.every((value, i) => value === y[i]);
+/**
+ * The values `after` adds to `before` and the ones it removes, as multisets (a value held twice
+ * and then once is one removed): a group's `member` of hundreds shows the one that changed.
+ */
+export function valueChanges(
+  before: readonly string[],
+  after: readonly string[],
+): { addedValues: string[]; removedValues: string[]; kept: number } {
+  const left = new Map<string, number>();
+  for (const value of before) left.set(value, (left.get(value) ?? 0) + 1);
+  const addedValues: string[] = [];
+  let kept = 0;
+  for (const value of after) {
+    const count = left.get(value) ?? 0;
+    if (count > 0) {
+      left.set(value, count - 1);
+      kept++;
+    } else addedValues.push(value);
+  }
+  const removedValues: string[] = [];
+  for (const value of before) {
+    const count = left.get(value) ?? 0;
+    if (count > 0) {
+      left.set(value, count - 1);
+      removedValues.push(value);
+    }
+  }
+  return { addedValues, removedValues, kept };
 }
 
 /** Whether a patch adds `dn` to (or removes it from) an attribute such as `member`. */

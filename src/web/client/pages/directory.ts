@@ -1,6 +1,8 @@
 import { ApiError, query, rest } from "../api.ts";
 import { announce, errorBox, fill, h, link, localInputValue, rdnValue, time } from "../dom.ts";
 import { navigate, type PageContext } from "../router.ts";
+import { localizedView } from "../languages.ts";
+import { dnView } from "../names.ts";
 import { entryTypes } from "../types.ts";
 
 type EntryNode = Record<string, unknown> & { id: string; entryUUID: string; dn: string };
@@ -108,8 +110,12 @@ export async function directorySearch({ main, query: q }: PageContext): Promise<
                   "tr",
                   null,
                   h("td", null, link(`/app/directory/${type}/${node.entryUUID}`, entryName(node))),
-                  h("td", { class: "dn" }, node.dn),
-                  h("td", null, String(first(node.title) ?? first(node.description) ?? "")),
+                  h("td", null, dnView(node.dn)),
+                  h(
+                    "td",
+                    null,
+                    localizedView(String(first(node.title) ?? first(node.description) ?? "")),
+                  ),
                 ),
               ),
             ),
@@ -139,6 +145,10 @@ export function photoOf(node: Record<string, unknown>, name: string): HTMLElemen
   });
 }
 
+/** A DN broken between its parts; a multi-language value in the viewer's language. */
+const valueView = (value: string): HTMLElement | string =>
+  /^[A-Za-z][\w-]*=[^,]+,[A-Za-z][\w-]*=/.test(value) ? dnView(value) : localizedView(value);
+
 /** The attributes of an entry as a table; photos are shown above it, not as text. */
 function attributeTable(node: Record<string, unknown>): HTMLElement {
   const names = Object.keys(node)
@@ -156,7 +166,11 @@ function attributeTable(node: Record<string, unknown>): HTMLElement {
           "tr",
           null,
           h("th", { scope: "row" }, name),
-          h("td", null, ...valuesOf(node[name]).map((v) => h("div", { class: "value" }, v))),
+          h(
+            "td",
+            null,
+            ...valuesOf(node[name]).map((v) => h("div", { class: "value" }, valueView(v))),
+          ),
         ),
       ),
     ),

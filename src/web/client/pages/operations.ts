@@ -1,7 +1,7 @@
 import { gql, rest } from "../api.ts";
 import { announce, errorBox, fill, h, time } from "../dom.ts";
 import type { PageContext } from "../router.ts";
-import { INSTANCE_LIST_FIELDS, instanceActions, instanceTable } from "./workflows.ts";
+import { INSTANCE_LIST_FIELDS, instanceActions, instanceTable } from "./instances.ts";
 
 interface FailedWork {
   id: string;
