@@ -35,15 +35,28 @@ import { bind, defineWorkflow, NonRetryableError, TimeoutError, type Flow } from
 import { z } from "zod";
 import { addMember, findGroup, OPERATORS, sameDN, values } from "./shared/directory.ts";
 
+// The titles and descriptions are the start form's labels and hints; `x-annal-entry` makes
+// the group a directory picker that searches the groups as the person types.
 const parameters = z.object({
-  group: z.string().trim().min(1).max(500),
-  reason: z.string().trim().min(3).max(500),
+  group: z.string().trim().min(1).max(500).meta({
+    title: "Group",
+    description: "The group you want to join: type part of its name and pick it.",
+    "x-annal-entry": "group",
+  }),
+  reason: z.string().trim().min(3).max(500).meta({
+    title: "Reason",
+    description: "Why you need it, for the group's owner to read (3 to 500 characters).",
+  }),
 });
 
 /** The answer to either dialog. Its JSON Schema is the form the inbox shows. */
 const decision = z.object({
-  approved: z.boolean(),
-  comment: z.string().max(500).optional(),
+  approved: z.boolean().meta({ title: "Approve", description: "Tick to let them in." }),
+  comment: z
+    .string()
+    .max(500)
+    .optional()
+    .meta({ title: "Comment", description: "Optional: the requester reads it." }),
 });
 
 /** What the approver sees about the request (the dialog's `data`). */

@@ -24,6 +24,60 @@ export function toSignIn(): never {
   throw new ApiError("UNAUTHENTICATED", "not signed in", 401);
 }
 
+/**
+ * A request that could not reach annal (the network is down, the server stopped): a banner at
+ * the top of every page says so until a request gets through again, and the request fails
+ * with `CONNECTION_LOST` instead of the browser's bare `Failed to fetch`.
+ */
+async function reach(input: string, init: RequestInit): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(input, init);
+  } catch (error) {
+    if (init.signal?.aborted) throw error;
+    connectionBanner(true);
+    throw new ApiError(
+      "CONNECTION_LOST",
+      "annal cannot be reached: the connection to the server is lost",
+      0,
+      "check your network; the page tries again by itself, or reload it",
+    );
+  }
+  connectionBanner(false);
+  return response;
+}
+
+/** While the banner shows, how often annal is asked whether it answers again. */
+const RECONNECT_MS = 3000;
+
+let reconnecting: ReturnType<typeof setInterval> | undefined;
+
+function connectionBanner(lost: boolean): void {
+  const existing = document.getElementById("connection-lost");
+  if (!lost) {
+    existing?.remove();
+    clearInterval(reconnecting);
+    reconnecting = undefined;
+    return;
+  }
+  if (existing) return;
+  // The banner goes once annal answers again, whether or not the page asks for anything.
+  const check = () =>
+    void fetch("/healthz", { cache: "no-store" }).then(
+      (response) => response.ok && connectionBanner(false),
+      () => undefined,
+    );
+  reconnecting = setInterval(check, RECONNECT_MS);
+  window.addEventListener("online", check, { once: true });
+  const banner = document.createElement("div");
+  banner.id = "connection-lost";
+  banner.className = "banner";
+  banner.setAttribute("role", "alert");
+  banner.textContent =
+    "Connection lost: annal cannot be reached. What you see may be out of date; this banner goes away once annal answers again.";
+  document.getElementById("top")?.append(banner);
+}
+
 interface GraphqlAnswer<T> {
   data?: T;
   errors?: { message: string; extensions?: { code?: string; hint?: string } }[];
@@ -31,7 +85,7 @@ interface GraphqlAnswer<T> {
 
 /** One GraphQL operation; the first error is thrown as an `ApiError` with its code. */
 export async function gql<T>(query: string, variables?: Record<string, unknown>): Promise<T> {
-  const response = await fetch("/graphql", {
+  const response = await reach("/graphql", {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify(variables ? { query, variables } : { query }),
@@ -56,7 +110,7 @@ interface Problem {
 
 /** A REST (or status) request answered in JSON; a problem body is thrown as an `ApiError`. */
 export async function rest<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(path, {
+  const response = await reach(path, {
     ...init,
     headers: { accept: "application/json", ...init.headers },
   });

@@ -58,7 +58,7 @@ export function deadlineStatus(
 export const DEADLINE_WORDS: Readonly<Record<DeadlineStatus, string>> = {
   met: "met",
   missed: "missed",
-  pending: "pending",
+  pending: "not yet due",
   passed: "passed, not yet handled",
   void: "did not apply: ended before it",
 };

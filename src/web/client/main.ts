@@ -9,6 +9,7 @@ import { instancePage } from "./pages/instance.ts";
 import { instancesPage } from "./pages/instances.ts";
 import { catalogPage, startPage } from "./pages/start.ts";
 import { matchRoute, navigate, type Route } from "./router.ts";
+import { allowNameLookups } from "./names.ts";
 import { loadViewer, type Viewer } from "./viewer.ts";
 
 const READ = ["read"];
@@ -129,6 +130,8 @@ async function start(): Promise<void> {
   const first = matchRoute(ROUTES, location.pathname);
   first?.route.prefetch?.(first.params);
   const viewer = await loadViewer();
+  // People are named from the directory: only for a viewer who may read it.
+  allowNameLookups(allowed(viewer, READ));
   fill(document.getElementById("top")!, ...header(viewer));
   // Links inside the application are followed without reloading the page.
   document.addEventListener("click", (event) => {

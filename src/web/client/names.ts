@@ -8,6 +8,10 @@ import { entryTypes } from "./types.ts";
  * type for every DN asked for in the same turn), and kept for the page's life.
  */
 
+/** Whether a value reads as a DN (`uid=a,ou=people,...`): at least two `name=value` parts. */
+export const looksLikeDn = (value: string): boolean =>
+  /^[A-Za-z][\w.-]*=[^,]+,[A-Za-z][\w.-]*=/.test(value);
+
 /** DNs compare without case and without spaces around the separators. */
 export const dnKey = (dn: string): string => dn.replace(/\s*([,=+])\s*/g, "$1").toLowerCase();
 

@@ -1,4 +1,5 @@
 import { h } from "./dom.ts";
+import { entryPicker } from "./entry-picker.ts";
 
 /** The part of JSON Schema a generated form understands; anything else gets a JSON field. */
 export interface JsonSchema {
@@ -20,6 +21,12 @@ export interface JsonSchema {
   readonly maxLength?: number;
   readonly pattern?: string;
   readonly anyOf?: readonly JsonSchema[];
+  /**
+   * annal's own keyword: the field names a directory entry of this type (`"group"`), and is
+   * filled with a picker that searches the directory as the person types. In zod:
+   * `z.string().meta({ title: "Group", "x-annal-entry": "group" })`.
+   */
+  readonly "x-annal-entry"?: string;
 }
 
 /** A generated form: its fields, and how to read the value they hold. */
@@ -144,6 +151,25 @@ function field(
         hintOf(id, schema),
       ),
       value: () => (input.value === "" ? undefined : Number(input.value)),
+    };
+  }
+  if (type === "string" && typeof schema["x-annal-entry"] === "string") {
+    const picker = entryPicker({
+      id,
+      name,
+      entryType: schema["x-annal-entry"],
+      required,
+      describedBy: described,
+    });
+    return {
+      element: h(
+        "div",
+        { class: "field" },
+        h("label", { for: id }, ...labelText(name, schema, required)),
+        picker.element,
+        hintOf(id, schema),
+      ),
+      value: picker.value,
     };
   }
   if (type === "string") {

@@ -24,6 +24,10 @@ export function entryTypes(): Promise<EntryType[]> {
     }
     return found.sort((a, b) => a.segment.localeCompare(b.segment));
   });
+  // A failure (a lost connection) is not kept: the next page asks again.
+  types.catch(() => {
+    types = undefined;
+  });
   return types;
 }
 

@@ -1,6 +1,6 @@
 import { h, time } from "./dom.ts";
-import { localizedView } from "./languages.ts";
-import { personView } from "./names.ts";
+import { localizedView } from "./localized.ts";
+import { looksLikeDn, personView } from "./names.ts";
 
 /** `groupName` → `Group name`, `due_at` → `Due at`: a data key as a label. */
 export function labelOf(key: string): string {
@@ -11,8 +11,6 @@ export function labelOf(key: string): string {
     .toLowerCase();
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
-
-const looksLikeDn = (value: string) => /^[A-Za-z][\w-]*=[^,]+,[A-Za-z][\w-]*=/.test(value);
 
 /** `{ name, dn }` (how workflows name a person): the person by display name. */
 const isPersonRef = (value: object): value is { name?: string; dn: string } =>

@@ -1,8 +1,8 @@
 import { ApiError, query, rest } from "../api.ts";
 import { announce, errorBox, fill, h, link, localInputValue, rdnValue, time } from "../dom.ts";
 import { navigate, type PageContext } from "../router.ts";
-import { localizedView } from "../languages.ts";
-import { dnView } from "../names.ts";
+import { localizedView } from "../localized.ts";
+import { dnView, looksLikeDn, personView } from "../names.ts";
 import { entryTypes } from "../types.ts";
 
 type EntryNode = Record<string, unknown> & { id: string; entryUUID: string; dn: string };
@@ -145,9 +145,16 @@ export function photoOf(node: Record<string, unknown>, name: string): HTMLElemen
   });
 }
 
-/** A DN broken between its parts; a multi-language value in the viewer's language. */
-const valueView = (value: string): HTMLElement | string =>
-  /^[A-Za-z][\w-]*=[^,]+,[A-Za-z][\w-]*=/.test(value) ? dnView(value) : localizedView(value);
+/**
+ * A DN as the entry it names, by name, with the DN (broken between its parts) below; a
+ * multi-language value in the viewer's language.
+ */
+const valueView = (value: string, attribute: string): HTMLElement | string =>
+  !looksLikeDn(value)
+    ? localizedView(value)
+    : attribute === "dn"
+      ? dnView(value)
+      : h("span", { class: "named-dn" }, personView(value), dnView(value));
 
 /** The attributes of an entry as a table; photos are shown above it, not as text. */
 function attributeTable(node: Record<string, unknown>): HTMLElement {
@@ -169,7 +176,7 @@ function attributeTable(node: Record<string, unknown>): HTMLElement {
           h(
             "td",
             null,
-            ...valuesOf(node[name]).map((v) => h("div", { class: "value" }, valueView(v))),
+            ...valuesOf(node[name]).map((v) => h("div", { class: "value" }, valueView(v, name))),
           ),
         ),
       ),

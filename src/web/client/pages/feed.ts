@@ -2,6 +2,8 @@ import { query, rest } from "../api.ts";
 import { actorView, causeView } from "../cause.ts";
 import { announce, errorBox, fill, h, link, localInputValue, time } from "../dom.ts";
 import { navigate, type PageContext } from "../router.ts";
+import { memberChanges, memberChangesView } from "../member-changes.ts";
+import { dnView } from "../names.ts";
 import { entryTypes, segmentOfType, type ChangeNode, type ChangePage } from "../types.ts";
 
 /** How often an open feed asks for newer changes (polling the public REST channel). */
@@ -109,6 +111,7 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
 
   const itemOf = async (change: ChangeNode) => {
     const segment = await segmentOf(change.entryType);
+    const members = await memberChanges(change, segment).catch(() => undefined);
     return h(
       "li",
       { class: `change ${change.type}`, "data-change": change.changeId },
@@ -119,10 +122,15 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
         h("strong", null, change.type),
         " ",
         segment
-          ? link(`/app/directory/${segment}/${change.entryUUID}/history`, change.dn)
-          : change.dn,
+          ? link(`/app/directory/${segment}/${change.entryUUID}/history`, dnView(change.dn))
+          : dnView(change.dn),
       ),
-      h("div", { class: "attrs" }, change.attributes.join(", ")),
+      h(
+        "div",
+        { class: "attrs" },
+        change.attributes.join(", "),
+        members ? memberChangesView(members) : null,
+      ),
       h("div", { class: "who" }, "by ", actorView(change.actor)),
       h("div", { class: "why" }, "why: ", causeView(change.cause)),
     );
@@ -140,11 +148,11 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
   let shown = 0;
   try {
     const page = await rest<ChangePage>(
-      `/api/changes${query({ ...restFilters, include: "nodes,pageInfo", last: 100 })}`,
+      `/api/changes${query({ ...restFilters, include: "nodes,patch,pageInfo", last: 100 })}`,
     );
     newest = page.pageInfo?.endCursor ?? null;
     const kept: HTMLElement[] = [];
-    for (const change of [...page.nodes].reverse()) kept.push(await itemOf(change));
+    kept.push(...(await Promise.all([...page.nodes].reverse().map(itemOf))));
     list.append(...kept);
     shown = kept.length;
     fill(status, `${shown} latest ${shown === 1 ? "change" : "changes"} shown.`);
@@ -158,7 +166,7 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     if (live.checked && document.visibilityState === "visible") {
       try {
         const page = await rest<ChangePage>(
-          `/api/changes${query({ ...restFilters, include: "nodes,pageInfo", first: 100, after: newest })}`,
+          `/api/changes${query({ ...restFilters, include: "nodes,patch,pageInfo", first: 100, after: newest })}`,
         );
         newest = page.pageInfo?.endCursor ?? newest;
         let added = 0;

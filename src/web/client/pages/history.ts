@@ -8,8 +8,13 @@ import {
   diffAttributes,
   membershipIn,
   versionsOf,
+  valueChanges,
+  type AttributeDiff,
   type Attributes,
 } from "../versions.ts";
+import { localizedView } from "../localized.ts";
+import { MEMBER_ATTRIBUTES, memberChangesView } from "../member-changes.ts";
+import { dnView, looksLikeDn, personView } from "../names.ts";
 import { versionPickers } from "../version-pickers.ts";
 import { entryName } from "./directory.ts";
 
@@ -107,18 +112,27 @@ function diffTable(a: Version, b: Version, onlyChanged: boolean): HTMLElement {
   const rows = diffAttributes(a.attributes, b.attributes).filter(
     (row) => !onlyChanged || row.kind !== "same",
   );
-  const cell = (values: readonly string[]) =>
+  const text = (v: string) =>
+    v.length > 200
+      ? `${v.slice(0, 200)}… (${v.length} characters)`
+      : looksLikeDn(v)
+        ? personView(v)
+        : localizedView(v);
+  const cell = (values: readonly string[], mark?: string, kept?: number) =>
     h(
       "td",
       null,
-      ...values.map((v) =>
-        h(
-          "div",
-          { class: "value" },
-          v.length > 200 ? `${v.slice(0, 200)}… (${v.length} characters)` : v,
-        ),
-      ),
+      ...values.map((v) => h("div", { class: mark ? `value ${mark}` : "value" }, text(v))),
+      kept
+        ? h("div", { class: "kept" }, `${kept} ${kept === 1 ? "value" : "values"} unchanged`)
+        : null,
     );
+  // A multi-valued attribute that changed shows what it lost and what it gained, not both
+  // whole lists (a group's members): the values both versions hold are counted, not listed.
+  const cells = (row: AttributeDiff) =>
+    row.kind === "changed" && (row.before.length > 1 || row.after.length > 1)
+      ? [cell(row.removedValues, "removed-value"), cell(row.addedValues, "added-value", row.kept)]
+      : [cell(row.before), cell(row.after)];
   return h(
     "table",
     { class: "diff", id: "diff" },
@@ -148,8 +162,7 @@ function diffTable(a: Version, b: Version, onlyChanged: boolean): HTMLElement {
             row.name,
             h("span", { class: "kind" }, row.kind === "same" ? "" : ` (${row.kind})`),
           ),
-          cell(row.before),
-          cell(row.after),
+          ...cells(row),
         ),
       ),
     ),
@@ -239,6 +252,22 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
     (diffHolder.querySelector("table") as HTMLElement | null)?.focus();
   };
 
+  // A group's change names the members it added and removed, from the versions around it.
+  const membersOf = (index: number) => {
+    const before = versions[index - 1];
+    const after = versions[index];
+    if (!before || !after) return null;
+    const added: string[] = [];
+    const removed: string[] = [];
+    for (const name of Object.keys({ ...before, ...after })) {
+      if (!MEMBER_ATTRIBUTES.has(name.toLowerCase())) continue;
+      const found = valueChanges(before[name] ?? [], after[name] ?? []);
+      added.push(...found.addedValues);
+      removed.push(...found.removedValues);
+    }
+    return added.length + removed.length > 0 ? memberChangesView({ added, removed }) : null;
+  };
+
   // Items are made when drawn: the newest first, the rest a chunk a frame (see below); the
   // newest changes' ahead of that, while the groups it joined are still asked for.
   type Item = { at: number; element: () => HTMLElement };
@@ -254,7 +283,8 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
           { class: "what" },
           h("strong", null, change.type),
           change.attributes.length > 0 ? ` ${change.attributes.join(", ")}` : "",
-          change.oldDn ? ` (renamed from ${change.oldDn})` : "",
+          change.oldDn ? [" (renamed from ", dnView(change.oldDn), ")"] : "",
+          change.type === "modify" ? membersOf(i + firstIndex) : null,
         ),
         h("div", { class: "who" }, "by ", actorView(change.actor)),
         h("div", { class: "why" }, "why: ", causeView(change.cause)),
@@ -294,8 +324,8 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
             { class: "what" },
             h("strong", null, "added to group "),
             groups
-              ? link(`/app/directory/${groups}/${change.entryUUID}/history`, change.dn)
-              : change.dn,
+              ? link(`/app/directory/${groups}/${change.entryUUID}/history`, dnView(change.dn))
+              : dnView(change.dn),
           ),
           h("div", { class: "who" }, "by ", actorView(change.actor)),
           h("div", { class: "why" }, "why: ", causeView(change.cause)),
