@@ -154,8 +154,12 @@ async function start(): Promise<void> {
   const draw = () => {
     document.getElementById("main")!.removeAttribute("data-ready");
     void render(viewer).then(() => {
-      // Move focus to the new page for keyboard and screen reader users, not on first load.
-      if (drawn++ > 0) document.getElementById("main")!.focus({ preventScroll: false });
+      // Move focus to the new page for keyboard and screen reader users, not on first load;
+      // a new page opens at its top (scrolling to <main> would hide it under the sticky bar).
+      if (drawn++ > 0) {
+        document.getElementById("main")!.focus({ preventScroll: true });
+        window.scrollTo(0, 0);
+      }
     });
   };
   let drawn = 0;
