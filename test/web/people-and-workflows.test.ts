@@ -239,6 +239,10 @@ timerInterval = "200ms"
       .locator(".dn")
       .first();
     t.ok((await member.locator("wbr").count()) >= 3, "a break after each comma");
+    await page
+      .locator("table.attributes tr", { hasText: "member" })
+      .locator(".named-dn .person", { hasText: "Kateřina Rossi" })
+      .waitFor();
     t.equal(
       await member.evaluate(
         (element) => element.ownerDocument.defaultView!.getComputedStyle(element).overflowWrap,

@@ -40,7 +40,7 @@ async function reach(input: string, init: RequestInit): Promise<Response> {
       "CONNECTION_LOST",
       "annal cannot be reached: the connection to the server is lost",
       0,
-      "check your network; the page tries again by itself, or reload it",
+      "check your network; once annal answers, the banner goes and the page can be loaded again",
     );
   }
   connectionBanner(false);

@@ -36,24 +36,34 @@ function rdnFilter(dn: string): string | undefined {
   return `(${match[1]}=${escapeValue(value)})`;
 }
 
+/**
+ * DNs per request: their filter stays far below the REST channel's 4,096 characters, and the
+ * page (two entries a DN at most, say a person and a group of one name) below its page limit.
+ */
+const PER_REQUEST = 40;
+
 async function lookUp(wanted: Map<string, (name: string | undefined) => void>): Promise<void> {
   const found = new Map<string, string>();
   try {
     const filters = [...new Set([...wanted.keys()].map(rdnFilter).filter((f) => f !== undefined))];
-    if (filters.length > 0) {
-      const filter = filters.length === 1 ? filters[0]! : `(|${filters.join("")})`;
-      for (const type of await entryTypes()) {
-        const page = await rest<{ nodes: Record<string, unknown>[] }>(
-          `/api/entries/${encodeURIComponent(type.segment)}${query({
-            filter,
-            fields: "displayName,cn",
-            first: 500,
-          })}`,
-        );
-        for (const node of page.nodes) {
-          const name = first(node.displayName) ?? first(node.cn);
-          if (typeof node.dn === "string" && name) found.set(dnKey(node.dn), name);
-        }
+    const types = filters.length > 0 ? await entryTypes() : [];
+    for (let start = 0; start < filters.length; start += PER_REQUEST) {
+      const chunk = filters.slice(start, start + PER_REQUEST);
+      const filter = chunk.length === 1 ? chunk[0]! : `(|${chunk.join("")})`;
+      const pages = await Promise.all(
+        types.map((type) =>
+          rest<{ nodes: Record<string, unknown>[] }>(
+            `/api/entries/${encodeURIComponent(type.segment)}${query({
+              filter,
+              fields: "displayName,cn",
+              first: 2 * PER_REQUEST,
+            })}`,
+          ),
+        ),
+      );
+      for (const node of pages.flatMap((page) => page.nodes)) {
+        const name = first(node.displayName) ?? first(node.cn);
+        if (typeof node.dn === "string" && name) found.set(dnKey(node.dn), name);
       }
     }
   } catch {
