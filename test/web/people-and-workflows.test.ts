@@ -6,6 +6,7 @@ import { launchChromium, withoutChromium } from "../support/browser.ts";
 import { DEMO_PASSWORD, startAccountsAnnal } from "../support/accounts.ts";
 import { Browserless, form } from "../support/browserless.ts";
 import { eventually } from "../support/eventually.ts";
+import { writeDefinition } from "../support/workflow.ts";
 
 /**
  * The web application as a newcomer meets it (issue 36, item 8), in Debian's Chromium: sign-in
@@ -22,12 +23,32 @@ t.setTimeout(300_000);
 
 const ON_CALL = "cn=on-call,ou=groups,dc=example,dc=org";
 
+/** A definition whose parameters have a choice: the form offers it as one. */
+const BADGE = `
+import { defineWorkflow } from "annal";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "order-badge",
+  version: 1,
+  title: "Order a badge",
+  parameters: z.object({
+    kind: z.enum(["visitor", "contractor", "staff"]).meta({ title: "Kind of badge" }),
+  }),
+  access: { start: [] },
+  async run(flow, { kind }) {
+    return { kind };
+  },
+});
+`;
+
 t.test(
   "in Chromium: land in /app, start from a schema form with a group picker, a live instance page, people by name, the members added, languages, a sticky bar, a lost connection",
   { skip: withoutChromium },
   async (t) => {
     const dir = path.join(REPO, ".tap/fixtures", `web-people-${process.pid}`);
     cpSync(path.join(REPO, "ops/demo/workflows"), dir, { recursive: true });
+    writeDefinition(dir, "order-badge.ts", BADGE);
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
     mkdirSync(SCREENSHOTS, { recursive: true });
     const app = await startAccountsAnnal(t, {
@@ -87,6 +108,12 @@ timerInterval = "200ms"
     await page.waitForURL(`${app.url}/app/directory`);
     await ready();
     t.equal(await page.locator("#who").textContent(), "Kateřina Rossi");
+
+    // An enum is a choice of its values, under the schema's title.
+    await page.goto(`${app.url}/app/workflows/order-badge`);
+    await page.locator("#start-form").waitFor();
+    const kind = page.getByLabel("Kind of badge");
+    t.same(await kind.locator("option").allTextContents(), ["visitor", "contractor", "staff"]);
 
     // The start form from the parameters' JSON Schema: titles, descriptions, a group picker.
     await page.goto(`${app.url}/app/workflows/access-request`);
