@@ -17,6 +17,20 @@ export class BadUserInputError extends AnnalError {
   }
 }
 
+/**
+ * A document posted as `application/graphql`: GraphQL over HTTP takes a JSON request
+ * (`application/json`) or a `GET` with the query in the URL.
+ */
+export class GraphqlContentTypeError extends AnnalError {
+  constructor() {
+    super(
+      "ANNAL_GRAPHQL_CONTENT_TYPE_UNSUPPORTED",
+      "GraphQL requests are not taken as application/graphql",
+      { status: 415 },
+    );
+  }
+}
+
 /** A directory resolver ran on a gateway started without a `[directory]`. */
 export class DirectoryNotConfiguredError extends AnnalError {
   constructor() {
@@ -101,9 +115,10 @@ export function formatGraphqlError(error: GraphQLError, requestId: string): Form
   const original = error.originalError;
   const existing = error.extensions?.code;
   if (typeof existing === "string") return { error, internal: false };
-  if (original === undefined || original === null) {
-    // graphql-js's own: a variable that does not coerce, a non-null field that resolved null.
-    const input = /^Variable "\$|^Argument "|got invalid value|^Expected type/.test(error.message);
+  // graphql-js's own: a variable that does not coerce (its cause the scalar's own
+  // GraphQLError), a non-null field that resolved null.
+  const input = /^Variable "\$|^Argument "|got invalid value|^Expected type/.test(error.message);
+  if (original === undefined || original === null || (input && original instanceof GraphQLError)) {
     return {
       error: withExtensions(error, error.message, {
         code: input ? GRAPHQL_CODES.badUserInput : GRAPHQL_CODES.internal,

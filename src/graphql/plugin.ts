@@ -19,6 +19,7 @@ import type { DirectoryWrite, GatewayContext } from "./context.ts";
 import {
   codedError,
   formatGraphqlError,
+  GraphqlContentTypeError,
   GRAPHQL_CODES,
   graphqlExtensions,
   type GraphqlCode,
@@ -29,6 +30,7 @@ import { graphiqlRoutes } from "./graphiql.ts";
 import { acceptedLanguages } from "./i18n.ts";
 import { DocumentCache } from "./document-cache.ts";
 import { parseLimited, validationRules } from "./limits.ts";
+import { graphqlResponseStatus, responseMediaType, type ResponseMediaType } from "./media-type.ts";
 import { createEntryLoaders } from "./loaders.ts";
 import { costLimitRule } from "./cost.ts";
 import { entryBudget } from "./entry-budget.ts";
@@ -133,23 +135,61 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
     server.setErrorHandler((error, request, reply) => {
       const classified = classifyError(error, request.id);
       logClassified(request, error, classified);
-      return sendErrors(reply.headers(classified.headers), classified.status, [
-        // A 5xx of annal's own reading (ANNAL_DATABASE_BUSY before the request was
-        // authenticated) keeps its code; anything else keeps the request's framing.
-        classified.status >= 500 && classified.kind !== "ANNAL_INTERNAL"
-          ? new GraphQLError(classified.message, { extensions: graphqlExtensions(classified) })
-          : codedError(
-              classified.message,
-              classified.status >= 500 ? GRAPHQL_CODES.internal : GRAPHQL_CODES.badRequest,
-              classified.internal ? { requestId: request.id } : {},
+      return sendErrors(
+        reply.headers(classified.headers),
+        classified.status,
+        [
+          // A 5xx of annal's own reading (ANNAL_DATABASE_BUSY before the request was
+          // authenticated) keeps its code; anything else keeps the request's framing.
+          classified.status >= 500 && classified.kind !== "ANNAL_INTERNAL"
+            ? new GraphQLError(classified.message, { extensions: graphqlExtensions(classified) })
+            : codedError(
+                classified.message,
+                classified.status >= 500 ? GRAPHQL_CODES.internal : GRAPHQL_CODES.badRequest,
+                classified.internal
+                  ? { requestId: request.id }
+                  : {
+                      annalCode: classified.code,
+                      ...(classified.hint === undefined ? {} : { hint: classified.hint }),
+                    },
+              ),
+        ],
+        responseMediaType(request.headers),
+      );
+    });
+
+    // A document posted as `application/graphql` (an old convention the GraphQL-over-HTTP
+    // spec dropped): refused with a code of its own, so the client learns to send JSON.
+    server.addContentTypeParser("application/graphql", (_request, _payload, done) => {
+      done(new GraphqlContentTypeError(), undefined);
+    });
+
+    // Any other method: 405 naming the two the route takes.
+    server.route({
+      method: ["PUT", "PATCH", "DELETE"],
+      url: path,
+      handler: async (request, reply) =>
+        sendErrors(
+          reply.header("allow", "GET, POST"),
+          405,
+          [
+            codedError(
+              "GraphQL only supports GET and POST requests",
+              GRAPHQL_CODES.methodNotAllowed,
+              {
+                annalCode: "ANNAL_METHOD_NOT_ALLOWED",
+              },
             ),
-      ]);
+          ],
+          responseMediaType(request.headers),
+        ),
     });
 
     server.route({
       method: ["GET", "POST"],
       url: path,
       handler: async (request, reply) => {
+        const mediaType = responseMediaType(request.headers);
         const helixRequest = {
           body: request.body,
           headers: request.headers,
@@ -163,34 +203,43 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
           request.method === "POST" &&
           (request.body === null || typeof request.body !== "object" || Array.isArray(request.body))
         ) {
-          return sendErrors(reply, 400, [
-            codedError(
-              "the request body must be a JSON object with a query",
-              GRAPHQL_CODES.badRequest,
-            ),
-          ]);
+          return sendErrors(
+            reply,
+            400,
+            [
+              codedError(
+                "the request body must be a JSON object with a query",
+                GRAPHQL_CODES.badRequest,
+              ),
+            ],
+            mediaType,
+          );
         }
         let caller: Caller;
         try {
           caller = await callerOf(request, options);
         } catch (error) {
-          // A refused request still reaches GraphQL's answer: 200 with the error's code.
+          // A refused request still reaches GraphQL's answer: 200 with the error's code in
+          // application/json, the error's own status in application/graphql-response+json.
           const classified = classifyError(error, request.id);
           if (classified.status !== 401 && classified.status !== 403) throw error;
           logClassified(request, error, classified);
-          return sendErrors(reply.headers(classified.headers), 200, [
-            new GraphQLError(classified.message, { extensions: graphqlExtensions(classified) }),
-          ]);
+          return sendErrors(
+            reply.headers(classified.headers),
+            mediaType === "application/json" ? 200 : classified.status,
+            [new GraphQLError(classified.message, { extensions: graphqlExtensions(classified) })],
+            mediaType,
+          );
         }
         const { operationName, query, variables } = getGraphQLParameters(helixRequest);
         const context = (reads: Reads) => gatewayContext(caller, request, options, reads);
-        const { status, payload } = await runDocument(gateway, limits, context, {
+        const { status, headers, payload } = await runDocument(gateway, limits, context, {
           operationName,
           query,
           variables,
           request: helixRequest,
         });
-        return answer(reply, request, status, payload);
+        return answer(reply.headers(headers), request, mediaType, status, payload);
       },
     });
   };
@@ -259,11 +308,12 @@ async function runDocument(
     readonly variables: unknown;
     readonly request: Parameters<typeof processRequest>[0]["request"];
   },
-): Promise<{ status: number; payload: Payload }> {
+): Promise<{ status: number; headers: Record<string, string>; payload: Payload }> {
   const { operationName, query, variables } = params;
   if (valueDepth(variables, MAX_VARIABLES_DEPTH) > MAX_VARIABLES_DEPTH) {
     return {
       status: 200,
+      headers: {},
       payload: {
         errors: [
           codedError("Invalid variables", GRAPHQL_CODES.badUserInput, {
@@ -287,11 +337,18 @@ async function runDocument(
     contextFactory: ({ document, operation }) => context(gateway.reads.of(document, operation)),
   });
   if (result.type === "RESPONSE") {
-    return { status: result.status, payload: result.payload as Payload };
+    // Helix's own headers but its Content-Type, which the answer sets: `Allow` for a 405.
+    const headers = Object.fromEntries(
+      result.headers
+        .filter(({ name }) => name.toLowerCase() !== "content-type")
+        .map(({ name, value }) => [name.toLowerCase(), value]),
+    );
+    return { status: result.status, headers, payload: result.payload as Payload };
   }
   // Only reached for errors when the client accepts an event stream: answer them as JSON.
   return {
     status: 200,
+    headers: {},
     payload: await firstPayload(result.subscribe as Parameters<typeof firstPayload>[0]),
   };
 }
@@ -369,9 +426,17 @@ function firstPayload(
 
 /**
  * Sends a helix result: every error coded; a document refused by parsing, validation or a
- * limit answers 200; helix's other refusals (no query, a mutation over GET) keep their status.
+ * limit answers 200 in `application/json` and 400 in `application/graphql-response+json`
+ * (where an answer without `data` is never 200); helix's other refusals (no query, a mutation
+ * over GET) keep their status.
  */
-function answer(reply: FastifyReply, request: FastifyRequest, status: number, payload: Payload) {
+function answer(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  mediaType: ResponseMediaType,
+  status: number,
+  payload: Payload,
+) {
   const fallback: GraphqlCode =
     status === 405
       ? GRAPHQL_CODES.methodNotAllowed
@@ -392,17 +457,26 @@ function answer(reply: FastifyReply, request: FastifyRequest, status: number, pa
   });
   const refusedDocument =
     errors.length > 0 && errors.every((error) => DOCUMENT_CODES.has(error.extensions.code));
-  const finalStatus = refusedDocument ? 200 : status;
+  const legacyStatus = refusedDocument ? 200 : status;
+  const finalStatus =
+    mediaType === "application/json"
+      ? legacyStatus
+      : graphqlResponseStatus(legacyStatus, {
+          hasData: payload.data !== undefined,
+          codes: errors.map((error) => error.extensions.code),
+        });
   const body = {
     ...(payload.data === undefined ? {} : { data: payload.data }),
     ...(errors.length === 0 ? {} : { errors }),
   };
-  return reply.code(finalStatus).type("application/json; charset=utf-8").send(JSON.stringify(body));
+  return reply.code(finalStatus).type(`${mediaType}; charset=utf-8`).send(JSON.stringify(body));
 }
 
-function sendErrors(reply: FastifyReply, status: number, errors: readonly GraphQLError[]) {
-  return reply
-    .code(status)
-    .type("application/json; charset=utf-8")
-    .send(JSON.stringify({ errors }));
+function sendErrors(
+  reply: FastifyReply,
+  status: number,
+  errors: readonly GraphQLError[],
+  mediaType: ResponseMediaType,
+) {
+  return reply.code(status).type(`${mediaType}; charset=utf-8`).send(JSON.stringify({ errors }));
 }

@@ -8,6 +8,12 @@ export const GRAPHQL_ERROR_CODES = {
       "A malformed argument: `first` outside 1 to 100, `Invalid pagination cursor`, `Invalid <name> filter`, or `Invalid <field>`.",
     graphql: "BAD_USER_INPUT",
   },
+  ANNAL_GRAPHQL_CONTENT_TYPE_UNSUPPORTED: {
+    status: 415,
+    meaning:
+      "A GraphQL request posted as `application/graphql`; GraphQL over HTTP takes `application/json`.",
+    hint: 'post {"query": "…", "variables": {…}} as application/json, or send a query with GET',
+  },
   ANNAL_GRAPHQL_SCHEMA_INVALID: {
     status: 500,
     meaning: "A gateway schema file annal cannot serve; the message names file, line and column.",
