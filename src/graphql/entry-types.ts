@@ -1,6 +1,6 @@
 import type { GraphqlConfig } from "../config/index.ts";
 import { filterAttributes, type FilterNode } from "../filters/index.ts";
-import { matchesFilter } from "../directory/index.ts";
+import { isDescendantOf, matchesFilter } from "../directory/index.ts";
 import { parseLdapFilter } from "../filters/index.ts";
 import type { EntryObject } from "./entry.ts";
 import { GatewaySchemaError } from "./errors.ts";
@@ -43,6 +43,24 @@ export class EntryTypes {
 
   objectClasses(typeName: string): readonly string[] {
     return this.#types.get(typeName)?.objectClass ?? [];
+  }
+
+  /**
+   * Whether `entry` is of `typeName`, for a mutation that may touch only entries of its type:
+   * below the type's `base` when one is configured, with all its `objectClass` values and
+   * matching its `filter`; a type configured with none of those, or not at all, when its
+   * name is one of the entry's object classes (ignoring case).
+   */
+  holds(typeName: string, entry: EntryObject): boolean {
+    const type = this.#types.get(typeName);
+    if (type?.base !== undefined && !isDescendantOf(entry.dn, type.base)) return false;
+    if (type !== undefined && (type.objectClass.length > 0 || type.filter !== undefined)) {
+      return this.infer(entry, [typeName]) === typeName;
+    }
+    if (type?.base !== undefined) return true;
+    return entry
+      .textValues("objectClass")
+      .some((name) => name.toLowerCase() === typeName.toLowerCase());
   }
 
   /** Attributes the type checks need on every entry. */

@@ -11,9 +11,16 @@ import {
 import { assertAccess, assertAuthority } from "../auth/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import type { DirectiveEnvironment, GatewayContext } from "./context.ts";
-import { FIELD_DIRECTIVES, fieldReads, NOTHING, type Step } from "./directives/index.ts";
+import {
+  FIELD_DIRECTIVES,
+  fieldReads,
+  MUTATION_DIRECTIVES,
+  NOTHING,
+  type Step,
+} from "./directives/index.ts";
 import { isEntry } from "./entry.ts";
 import { GatewaySchemaError } from "./errors.ts";
+import { answerAccess } from "./mutation-answer.ts";
 import { accessField, viewerField } from "./viewer.ts";
 import { attachWorkflowResolvers } from "./workflows.ts";
 
@@ -96,10 +103,16 @@ function attachField(
     return FIELD_DIRECTIVES[node.name.value]!({ environment, owner, field, node, args, position });
   });
   const access = rootAccess(environment.schema, owner);
+  const checkAnswer =
+    access === "write" && nodes.some((node) => MUTATION_DIRECTIVES.has(node.name.value))
+      ? answerAccess(field)
+      : undefined;
   const resolve: GraphQLFieldResolver<unknown, GatewayContext> = (parent, args, context, info) => {
     if (access !== undefined) assertAccess(context.viewer, access);
     // A mutation is a command: it needs authority confirmed by the account's provider.
     if (access === "write") assertAuthority(context.viewer);
+    // What it answers is a read: before anything is written.
+    checkAnswer?.(context.viewer, info);
     return runSteps(steps, 0, NOTHING, parent, args, context, info);
   };
   field.resolve = resolve as GraphQLFieldResolver<unknown, unknown>;

@@ -3,6 +3,7 @@ import {
   getNullableType,
   isInputObjectType,
   isListType,
+  isObjectType,
   type GraphQLInputObjectType,
 } from "graphql";
 import {
@@ -15,6 +16,7 @@ import {
 import { AnnalError } from "../../errors/index.ts";
 import { pausePoint } from "../../pause-points.ts";
 import type { DirectoryWrite, GatewayContext } from "../context.ts";
+import type { EntryTypes } from "../entry-types.ts";
 import { BadUserInputError } from "../errors.ts";
 import { inputAttribute } from "../input-attributes.ts";
 import { checkedAttribute } from "../where.ts";
@@ -61,8 +63,19 @@ function inputObjectArgument(site: DirectiveSite, name: string): GraphQLInputObj
   return named;
 }
 
-function toText(value: unknown): string {
-  return typeof value === "string" ? value : String(value);
+/**
+ * An input value as the text written to the directory. A string holding an unpaired UTF-16
+ * surrogate has no UTF-8 form (it would be written as U+FFFD): BAD_USER_INPUT, as in filters.
+ */
+function toText(value: unknown, field: string): string {
+  const text = typeof value === "string" ? value : String(value);
+  if (!text.isWellFormed()) {
+    throw new BadUserInputError("Invalid input", {
+      argument: "input",
+      hint: `the value of ${field} holds an unpaired UTF-16 surrogate; send it as UTF-8 text`,
+    });
+  }
+  return text;
 }
 
 /** Attribute values of one input object; null and missing fields are left out. */
@@ -72,7 +85,8 @@ function attributesOf(mapping: InputMapping, input: unknown): Map<string, string
   for (const field of mapping.fields) {
     const value = (input as Record<string, unknown>)[field.name];
     if (value === undefined || value === null) continue;
-    values.set(field.attribute, Array.isArray(value) ? value.map(toText) : [toText(value)]);
+    const text = (item: unknown) => toText(item, field.name);
+    values.set(field.attribute, Array.isArray(value) ? value.map(text) : [text(value)]);
   }
   return values;
 }
@@ -118,6 +132,38 @@ function targetOf(site: DirectiveSite): (input: StepInput) => Promise<string> {
     if (found.length !== 1) throw notFound(String(input.args.id));
     return found[0]!.dn;
   };
+}
+
+/**
+ * The GraphQL type of the entries a mutation may touch: the directive's `type`, else the
+ * field's own object type, else `<Type>` of a field named `<verb><Type>` (`deletePerson`).
+ */
+function entryTypeOf(site: DirectiveSite): string {
+  const named = (name: string) => isObjectType(site.environment.schema.getType(name));
+  if (typeof site.args.type === "string") {
+    if (!named(site.args.type))
+      throw siteError(site, `type "${site.args.type}" is no object type of the schema`);
+    return site.args.type;
+  }
+  const concrete = shapeOf(site.field).concrete;
+  if (concrete !== undefined) return concrete;
+  const fromName = /^[a-z]+([A-Z]\w*)$/.exec(site.field.name)?.[1];
+  if (fromName !== undefined && named(fromName)) return fromName;
+  throw siteError(
+    site,
+    "cannot tell which type of entries the mutation touches",
+    `name the type: @${site.node.name.value}(type: "Person")`,
+  );
+}
+
+/**
+ * The entry at `dn` when it is of `typeName`; NOT_FOUND otherwise, as for no entry at all,
+ * so a typed mutation never touches an entry of another type (`deletePerson` on a group).
+ */
+async function entryOfType(input: StepInput, dn: string, typeName: string, types: EntryTypes) {
+  const { loaders } = directoryOf(input.context);
+  const entry = await loaders.byDN.load(dn);
+  if (entry === null || !types.holds(typeName, entry)) throw notFound(`${dn} of type ${typeName}`);
 }
 
 function notFound(what: string): AnnalError {
@@ -233,9 +279,12 @@ export const ldapModify: DirectiveCompiler = (site) => {
   const mapping = inputMapping(site, changesType);
   const shape = shapeOf(site.field);
   const listInput = isListType(getNullableType(argumentType(site, "input")!));
+  const typeName = entryTypeOf(site);
+  const { entryTypes } = site.environment;
   return async (input) => {
     const { directory } = directoryOf(input.context);
     const dn = await target(input);
+    await entryOfType(input, dn, typeName, entryTypes);
     const items = (listInput ? input.args.input : [input.args.input]) as {
       operation: Modification["operation"];
       changes: Record<string, unknown>;
@@ -249,8 +298,8 @@ export const ldapModify: DirectiveCompiler = (site) => {
           value === null || value === undefined
             ? []
             : Array.isArray(value)
-              ? value.map(toText)
-              : [toText(value)];
+              ? value.map((item) => toText(item, field.name))
+              : [toText(value, field.name)];
         if (op === "add" && list.length === 0) continue;
         modifications.push({ operation: op, attribute: field.attribute, values: list });
       }
@@ -277,9 +326,11 @@ export const ldapModifyDn: DirectiveCompiler = (site) => {
   const target = targetOf(site);
   const base = typeBase(site);
   const typeName = shapeOf(site.field).concrete!;
+  const { entryTypes } = site.environment;
   return async (input) => {
     const { directory } = directoryOf(input.context);
     const dn = await target(input);
+    await entryOfType(input, dn, typeName, entryTypes);
     const [rdn, ...rest] = parseDN(String(input.args.rdn));
     if (rdn === undefined) throw new BadUserInputError("Invalid rdn", { argument: "rdn" });
     const newSuperior = formatDN([...rest, ...parseDN(base)]);
@@ -297,9 +348,12 @@ export const ldapDelete: DirectiveCompiler = (site) => {
   if (getNamedType(site.field.type).name !== "DN")
     throw siteError(site, "the field's type must be DN!");
   const target = targetOf(site);
+  const typeName = entryTypeOf(site);
+  const { entryTypes } = site.environment;
   return async (input) => {
     const { directory } = directoryOf(input.context);
     const dn = await target(input);
+    await entryOfType(input, dn, typeName, entryTypes);
     await writing(input.context, { operation: "delete", dn });
     await directory.delete(dn, { as: writerDN(input.context) });
     await written(input.context, { operation: "delete", dn });
