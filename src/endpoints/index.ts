@@ -11,5 +11,6 @@ export type { EndpointViewer, TokenInfo } from "./viewer.ts";
 export type { MailMessage, Messaging, SendResult } from "./messaging.ts";
 export type { Templating } from "./templating.ts";
 export { loadRules, type RulesModule } from "./load.ts";
+export { checkEndpoints } from "./check.ts";
 export { ANNAL_API_PATHS } from "./routes.ts";
 export { endpointsPlugin, type EndpointsPluginOptions, type PreparedRules } from "./plugin.ts";

@@ -69,7 +69,8 @@ export interface Mailer {
 
 export function createMailer(options: {
   readonly config: MessagingConfig | undefined;
-  readonly store: EventStore;
+  /** Where a sent message is recorded (only when one is sent). */
+  readonly store: Pick<EventStore, "appendToStream">;
   readonly templating: Templating;
   readonly log: Logger;
 }): Mailer {

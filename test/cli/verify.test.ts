@@ -141,6 +141,14 @@ base = "ou=more,dc=example,dc=org"
       files: { "gateway/bad.graphql": "type Query { me: Nowhere }\n" },
       code: "ANNAL_GRAPHQL_SCHEMA_INVALID",
     },
+    {
+      what: "a rules file whose endpoints factory throws",
+      toml: `[rules]\nfile = "rules/index.ts"\n`,
+      files: {
+        "rules/index.ts": `import { defineEndpoints } from "annal";\nexport const endpoints = defineEndpoints(({ app }) => {\n  app.get("/x", (c) => c.text("x"));\n  throw new Error("forgot something");\n});\n`,
+      },
+      code: "ANNAL_RULES_INVALID",
+    },
   ];
   for (const c of cases) {
     const { dir, file } = await configDir(t, c.toml);

@@ -3,9 +3,11 @@ import { accessNotActive, normalizeGrants } from "../../auth/index.ts";
 import { loadConfig, type AnnalConfig } from "../../config/index.ts";
 import type { HooksRegistry } from "../../hooks/index.ts";
 import { checkMigrations } from "../../db/index.ts";
+import { checkEndpoints } from "../../endpoints/index.ts";
 import { AnnalError } from "../../errors/index.ts";
 import { pingDatabase } from "../../http/index.ts";
 import { createLogger } from "../../logger.ts";
+import { EventStore } from "../../store/index.ts";
 import type { Output } from "../output.ts";
 import { CONFIG_OPTION, type Command } from "../command.ts";
 import { parseCommandLine } from "../usage.ts";
@@ -34,7 +36,8 @@ export function checkNodeVersion(version: string): void {
  * `annal verify`: the checks `annal start` depends on, in order, stopping at the first that
  * fails: the Node.js version, the configuration and the files that go with it (hooks, GraphQL
  * schema, workflow definitions bundled and loaded: the same checks start makes before it
- * serves, `checkConfiguration`), the database, its migrations.
+ * serves, `checkConfiguration`), the rules file's factory run as start runs it, the database,
+ * its migrations.
  * Pending migrations pass (start applies them); unknown ones fail. One `ok` line per passed
  * check. `cwd` and `env` default to the process's.
  */
@@ -54,17 +57,25 @@ export async function runVerify(
   output.out(
     `ok config: ${config.source.path}${config.source.demo ? " (the demo configuration)" : ""}`,
   );
-  const { hooks, gateway, workflows } = await checkConfiguration(config);
+  const { hooks, gateway, workflows, rules } = await checkConfiguration(config);
   output.out(`ok entry types: ${config.directory?.types.length ?? 0}`);
   output.out(`ok hooks: ${hooksSummary(hooks, config.hooks?.dir)}`);
   output.out(`ok graphql: ${gateway.files.length} schema file(s)`);
   output.out(`ok workflows: ${workflowsSummary(workflows, config.workflows?.dir)}`);
 
-  const database = await openDatabase(
-    config,
-    createLogger("warn", { destination: process.stderr }),
-  );
+  const log = createLogger("warn", { destination: process.stderr });
+  const database = await openDatabase(config, log);
   try {
+    if (rules?.module !== undefined) {
+      // The factory runs as start runs it (docs/endpoints.md: "verify runs the same load").
+      // The store opens only for a message the factory sends: the database is checked below.
+      const store = {
+        appendToStream: async (...args: Parameters<EventStore["appendToStream"]>) =>
+          (await EventStore.open(database.pool)).appendToStream(...args),
+      };
+      const routes = await checkEndpoints(rules.module, { config, store, log });
+      output.out(`ok rules: ${routes.length} route(s) from ${rules.file}`);
+    }
     await pingDatabase(database.pool, 5000);
     output.out(`ok database: ${database.description} answers`);
     const { pending } = await checkMigrations(database.pool);
