@@ -2,6 +2,7 @@ import { STATUS_CODES } from "node:http";
 import { AnnalError } from "../errors/index.ts";
 import {
   classifyError,
+  clientErrorCode,
   PROBLEM_CONTENT_TYPE,
   problemOf,
   type ClassifiedError,
@@ -26,9 +27,10 @@ function isHttpException(error: unknown): error is HttpExceptionLike {
 /**
  * The answer to an error a handler threw, as problem+json:
  * - an `HTTPException` answers its status and message (the status's code of annal's catalog,
- *   `ANNAL_FORBIDDEN` for a 403, ...), and its `cause` when that is a plain JSON value (an
- *   `Error` as cause is logged, not answered: it may hold internals). One made with its own
- *   `res` answers that response.
+ *   `ANNAL_FORBIDDEN` for a 403, ...; `ANNAL_ENDPOINT_HTTP_EXCEPTION` for a status without
+ *   one, a 418 or a 5xx), and its `cause` when that is a plain JSON value (an `Error` as
+ *   cause is logged, not answered: it may hold internals). One made with its own `res`
+ *   answers that response.
  * - an `AnnalError` (a binding's refusal, `vValidator`'s 400) answers its code and status;
  * - anything else is logged with its stack under the request id and answers a 500
  *   `ANNAL_INTERNAL` whose body names only the request id.
@@ -39,8 +41,10 @@ export function endpointErrorResponse(error: unknown, requestId: string, log: Lo
   if (isHttpException(error)) {
     if (error.res) return error.getResponse();
     const message = error.message || (STATUS_CODES[error.status] ?? "Error");
+    // A 4xx annal has a code for takes it (403: ANNAL_FORBIDDEN); any other status keeps
+    // itself under the code for such exceptions (a 418 is no ANNAL_BAD_REQUEST).
     classified =
-      error.status >= 400 && error.status < 500
+      clientErrorCode(error.status) !== undefined
         ? classifyError({ statusCode: error.status, message }, requestId)
         : classifyError(
             new AnnalError("ANNAL_ENDPOINT_HTTP_EXCEPTION", message, { status: error.status }),

@@ -80,6 +80,11 @@ const CLIENT_ERROR_CODES: Readonly<Record<number, ErrorCode>> = {
   429: "ANNAL_RATE_LIMITED",
 };
 
+/** The catalog code of a client error's status, when annal has one (`ANNAL_FORBIDDEN` for 403). */
+export function clientErrorCode(status: number): ErrorCode | undefined {
+  return CLIENT_ERROR_CODES[status];
+}
+
 /**
  * Classifies any thrown value: an `AnnalError` by its own code, status, message, hint,
  * details and headers; a client error from Fastify or a plugin (a `statusCode` 4xx) by a

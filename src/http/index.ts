@@ -3,7 +3,7 @@
  * latency, and RFC 9457 problem details for every error.
  */
 export { createServer, type AnnalServer, type ServerOptions } from "./server.ts";
-export { classifyError, type ClassifiedError } from "./classify.ts";
+export { classifyError, clientErrorCode, type ClassifiedError } from "./classify.ts";
 export {
   logClassified,
   problemOf,

@@ -292,6 +292,14 @@ t.test(
       code: "ANNAL_ENDPOINT_HTTP_EXCEPTION",
       detail: "the mail server is resting",
     });
+    // A 4xx annal has no code for keeps its status, with the code for such exceptions.
+    const teapot = await call(`${app.url}/api/errors/http-418`, { token: reader });
+    t.equal(teapot.status, 418);
+    t.match(await json(teapot), {
+      status: 418,
+      code: "ANNAL_ENDPOINT_HTTP_EXCEPTION",
+      detail: "this endpoint brews tea only",
+    });
     const own = await call(`${app.url}/api/errors/http-res`, { token: reader });
     t.equal(own.status, 401);
     t.equal(await own.text(), "own answer");
