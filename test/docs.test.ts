@@ -24,3 +24,12 @@ t.test("the documents link only to files that exist", async (t) => {
     }
   }
 });
+
+t.test("the refusals' table says where GraphQL carries what the code puts there", async (t) => {
+  // test/graphql/workflows.test.ts reads them there: extensions.issues, extensions.retryAfter.
+  const workflows = readFileSync(path.join(DOCS, "workflows.md"), "utf8");
+  const row = (code: string) =>
+    workflows.split("\n").find((line) => line.startsWith(`| \`${code}\``));
+  t.match(row("WF_VALIDATION"), /`extensions\.issues` over GraphQL/);
+  t.match(row("WF_LOCKED"), /`Retry-After: 1` over HTTP, `extensions\.retryAfter: 1` in GraphQL/);
+});

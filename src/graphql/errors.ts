@@ -133,10 +133,16 @@ export function formatGraphqlError(error: GraphQLError, requestId: string): Form
   };
 }
 
-/** The `extensions` of a classified error: its GraphQL code, annal's code, hint and details. */
+/**
+ * The `extensions` of a classified error: its GraphQL code, annal's code, hint and details,
+ * and `retryAfter` (seconds) where the error's HTTP answer carries `Retry-After` (`WF_LOCKED`,
+ * a 503): a GraphQL answer has no header of its own to carry it.
+ */
 export function graphqlExtensions(classified: ClassifiedError): Record<string, unknown> {
+  const retryAfter = Number(classified.headers["retry-after"] ?? Number.NaN);
   return {
     ...classified.details,
+    ...(Number.isFinite(retryAfter) ? { retryAfter } : {}),
     code: classified.graphqlCode,
     ...(classified.internal && classified.kind === "ANNAL_INTERNAL"
       ? {}

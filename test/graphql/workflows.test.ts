@@ -456,6 +456,8 @@ t.test("the workflow operations over GraphQL", async (t) => {
       const body = await gql(who, query, variables);
       t.equal(codeOf(body), code, what);
       if (code.startsWith("WF_")) t.equal(body.errors![0].extensions.annalCode ?? code, code, what);
+      // Where docs/workflows.md says (its table of refusals names extensions.issues).
+      if (code === "WF_VALIDATION") t.match(body.errors![0].extensions.issues, [String], what);
     }
 
     // WF_LOCKED: another holds the instance's lock longer than a command waits.
@@ -467,6 +469,8 @@ t.test("the workflow operations over GraphQL", async (t) => {
       const locked = await gql(bob, COMPLETE, { id: dialog.id, answer: { approved: true } });
       t.equal(codeOf(locked), "WF_LOCKED", "an instance another holds");
       t.match(locked.errors![0].message, /try again/);
+      // The table's Retry-After: 1, where GraphQL can carry it.
+      t.equal(locked.errors![0].extensions.retryAfter, 1);
     } finally {
       await holder.query("SELECT pg_advisory_unlock_all()");
       holder.release();
