@@ -31,8 +31,18 @@ export async function mountChannels(
       authentication,
     }),
   );
+  // Registered last (below); the REST channel's description lists its routes.
+  let endpoints: ReturnType<typeof endpointsPlugin> | undefined;
   await server.register(
-    restPlugin({ pool, epoch: store.epoch, schema: directory.schema, config, log, authentication }),
+    restPlugin({
+      pool,
+      epoch: store.epoch,
+      schema: directory.schema,
+      config,
+      log,
+      authentication,
+      customPaths: () => endpoints?.openApiPaths() ?? {},
+    }),
   );
   await server.register(webPlugin({ authentication }));
   const capture = directory.capture;
@@ -66,9 +76,15 @@ export async function mountChannels(
   await server.register(graphql);
   // Last: annal's own paths under /api are taken, and a rule that would shadow one is refused.
   if (rules) {
-    await server.register(
-      endpointsPlugin({ rules, config, store, authentication, execute: graphql.execute, log }),
-    );
+    endpoints = endpointsPlugin({
+      rules,
+      config,
+      store,
+      authentication,
+      execute: graphql.execute,
+      log,
+    });
+    await server.register(endpoints);
   }
 }
 

@@ -50,7 +50,8 @@ const BODYLESS = new Set(["GET", "HEAD"]);
  * await server.register(endpointsPlugin({ rules, config, store, authentication, execute, log }));
  */
 export function endpointsPlugin(options: EndpointsPluginOptions) {
-  return async (server: FastifyInstance): Promise<void> => {
+  let served: ServedEndpoints | undefined;
+  const plugin = async (server: FastifyInstance): Promise<void> => {
     const { rules, config } = options;
     const log = options.log.child({ module: "endpoints" }) as Logger;
     const templating = createTemplating(config.templating, { development: rules.development });
@@ -69,7 +70,6 @@ export function endpointsPlugin(options: EndpointsPluginOptions) {
     };
     const env = contextBindings(services);
 
-    let served: ServedEndpoints | undefined;
     let watcher: RulesWatcher | undefined;
     if (rules.module) {
       served = await buildEndpoints(rules.module, env);
@@ -119,6 +119,10 @@ export function endpointsPlugin(options: EndpointsPluginOptions) {
       });
     });
   };
+  return Object.assign(plugin, {
+    /** The routes served now as OpenAPI path items, for the REST channel's description. */
+    openApiPaths: (): Record<string, Record<string, unknown>> => served?.openApiPaths() ?? {},
+  });
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {

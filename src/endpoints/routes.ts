@@ -1,3 +1,4 @@
+import path from "node:path";
 import { Hono } from "hono";
 import { PatternRouter } from "hono/router/pattern-router";
 import { AnnalError } from "../errors/index.ts";
@@ -7,6 +8,7 @@ import { endpointsContext, type EndpointsApp } from "./context.ts";
 import { isPublicRoute, type FetchEndpoints } from "./define.ts";
 import { endpointErrorResponse } from "./errors.ts";
 import { failureAt, type RulesModule } from "./load.ts";
+import { endpointPaths } from "./openapi.ts";
 
 /**
  * The paths under `/api` that belong to annal: the REST channel's (its documentation and
@@ -34,6 +36,8 @@ export interface ServedEndpoints {
   isPublic(method: string, path: string): boolean;
   /** `METHOD path` of every route (middleware left out), for the log. */
   readonly routes: readonly string[];
+  /** The routes as OpenAPI path items (`endpointPaths`); none for a plain fetch handler. */
+  openApiPaths(): Record<string, Record<string, unknown>>;
 }
 
 interface RouteLike {
@@ -120,6 +124,13 @@ export async function buildEndpoints(
     routes: routes
       .filter((route) => !isMiddleware(route))
       .map((route) => `${route.method.toUpperCase()} ${route.path}`),
+    openApiPaths() {
+      if (!app) return {};
+      return endpointPaths(routes, {
+        file: path.basename(rules.file),
+        isPublic: (method, route) => anyPublic && publicRoutes.match(method, route)[0].length > 0,
+      });
+    },
   };
 }
 

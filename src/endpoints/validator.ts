@@ -1,5 +1,5 @@
 import { vValidator as honoValibot } from "@hono/valibot-validator";
-import type { BaseIssue } from "valibot";
+import type { BaseIssue, GenericSchema, GenericSchemaAsync } from "valibot";
 import { AnnalError } from "../errors/index.ts";
 
 /**
@@ -13,14 +13,34 @@ import { AnnalError } from "../errors/index.ts";
  * });
  */
 export const vValidator: typeof honoValibot = ((target, schema, hook) =>
-  honoValibot(
-    target,
-    schema,
-    hook ??
-      (((result: { success: boolean; issues?: readonly BaseIssue<unknown>[] }) => {
-        if (!result.success) throw invalidInput(target, result.issues ?? []);
-      }) as unknown as NonNullable<typeof hook>),
+  Object.assign(
+    honoValibot(
+      target,
+      schema,
+      hook ??
+        (((result: { success: boolean; issues?: readonly BaseIssue<unknown>[] }) => {
+          if (!result.success) throw invalidInput(target, result.issues ?? []);
+        }) as unknown as NonNullable<typeof hook>),
+    ),
+    // What it validates, for the OpenAPI document (`describedInput`).
+    { [VALIDATES]: { target, schema } satisfies ValidatedInput },
   )) as typeof honoValibot;
+
+const VALIDATES = Symbol.for("annal.endpoints.validates");
+
+/** What a route's validator checks: the part of the request and its valibot schema. */
+export interface ValidatedInput {
+  readonly target: string;
+  readonly schema: GenericSchema | GenericSchemaAsync;
+}
+
+/** The input a route handler validates, when it is `vValidator` (also as Hono wraps it). */
+export function describedInput(handler: unknown): ValidatedInput | undefined {
+  if (typeof handler !== "function") return undefined;
+  const own = (handler as { [VALIDATES]?: ValidatedInput })[VALIDATES];
+  if (own !== undefined) return own;
+  return describedInput((handler as { __COMPOSED_HANDLER?: unknown }).__COMPOSED_HANDLER);
+}
 
 function invalidInput(target: string, issues: readonly BaseIssue<unknown>[]): AnnalError {
   const described = issues.map((issue) => ({

@@ -3,6 +3,7 @@
  * latency, and RFC 9457 problem details for every error.
  */
 export { createServer, type AnnalServer, type ServerOptions } from "./server.ts";
+export { MAX_URL_LENGTH } from "./limits.ts";
 export { classifyError, clientErrorCode, type ClassifiedError } from "./classify.ts";
 export {
   logClassified,

@@ -8,6 +8,7 @@ import type { ProjectionStatus } from "../projector/index.ts";
 import { frameworkErrorHandler, installErrorHandling } from "./error-handler.ts";
 import { healthRoutes } from "./health.ts";
 import { landingRoutes } from "./landing.ts";
+import { clientErrorHandler, limitUrlLength, MAX_HEADER_SIZE } from "./limits.ts";
 import { metricsRoutes, recordHttpDuration } from "./metrics.ts";
 
 export interface ServerOptions {
@@ -43,8 +44,12 @@ export function createServer(options: ServerOptions) {
     // Request ids are uuids, unique across processes and restarts: the log records them
     // (a mutation's DirectoryWriteRequested event does), so a counter would repeat.
     genReqId: () => randomUUID(),
+    // Room for a URL up to annal's limit; past it the hook answers 414, past this the parser.
+    http: { maxHeaderSize: MAX_HEADER_SIZE },
+    clientErrorHandler: clientErrorHandler(log),
   });
   installErrorHandling(server);
+  limitUrlLength(server);
   recordHttpDuration(server);
   void server.register(
     healthRoutes({

@@ -31,6 +31,11 @@ export interface RestDeps {
   readonly authentication: Authentication;
   /** The clock; tests pass a fixed one. Default `() => new Date()`. */
   readonly now?: () => Date;
+  /**
+   * Further paths for the OpenAPI description, asked for each time it is served: the rules
+   * file's custom endpoints under `/api` (`endpointsPlugin(...).openApiPaths`).
+   */
+  readonly customPaths?: () => Record<string, Record<string, unknown>>;
 }
 
 /** One configured entry type as the channel serves it. */
@@ -53,6 +58,8 @@ export interface RestContext {
   /** Redacted attribute names (configured spelling): known for `affects`, never served. */
   readonly redacted: readonly string[];
   readonly exports: ExportGate;
+  /** See `RestDeps.customPaths`. */
+  readonly customPaths: () => Record<string, Record<string, unknown>>;
   clock(): Clock;
 }
 

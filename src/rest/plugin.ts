@@ -9,6 +9,7 @@ import { sendProblem } from "../http/index.ts";
 import { answerChanges } from "./routes/changes.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { entryChanges, lookupEntry } from "./routes/entry.ts";
+import { requireAcceptable } from "./negotiate.ts";
 import { searchEntries } from "./routes/search.ts";
 import { checkTypeNames } from "./type-names.ts";
 
@@ -75,6 +76,7 @@ export function restPlugin(deps: RestDeps) {
       types,
       redacted,
       exports: new ExportGate(config.rest.export.maxConcurrent),
+      customPaths: deps.customPaths ?? (() => ({})),
       clock: () => ({ now: now(), timeZone: config.rest.timeZone }),
     };
 
@@ -82,6 +84,7 @@ export function restPlugin(deps: RestDeps) {
     await server.register(docsRoutes(context));
     await server.register(async (data) => {
       data.addHook("onRequest", deps.authentication.require("read"));
+      data.addHook("preHandler", requireAcceptable);
       data.get("/api/changes", (request, reply) => answerChanges(context, request, reply));
       data.get<{ Params: { type: string } }>("/api/entries/:type", (request, reply) =>
         searchEntries(context, request, reply),

@@ -36,7 +36,14 @@ export const HTTP_CODES = {
   },
   ANNAL_URI_TOO_LONG: {
     status: 414,
-    meaning: "The URL is longer than annal accepts.",
+    meaning: "The URL (its path and query string) is longer than annal accepts: 16,384 characters.",
+    hint: "shorten the query: fewer fields, a shorter filter, or split the request",
+    surfaces: ["rest"],
+  },
+  ANNAL_HEADERS_TOO_LARGE: {
+    status: 431,
+    meaning: "The request's header fields together are larger than annal accepts.",
+    hint: "send fewer or smaller headers (large cookies are the usual cause)",
     surfaces: ["rest"],
   },
   ANNAL_UNSUPPORTED_MEDIA_TYPE: {

@@ -24,6 +24,8 @@ function fold(text: string, width: number): string {
   return parts.join("\n");
 }
 
+const WRAP_BOUNDS = "must be 0 or an integer from 16 to 10000";
+
 /**
  * LDIF content records (RFC 2849): `version: 1`, then per entry its `dn` and the attributes
  * asked for, with the values as the directory holds them (generalized time, TRUE/FALSE), each
@@ -33,10 +35,11 @@ export const ldifFormat = defineFormat({
   name: "ldif",
   extensions: [".ldif"],
   options: z.strictObject({
+    // A union rather than a refinement, so the OpenAPI document states the bounds too.
     wrap: z
-      .number()
-      .int()
-      .refine((n) => n === 0 || (n >= 16 && n <= 10_000), "must be 0 or from 16 to 10000")
+      .union([z.literal(0), z.number().int().min(16, WRAP_BOUNDS).max(10_000, WRAP_BOUNDS)], {
+        error: WRAP_BOUNDS,
+      })
       .default(76)
       .describe("Fold lines longer than this many characters (RFC 2849); 0 for never."),
     version: z.boolean().default(true).describe('Start with the "version: 1" line.'),

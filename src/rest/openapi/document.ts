@@ -1,8 +1,10 @@
+import { SESSION_COOKIE } from "../../auth/index.ts";
 import type { DirectorySchema } from "../../directory/index.ts";
 import type { AttributeCatalog } from "../catalog.ts";
 import { typeAttributes } from "../catalog.ts";
 import type { ServedType } from "../context.ts";
 import { EXPORT_FORMATS } from "../export/formats.ts";
+import { MAX_URL_LENGTH } from "../../http/index.ts";
 import { REST_ERROR_CODES } from "./error-codes.ts";
 import { parameterComponents } from "./parameters.ts";
 import { commonSchemas, entrySchema, searchResponseSchema } from "./schemas.ts";
@@ -14,12 +16,15 @@ const header = (name: string): Json => ({ $ref: `#/components/headers/${name}` }
 
 const PROBLEM_RESPONSES: Readonly<Record<string, { description: string }>> = {
   "400": { description: "Bad input" },
-  "401": { description: "No valid bearer token" },
+  "401": { description: "No valid credentials (bearer token or session cookie)" },
   "403": { description: "The account lacks the access function" },
   "404": { description: "Not found" },
-  "406": { description: "Not acceptable" },
-  "414": { description: "URI too long" },
+  "406": { description: "Not acceptable: the `Accept` header allows nothing the route answers in" },
+  "414": {
+    description: `URI too long: the path and query string over ${MAX_URL_LENGTH} characters`,
+  },
   "429": { description: "Too many exports at once" },
+  "431": { description: "The request line and header fields are too large" },
   "503": { description: "The database does not answer" },
 };
 
@@ -80,7 +85,7 @@ function changesOperation(operationId: string, summary: string, tag: string, per
         },
         content: { "application/json": { schema: schemaRef("ChangesResponse") } },
       },
-      ...errors("400", "401", "403", ...(perEntry ? ["404"] : []), "414", "503"),
+      ...errors("400", "401", "403", ...(perEntry ? ["404"] : []), "406", "414", "431", "503"),
     },
   };
 }
@@ -148,7 +153,7 @@ function typePaths(type: ServedType): Json {
               ...exportContent,
             },
           },
-          ...errors("400", "401", "403", "404", "414", "429", "503"),
+          ...errors("400", "401", "403", "404", "406", "414", "429", "431", "503"),
         },
       },
     },
@@ -182,7 +187,7 @@ function typePaths(type: ServedType): Json {
             description: "Not modified: the representation the ETag (or date) names is current.",
             headers: { ETag: header("ETag"), "Cache-Control": header("Revalidate") },
           },
-          ...errors("400", "401", "403", "404", "414", "503"),
+          ...errors("400", "401", "403", "404", "406", "414", "431", "503"),
         },
       },
     },
@@ -194,7 +199,7 @@ function typePaths(type: ServedType): Json {
 
 const DESCRIPTION = `Directory entries and their complete history, read from annal's projections of its event log (never from the directory live).
 
-**Access.** Every data route needs \`Authorization: Bearer <token>\` of a service account with the \`read\` access function (\`export\` too for exports): \`annal token create --name <name> --access read,export\`. This description and the documentation at \`/api\` are public.
+**Access.** Every data route needs an account with the \`read\` access function (\`export\` too for exports): a service account's \`Authorization: Bearer <token>\` (\`annal token create --name <name> --access read,export\`), or a person's \`${SESSION_COOKIE}\` cookie from signing in at \`/auth/login\`. This description and the documentation at \`/api\` are public.
 
 **Errors** are RFC 9457 problem details (\`application/problem+json\`) with a stable \`code\`; no input makes the channel answer 500.
 
@@ -227,7 +232,8 @@ export function openApiDocument(input: DescriptionInput): Json {
       description: DESCRIPTION,
     },
     servers: [{ url: "/" }],
-    security: [{ bearerAuth: [] }],
+    // Either credential will do: a service account's bearer token, or a person's session.
+    security: [{ bearerAuth: [] }, { sessionCookie: [] }],
     tags: [
       ...input.types.map((type) => ({
         name: type.names.name,
@@ -254,7 +260,7 @@ export function openApiDocument(input: DescriptionInput): Json {
               description: "The documentation page or the description.",
               content: { "text/html": {}, "application/json": {}, "application/yaml": {} },
             },
-            ...errors("406"),
+            ...errors("406", "414", "431"),
           },
         },
       },
@@ -266,6 +272,7 @@ export function openApiDocument(input: DescriptionInput): Json {
           security: [],
           responses: {
             "200": { description: "The description.", content: { "application/json": {} } },
+            ...errors("414", "431"),
           },
         },
       },
@@ -277,6 +284,7 @@ export function openApiDocument(input: DescriptionInput): Json {
           security: [],
           responses: {
             "200": { description: "The description.", content: { "application/yaml": {} } },
+            ...errors("414", "431"),
           },
         },
       },
@@ -287,6 +295,13 @@ export function openApiDocument(input: DescriptionInput): Json {
           type: "http",
           scheme: "bearer",
           description: "A service account token from `annal token create`.",
+        },
+        sessionCookie: {
+          type: "apiKey",
+          in: "cookie",
+          name: SESSION_COOKIE,
+          description:
+            "A person's session, set by signing in at `/auth/login`; the person's access functions apply.",
         },
       },
       parameters: parameterComponents(input.limits),

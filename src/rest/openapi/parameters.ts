@@ -72,8 +72,10 @@ export function parameterComponents(limits: {
         "application/json": {
           // Documentation pre-fills a parameter from its example: an empty object asks for nothing.
           example: {},
+          // anyOf, not oneOf: `{}` and options common to several formats (`nulls`) are valid
+          // for each of them, and the server takes them for whichever `filename` names.
           schema: {
-            oneOf: EXPORT_FORMATS.map((format) => ({
+            anyOf: EXPORT_FORMATS.map((format) => ({
               $ref: `#/components/schemas/ExportOptions_${format.name.replace(/[^A-Za-z0-9_]/g, "_")}`,
             })),
           },

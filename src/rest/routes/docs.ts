@@ -51,6 +51,22 @@ const INIT = `window.ui = SwaggerUIBundle({
 const CSP =
   "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 
+/** The description with the rules file's paths (and their tag) added, when it has any. */
+function withCustomPaths(
+  document: Record<string, unknown>,
+  custom: Record<string, Record<string, unknown>>,
+): Record<string, unknown> {
+  if (Object.keys(custom).length === 0) return document;
+  return {
+    ...document,
+    tags: [
+      ...(document.tags as unknown[]),
+      { name: "custom", description: "The rules file's custom endpoints" },
+    ],
+    paths: { ...(document.paths as Record<string, unknown>), ...custom },
+  };
+}
+
 const MEDIA_TYPES = [
   "application/json",
   "application/yaml",
@@ -81,7 +97,8 @@ export function docsRoutes(context: RestContext) {
       });
       cached = { json, at: Date.now() };
     }
-    return cached.json;
+    // The rules file's routes as they are now (development mode swaps them).
+    return withCustomPaths(cached.json, context.customPaths());
   };
   const sendJson = async (reply: FastifyReply) =>
     reply
