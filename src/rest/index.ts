@@ -14,3 +14,4 @@ export {
   type TypeNames,
 } from "./type-names.ts";
 export { REST_ERROR_CODES } from "./openapi/error-codes.ts";
+export { describeFromConfig } from "./openapi/offline.ts";
