@@ -98,10 +98,22 @@ function typePaths(type: ServedType): Json {
     EXPORT_FORMATS.filter((format) => format.name !== "json").map((format) => [
       format.contentType(format.options.parse({})).split(";")[0],
       {
-        schema: {
-          type: "string",
-          description: `the ${format.name} file (${format.extensions.join(", ")})`,
-        },
+        schema:
+          format.name === "json-ld"
+            ? {
+                // A JSON document: what a client that reads the media type parses it as.
+                type: "object",
+                required: ["@context", "@graph"],
+                properties: {
+                  "@context": { type: "object" },
+                  "@graph": { type: "array", items: { type: "object" } },
+                },
+                description: `the ${format.name} file (${format.extensions.join(", ")})`,
+              }
+            : {
+                type: "string",
+                description: `the ${format.name} file (${format.extensions.join(", ")})`,
+              },
       },
     ]),
   );
