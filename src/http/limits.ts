@@ -48,17 +48,20 @@ export function clientErrorHandler(log: Logger) {
           : new AnnalError("ANNAL_BAD_REQUEST", "the request is not valid HTTP");
     const classified = classifyError(refusal, "");
     log.debug({ code: classified.code, parser: error.code }, classified.message);
-    if (socket.writable) {
-      const body = JSON.stringify(problemOf(classified));
-      socket.write(
-        `HTTP/1.1 ${classified.status} ${problemOf(classified).title}\r\n` +
-          `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-          "Connection: close\r\n\r\n" +
-          body,
-      );
+    if (!socket.writable) {
+      socket.destroy();
+      return;
     }
-    socket.destroy();
+    const problem = problemOf(classified);
+    const body = JSON.stringify(problem);
+    // `end`, as Node's documentation does: the answer is flushed before the socket closes.
+    socket.end(
+      `HTTP/1.1 ${classified.status} ${problem.title}\r\n` +
+        `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        "Connection: close\r\n\r\n" +
+        body,
+    );
   };
 }
 

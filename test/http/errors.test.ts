@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import t from "tap";
 import { AnnalError } from "../../src/errors/index.ts";
 import { createPool } from "../../src/db/index.ts";
@@ -112,3 +113,51 @@ t.test("a 4xx raised by a plugin keeps its status and gets a code for it", async
     detail: "Rate limit exceeded, retry in 1 minute",
   });
 });
+
+/** Writes `request` on a socket as it is and reads the whole answer until the server closes. */
+async function rawExchange(url: string, request: string) {
+  const { hostname, port } = new URL(url);
+  const text = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("error", reject);
+    socket.on("close", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    socket.end(request);
+  });
+  const [head = "", body = ""] = text.split("\r\n\r\n");
+  return { status: Number(head.split(" ")[1]), head, body };
+}
+
+t.test(
+  "what Node's parser refuses is problem+json too: a long URL 414, large headers 431, garbage 400",
+  async (t) => {
+    const { server } = testServer(t, { pool });
+    server.get("/here", async () => ({ ok: true }));
+    const url = await server.listen({ host: "127.0.0.1", port: 0 });
+    // Under Node's header limit, over annal's URL limit: the hook.
+    const hooked = await server.inject({ method: "GET", url: `/here?q=${"x".repeat(17_000)}` });
+    t.equal(hooked.statusCode, 414);
+    t.equal(hooked.headers["content-type"], PROBLEM_CONTENT_TYPE);
+    t.match(hooked.json(), { code: "ANNAL_URI_TOO_LONG", status: 414 });
+    // Over Node's header limit: the parser, where Fastify's default answered a bare 431.
+    const parsed = await rawExchange(
+      url,
+      `GET /here?q=${"x".repeat(40_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    );
+    t.equal(parsed.status, 414);
+    t.match(parsed.head, /content-type: application\/problem\+json/i);
+    t.match(JSON.parse(parsed.body), { code: "ANNAL_URI_TOO_LONG", status: 414 });
+    const headers = await rawExchange(
+      url,
+      `GET /here HTTP/1.1\r\nHost: x\r\nCookie: c=${"x".repeat(40_000)}\r\n\r\n`,
+    );
+    t.equal(headers.status, 431);
+    t.match(JSON.parse(headers.body), { code: "ANNAL_HEADERS_TOO_LARGE", status: 431 });
+    const garbage = await rawExchange(url, "NOT HTTP AT ALL\r\n\r\n");
+    t.equal(garbage.status, 400);
+    t.match(JSON.parse(garbage.body), { code: "ANNAL_BAD_REQUEST" });
+    const fine = await server.inject({ method: "GET", url: `/here?q=${"x".repeat(16_000)}` });
+    t.equal(fine.statusCode, 200, "a URL within the limit is served");
+  },
+);
