@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import t from "tap";
 import { lintOpenApi } from "../../src/cli/openapi-lint.ts";
@@ -30,7 +31,11 @@ export const endpoints = defineEndpoints(({ app, v, vValidator, publicRoute }) =
 });
 `;
 
-const annal = await startRulesAnnal(t, { files: { "rules/index.ts": RULES } });
+const annal = await startRulesAnnal(t, {
+  files: { "rules/index.ts": RULES },
+  // One export at a time, so that a second one meets the 429.
+  extraToml: "[rest.export]\nmaxConcurrent = 1\nbatchSize = 100",
+});
 const reader = await annal.token(["read"], "reader");
 const exporter = await annal.token(["read", "export"], "exporter");
 const nobody = await annal.token([], "nobody");
@@ -314,8 +319,37 @@ t.test("real responses, successes and every kind of error, are as the document s
   t.equal(headers.status, 431);
   t.match(JSON.parse(headers.body), { code: "ANNAL_HEADERS_TOO_LARGE" });
 
+  // 429: an export streams to a client that stopped reading (20,000 entries of 1 kB, far
+  // more than socket buffers hold), and a second export meets the limit.
+  await annal.db.pool.query(
+    `INSERT INTO projection_entries.entries
+       (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
+     SELECT gen_random_uuid(), 'user', 'uid=bulk' || g || ',ou=people,dc=example,dc=org',
+            'uid=bulk' || g || ',ou=people,dc=example,dc=org',
+            jsonb_build_object('cn', jsonb_build_array(repeat('x', 1000))), '{}', now(), now(), 1, g, '1'::xid8
+       FROM generate_series(1, 20000) AS g`,
+  );
+  const slow = httpRequest(new URL("/api/entries/users?fields=cn&filename=big.csv", annal.url), {
+    headers: { authorization: `Bearer ${exporter}` },
+  });
+  t.teardown(() => slow.destroy());
+  await new Promise<void>((resolve, reject) => {
+    slow.on("error", reject);
+    slow.on("response", (response) => {
+      response.once("data", () => {
+        response.pause();
+        resolve();
+      });
+    });
+    slow.end();
+  });
+  const busy = await exported("other.csv");
+  t.equal(busy.status, 429, "a second export at once is 429");
+  t.match(busy.json(), { code: "ANNAL_EXPORT_BUSY" });
+  slow.destroy();
+
   const statuses = new Set(seen.map((one) => one.status));
-  for (const status of [200, 201, 304, 400, 401, 403, 404, 406, 414, 431]) {
+  for (const status of [200, 201, 304, 400, 401, 403, 404, 406, 414, 429, 431]) {
     t.ok(statuses.has(status), `a ${status} is among the responses`);
   }
   t.ok(seen.length >= 40, `${seen.length} responses checked`);
