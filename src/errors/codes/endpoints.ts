@@ -20,6 +20,7 @@ export const ENDPOINT_CODES = {
     status: 400,
     meaning:
       "A custom endpoint's input (JSON body, form or query) does not match its schema (`vValidator`); `issues` names each path and what was expected, never the value.",
+    surfaces: ["rest"],
   },
   ANNAL_ENDPOINT_HTTP_EXCEPTION: {
     status: 500,

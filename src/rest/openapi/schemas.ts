@@ -292,6 +292,19 @@ export function commonSchemas(): Record<string, Schema> {
           description: "Unknown names (strict handling).",
         },
         reason: { enum: ["unknown", "not-yet", "deleted", "other-type"] },
+        target: {
+          type: "string",
+          description: "A custom endpoint's refused input: `json`, `form`, `query`, ...",
+        },
+        issues: {
+          type: "array",
+          description: "A custom endpoint's refused input: each path and what was expected.",
+          items: {
+            type: "object",
+            required: ["path", "message"],
+            properties: { path: { type: "string" }, message: { type: "string" } },
+          },
+        },
         since: { type: "string", format: "date-time" },
         requestId: {
           type: "string",
