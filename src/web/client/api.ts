@@ -8,19 +8,29 @@ export class ApiError extends Error {
   readonly code: string;
   readonly hint: string | undefined;
   readonly status: number;
-  constructor(code: string, message: string, status: number, hint?: string) {
+  /**
+   * annal could not confirm the person's authority with their identity provider (its refresh
+   * was refused or it did not answer): signing in again is what mends it.
+   */
+  readonly signInAgain: boolean;
+  constructor(code: string, message: string, status: number, hint?: string, signInAgain = false) {
     super(message);
     this.name = "ApiError";
     this.code = code;
     this.status = status;
     this.hint = hint;
+    this.signInAgain = signInAgain;
   }
+}
+
+/** Where signing in again starts, to come back to this page. */
+export function signInUrl(): string {
+  return `/auth/login?returnTo=${encodeURIComponent(location.pathname + location.search)}`;
 }
 
 /** A signed-out browser goes to sign-in, and comes back to the page it was on. */
 export function toSignIn(): never {
-  const here = location.pathname + location.search;
-  location.assign(`/auth/login?returnTo=${encodeURIComponent(here)}`);
+  location.assign(signInUrl());
   throw new ApiError("UNAUTHENTICATED", "not signed in", 401);
 }
 
@@ -80,7 +90,10 @@ function connectionBanner(lost: boolean): void {
 
 interface GraphqlAnswer<T> {
   data?: T;
-  errors?: { message: string; extensions?: { code?: string; hint?: string } }[];
+  errors?: {
+    message: string;
+    extensions?: { code?: string; hint?: string; signInAgain?: boolean };
+  }[];
 }
 
 /** One GraphQL operation; the first error is thrown as an `ApiError` with its code. */
@@ -95,7 +108,13 @@ export async function gql<T>(query: string, variables?: Record<string, unknown>)
   if (error) {
     const code = error.extensions?.code ?? "GRAPHQL_ERROR";
     if (code === "UNAUTHENTICATED") toSignIn();
-    throw new ApiError(code, error.message, response.status, error.extensions?.hint);
+    throw new ApiError(
+      code,
+      error.message,
+      response.status,
+      error.extensions?.hint,
+      error.extensions?.signInAgain === true,
+    );
   }
   return answer.data as T;
 }
@@ -106,6 +125,7 @@ interface Problem {
   detail?: string;
   message?: string;
   hint?: string;
+  signInAgain?: boolean;
 }
 
 /** A REST (or status) request answered in JSON; a problem body is thrown as an `ApiError`. */
@@ -124,6 +144,7 @@ export async function rest<T>(path: string, init: RequestInit = {}): Promise<T> 
       problem.detail ?? problem.message ?? problem.title ?? response.statusText,
       response.status,
       problem.hint,
+      problem.signInAgain === true,
     );
   }
   return body as T;

@@ -1,4 +1,5 @@
 /** A small element builder: no framework, no innerHTML (text is always text). */
+import { signInUrl } from "./api.ts";
 
 export type Child = Node | string | number | null | undefined | false | readonly Child[];
 type Props = Record<string, string | number | boolean | null | undefined | EventListener>;
@@ -73,7 +74,17 @@ export function announce(message: string): void {
 
 /** An error as a page shows it: the code, the message and the hint. */
 export function errorBox(error: unknown): HTMLElement {
-  const e = error as { code?: string; message?: string; hint?: string };
+  const e = error as { code?: string; message?: string; hint?: string; signInAgain?: boolean };
+  if (e.signInAgain) {
+    // Not a fault of the page: the person's sign-in has to be renewed before they can act.
+    return h(
+      "div",
+      { class: "error sign-in-again", role: "alert" },
+      h("strong", null, "Please sign in again"),
+      h("p", null, "annal could not confirm what you may do: ", e.message ?? ""),
+      h("p", null, h("a", { href: signInUrl(), class: "button" }, "Sign in again")),
+    );
+  }
   return h(
     "div",
     { class: "error", role: "alert" },
