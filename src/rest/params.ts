@@ -63,6 +63,25 @@ export class QueryParameters {
   }
 }
 
+/**
+ * Refuses the parameters in `unsupported` (name → hint) that `query` holds, whatever
+ * `Prefer: handling` says: a parameter the caller meant, answered as if it were not there,
+ * would mislead (a search given `at` would answer today's entries as the past's).
+ */
+export function refuseUnsupported(
+  query: unknown,
+  unsupported: Readonly<Record<string, string>>,
+): void {
+  if (typeof query !== "object" || query === null) return;
+  for (const [name, hint] of Object.entries(unsupported)) {
+    if (!Object.hasOwn(query, name)) continue;
+    throw new RestError("ANNAL_PARAMETER_UNSUPPORTED", `${name}: this route does not take it yet`, {
+      hint,
+      details: { parameter: name },
+    });
+  }
+}
+
 /** A comma-separated list: items trimmed, empty items dropped. */
 export function commaList(value: string): string[] {
   return value

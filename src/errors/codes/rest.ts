@@ -19,6 +19,12 @@ export const REST_CODES = {
       "With `Prefer: handling=strict`: a query parameter the route does not take; `unknown` lists them.",
     surfaces: ["rest"],
   },
+  ANNAL_PARAMETER_UNSUPPORTED: {
+    status: 400,
+    meaning:
+      "A query parameter this route cannot honour yet (`at` on a search or an export), refused whatever `Prefer: handling` says; `parameter` names it.",
+    surfaces: ["rest"],
+  },
   ANNAL_ATTRIBUTES_UNKNOWN: {
     status: 400,
     meaning:

@@ -14,7 +14,7 @@ import { sendExport } from "../export/stream.ts";
 import { parseFields } from "../fields.ts";
 import { entryNode } from "../nodes.ts";
 import { PAGE_PARAMETERS, pageInfo, readPage } from "../pagination.ts";
-import { QueryParameters } from "../params.ts";
+import { QueryParameters, refuseUnsupported } from "../params.ts";
 import { readPreferences } from "../prefer.ts";
 import { countSearch, searchPage, type SearchRow } from "../search/page.ts";
 import { SearchSql, type KeysetPosition } from "../search/sql.ts";
@@ -30,6 +30,11 @@ export const SEARCH_PARAMETERS = [
   "export",
 ] as const;
 
+/** Parameters a search knows of and cannot honour yet: refused, never silently ignored. */
+const UNSUPPORTED_PARAMETERS = {
+  at: "a search and an export read today's entries; read one entry at a moment with GET /api/entries/{type}/{id}?at=, or the changes since then with GET /api/changes?since=",
+};
+
 const SEARCH_PARTS = ["nodes", "pageInfo", "count"] as const;
 
 /**
@@ -44,6 +49,7 @@ export async function searchEntries(
   const type = servedType(context, request.params.type);
   const preferences = readPreferences(request.headers.prefer);
   applyPreferences(reply, preferences);
+  refuseUnsupported(request.query, UNSUPPORTED_PARAMETERS);
   const params = new QueryParameters(request.query, SEARCH_PARAMETERS, preferences.handling);
   const catalog = await context.catalog();
   const filter = readFilter(params.get("filter"), catalog);
