@@ -10,6 +10,7 @@ export { DEMO_CONFIG_PATH } from "./locate.ts";
 export { loadConfig, type LoadConfigOptions } from "./load.ts";
 export { type AnnalConfig, type ConfigSource, parseConfig, type ParseSource } from "./parse.ts";
 export { SECRET_KEYS } from "./secrets.ts";
+export { serverUrl } from "./server-url.ts";
 export { BUILT_IN_REDACTED_ATTRIBUTES, type DirectoryConfig } from "./sections/directory.ts";
 export { isEnvReference } from "./env-references.ts";
 export { formatKeyPath } from "./key-path.ts";

@@ -7,6 +7,7 @@ import { isDemoConfigPath } from "./locate.ts";
 import { applyEnvOverrides } from "./overrides.ts";
 import { configSchema, type ConfigSchema } from "./schema.ts";
 import { findSecretLiterals } from "./secrets.ts";
+import { resolveBase } from "./server-url.ts";
 import { validateConfig } from "./validate.ts";
 
 /** Which file the configuration came from. */
@@ -91,7 +92,15 @@ export function parseConfig(text: string, source: ParseSource): AnnalConfig {
     file,
     origins,
   );
-  return { source: { path: file, demo: isDemoConfigPath(file, cwd) }, ...config };
+  const graphql = {
+    ...config.graphql,
+    // A base written as a path is annal itself: resolved once the server's port is known.
+    rest: config.graphql.rest.map((backend) => {
+      const base = resolveBase(backend.base, config.server);
+      return { ...backend, base, options: { ...backend.options, base } };
+    }),
+  };
+  return { source: { path: file, demo: isDemoConfigPath(file, cwd) }, ...config, graphql };
 }
 
 function readToml(text: string, file: string): TomlTable {

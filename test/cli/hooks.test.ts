@@ -13,7 +13,7 @@ import {
   testHooks,
 } from "../hooks/fixtures/hooks.ts";
 import { eventually } from "../support/eventually.ts";
-import { capturedOutput } from "./support.ts";
+import { capturedOutput, runAnnal } from "./support.ts";
 
 t.test("hooks send signs and posts a body; the webhook accepts it", async (t) => {
   const f = await hooksFixture(t);
@@ -51,6 +51,32 @@ t.test("hooks send signs and posts a body; the webhook accepts it", async (t) =>
     ),
     0,
   );
+});
+
+t.test("hooks send without --url posts where the configuration says annal listens", async (t) => {
+  const f = await hooksFixture(t);
+  const url = await f.app.listen({ host: "127.0.0.1", port: 0 });
+  const port = String(new URL(url).port);
+  const send = (id: string, options: { cwd: string; env?: Record<string, string> }) =>
+    runAnnal(["hooks", "send", "test/people", "--body", JSON.stringify(change(id))], {
+      cwd: options.cwd,
+      env: { WEBHOOK_SECRET: SECRET, ...options.env },
+    });
+
+  const configured = t.testdir({ "annal.toml": `[server]\nport = ${port}\n` });
+  const byFile = await send("port-1", { cwd: configured });
+  t.equal(byFile.code, 0, byFile.stderr);
+  t.match(byFile.stdout, /^202 .*"eventId":"port-1"/, "[server] port of ./annal.toml");
+
+  const demo = t.testdir({});
+  const byEnv = await send("port-2", { cwd: demo, env: { PORT: port } });
+  t.equal(byEnv.code, 0, byEnv.stderr);
+  t.match(byEnv.stdout, /^202 .*"eventId":"port-2"/, "PORT over the demo's 4173");
+
+  const wildcard = t.testdir({ "annal.toml": `[server]\nhost = "0.0.0.0"\nport = ${port}\n` });
+  const onLoopback = await send("port-3", { cwd: wildcard });
+  t.equal(onLoopback.code, 0, onLoopback.stderr);
+  t.equal(await countEvents(f.store), 3);
 });
 
 t.test("failed-work list and retry read annal.toml's database", async (t) => {

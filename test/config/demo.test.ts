@@ -153,6 +153,38 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
   t.equal(config.database.url, undefined, "no url: the embedded PostgreSQL");
 });
 
+t.test("the demo's GraphQL backend annal follows the configured port", async (t) => {
+  const cwd = t.testdir({});
+  const byEnv = await loadConfig({ argv: [], env: { PORT: "8123" }, cwd });
+  t.equal(byEnv.graphql.rest[0]?.base, "http://127.0.0.1:8123", "PORT");
+  t.equal(byEnv.graphql.rest[0]?.options.base, "http://127.0.0.1:8123", "$options.base alike");
+  const demo = await readFile(DEMO_CONFIG_PATH, "utf8");
+  const moved = demo
+    .replace(/^port = 4173\b/m, "port = 9001")
+    .replace(/^host = .*$/m, 'host = "0.0.0.0"');
+  t.not(moved, demo, "the demo names its port");
+  const byFile = parseConfig(moved, { path: DEMO_CONFIG_PATH, env: {}, cwd });
+  t.equal(byFile.graphql.rest[0]?.base, "http://127.0.0.1:9001", "[server] port, on loopback");
+  const path = parseConfig(
+    '[[graphql.rest]]\nname = "self"\nbase = "/api/"\n[server]\nport = 9002\n',
+    {
+      path: "annal.toml",
+      env: {},
+      cwd,
+    },
+  );
+  t.equal(path.graphql.rest[0]?.base, "http://127.0.0.1:9002/api", "any path");
+  t.throws(
+    () =>
+      parseConfig('[[graphql.rest]]\nname = "x"\nbase = "//evil.example"\n', {
+        path: "a.toml",
+        env: {},
+        cwd,
+      }),
+    { code: "ANNAL_CONFIG_INVALID" },
+  );
+});
+
 t.test("the demo takes LDAP_PASSWORD from the environment when it is set", async (t) => {
   const cwd = t.testdir({});
   const config = await loadConfig({ argv: [], env: { LDAP_PASSWORD: "s3cret" }, cwd });

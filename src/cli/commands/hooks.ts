@@ -1,22 +1,26 @@
 /** `annal hooks send`: signs a change event as a webhook expects and posts it to annal. */
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { loadConfig, serverUrl } from "../../config/index.ts";
 import { AnnalError } from "../../errors/index.ts";
 import { signDelivery, STANDARD_HEADERS, type SignatureHeaders } from "../../hooks/index.ts";
-import type { Command } from "../command.ts";
+import { CONFIG_OPTION, type Command } from "../command.ts";
 import type { Output } from "../output.ts";
 import { parseCommandLine, UsageError } from "../usage.ts";
 
 export const hooksCommand: Command = {
   name: "hooks",
   usage: `  hooks send <hook>/<webhook> (--body <json> | --body-file <file>) [--url U] [--secret-env NAME]
-      sign a change event with $WEBHOOK_SECRET (or NAME) and send it`,
-  run(args, output) {
+            [--config <file>]
+      sign a change event with $WEBHOOK_SECRET (or NAME) and send it to --url, by default
+      annal's own server on this machine ([server] host and port, or PORT)`,
+  async run(args, output) {
     const [sub, ...rest] = args;
     if (sub !== "send") throw new UsageError("hooks needs send");
     const { values, positionals } = parseCommandLine(
       rest,
       {
+        ...CONFIG_OPTION,
         url: { type: "string" },
         body: { type: "string" },
         "body-file": { type: "string" },
@@ -34,12 +38,15 @@ export const hooksCommand: Command = {
     if (!hook || !webhook || extra !== undefined) {
       throw new UsageError("name the webhook as <hook>/<webhook>");
     }
+    // Without --url, where the configuration says annal listens (PORT included), not 4173.
+    const url =
+      values.url ?? serverUrl((await loadConfig({ configPath: values.config, argv: [] })).server);
     return hooksSend(
       {
         hook,
         webhook,
         secret: process.env[values["secret-env"] ?? "WEBHOOK_SECRET"],
-        ...(values.url === undefined ? {} : { url: values.url }),
+        url,
         ...(values.body === undefined ? {} : { body: values.body }),
         ...(values["body-file"] === undefined ? {} : { bodyFile: values["body-file"] }),
         ...(values.id === undefined ? {} : { id: values.id }),
@@ -50,7 +57,7 @@ export const hooksCommand: Command = {
 };
 
 export interface HooksSendOptions {
-  /** annal's base URL. Default `http://127.0.0.1:4173`. */
+  /** annal's base URL. Default `http://127.0.0.1:4173`; the command passes the configured one. */
   readonly url?: string;
   readonly hook: string;
   readonly webhook: string;

@@ -19,10 +19,19 @@ function restBackend() {
             "The name `@rest(backend: ...)` uses: a letter, then letters, digits, `_` or `-`. Names are unique.",
           example: "hr",
         }),
-        base: urlWithScheme(["http:", "https:"], "https://api.example.org/v1").meta({
-          description: "Base URL; a request goes to `base` followed by the directive's `endpoint`.",
-          example: "https://hr.example.org/api/v2",
-        }),
+        base: z
+          .union([
+            urlWithScheme(["http:", "https:"], "https://api.example.org/v1"),
+            text().regex(
+              /^\/(?!\/)/,
+              "expected a URL such as https://api.example.org/v1, or a path such as /api",
+            ),
+          ])
+          .meta({
+            description:
+              "Base URL; a request goes to `base` followed by the directive's `endpoint`. A path (`/`, `/api`) is annal's own server, `http://<host>:<port>` of `[server]` (after `PORT`), so it follows the configured port.",
+            example: "https://hr.example.org/api/v2",
+          }),
         headers: z
           .record(z.string(), stringOrList())
           .default({})
