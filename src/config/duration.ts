@@ -1,43 +1,30 @@
 import { AnnalError } from "../errors/index.ts";
-
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-type Unit = keyof typeof UNIT_MS;
-
-// `ms` before `m` and `s`, so "5ms" reads as milliseconds, not as minutes followed by junk.
-const DURATION = /^(?:\d+(?:ms|s|m|h|d))+$/;
-const PART = /(\d+)(ms|s|m|h|d)/g;
+import { durationMs, EXACT_DURATION_FORMS } from "../time/index.ts";
 
 /**
- * Parses a duration to milliseconds: a whole number with a unit (`ms`, `s`, `m`, `h`, `d`).
- * Parts may be combined, largest unit first; `"0"` alone means zero.
+ * Parses a duration to milliseconds, in the one grammar of `src/time/`: compact (`500ms`,
+ * `2s`, `5m`, `1h`, `3d`, `1w`, parts combined largest first: `1h30m`) or ISO 8601 (`PT5M`,
+ * `P3D`, `P1W`, `P1DT12H`); `"0"` alone means zero. Months and years are no fixed length
+ * and are refused.
  *
  * @example
  * parseDuration("500ms"); // 500
- * parseDuration("2s"); // 2000
  * parseDuration("1h30m"); // 5400000
+ * parseDuration("1w"); // 604800000
+ * parseDuration("PT5M"); // 300000
  * parseDuration("0"); // 0
  *
  * @throws AnnalError `ANNAL_DURATION_INVALID` for anything else.
  */
 export function parseDuration(text: string): number {
-  if (text === "0") return 0;
-  if (!DURATION.test(text)) throw invalidDuration(text);
-  let total = 0;
-  let previousUnitMs = Infinity;
-  for (const [, amount, unit] of text.matchAll(PART)) {
-    const unitMs = UNIT_MS[unit as Unit];
-    // "30m1h" or "1s1s" is more likely a slip than a sum anyone meant.
-    if (unitMs >= previousUnitMs) throw invalidDuration(text);
-    previousUnitMs = unitMs;
-    total += Number(amount) * unitMs;
-  }
-  if (!Number.isSafeInteger(total)) throw invalidDuration(text);
-  return total;
+  const ms = durationMs(text);
+  if (ms === undefined) throw invalidDuration(text);
+  return ms;
 }
 
 function invalidDuration(text: string): AnnalError {
   return new AnnalError("ANNAL_DURATION_INVALID", `"${text}" is not a duration`, {
-    hint: 'write a whole number with a unit, largest first: "500ms", "2s", "5m", "1h", "1d", "1h30m"; "0" for none',
+    hint: `write ${EXACT_DURATION_FORMS}; "0" for none`,
     status: 400,
   });
 }

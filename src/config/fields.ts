@@ -54,11 +54,12 @@ export function port() {
 }
 
 /**
- * A duration string (`"500ms"`, `"2s"`, `"5m"`, `"1h"`, `"1d"`, `"1h30m"`, `"0"`), resolved to
- * milliseconds. Zero is refused unless `allowZero`, where it means "never".
+ * A duration string in the grammar of `src/time/` (`"500ms"`, `"2s"`, `"5m"`, `"1h"`, `"1d"`,
+ * `"1w"`, `"1h30m"`, `"PT5M"`, `"P3D"`, `"0"`), resolved to milliseconds. Zero is refused
+ * unless `allowZero`, where it means "never".
  */
 export function duration(options: { allowZero?: boolean } = {}) {
-  const expected = `expected a duration such as "500ms", "2s", "5m", "1h" or "1d"${
+  const expected = `expected a duration such as "500ms", "2s", "5m", "1h", "1d", "1w" or "PT5M"${
     options.allowZero === true ? ', or "0" for never' : ""
   }`;
   return z

@@ -1,3 +1,4 @@
+import type { Clock } from "../time/index.ts";
 import type { GraphQLField, GraphQLSchema } from "graphql";
 import type { AccessReport, Caller } from "../auth/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
@@ -112,6 +113,11 @@ export interface GatewayContext {
   /** A uuid of the request's own (also sent as `x-request-id`). */
   readonly requestId: string;
   readonly viewer: Viewer;
+  /**
+   * The clock moment arguments (`at`, `since`) are read on: now, and the zone of `[rest]
+   * timeZone`, so that GraphQL reads a moment as the REST channel and the command line do.
+   */
+  readonly clock: () => Clock;
   /** Who could do what at a moment (`Query.access`), from the `access` projection. */
   readonly accessAt: (options: { at?: Date; account?: string }) => Promise<AccessReport>;
   /**

@@ -382,6 +382,7 @@ function gatewayContext(
   return {
     requestId: request.id,
     viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
+    clock: () => ({ now: new Date(), timeZone: config.rest.timeZone }),
     accessAt: (at) => accessAt(options.pool, at),
     workflows: options.workflows && { engine: options.workflows },
     directory,

@@ -1,6 +1,6 @@
+import { momentArgument } from "./moments.ts";
 import { escapeDNValue } from "../directory/index.ts";
 import { assertAccess, type Caller } from "../auth/index.ts";
-import { AnnalError } from "../errors/index.ts";
 import type { GatewayContext, Viewer } from "./context.ts";
 
 /**
@@ -78,15 +78,7 @@ export async function accessField(
 ) {
   const { viewer } = context;
   if (!viewer.has("operator")) assertAccess(viewer, "auditor");
-  let at: Date | undefined;
-  if (args.at !== undefined && args.at !== null) {
-    at = new Date(args.at);
-    if (Number.isNaN(at.getTime())) {
-      throw new AnnalError("ANNAL_GRAPHQL_BAD_USER_INPUT", "Invalid at", {
-        hint: "give a moment in ISO 8601, such as 2026-11-24T10:00:00Z",
-      });
-    }
-  }
+  const at = momentArgument(args.at, context.clock(), { argument: "at", message: "Invalid at" });
   const report = await context.accessAt({
     ...(at === undefined ? {} : { at }),
     ...(args.account == null ? {} : { account: args.account }),

@@ -1,3 +1,4 @@
+import { momentArgument } from "./moments.ts";
 import type { GraphQLFieldResolver, GraphQLSchema } from "graphql";
 import { assertAccess, assertAuthority, principalLimitError } from "../auth/index.ts";
 import type { Queryable } from "../db/index.ts";
@@ -134,18 +135,6 @@ function instanceIdArg(value: unknown, field = "id"): string {
     });
   }
   return value.toLowerCase();
-}
-
-function momentArg(value: unknown, name: string, filter: boolean): Date | undefined {
-  if (value === undefined || value === null) return undefined;
-  const date = typeof value === "string" && value.length <= 64 ? new Date(value) : undefined;
-  if (!date || Number.isNaN(date.getTime()) || !/^\d{4}-\d\d-\d\d/.test(value as string)) {
-    throw new BadUserInputError(filter ? `Invalid ${name} filter` : `Invalid ${name}`, {
-      argument: name,
-      hint: "an ISO 8601 moment, such as 2026-11-24T09:00:00Z",
-    });
-  }
-  return date;
 }
 
 function textFilter(value: unknown, name: string, pattern: RegExp): string | undefined {
@@ -422,7 +411,13 @@ async function instances(context: GatewayContext, args: Record<string, unknown>)
     ...(args.state ? { status: args.state as InstanceStatus } : {}),
     ...optional("definition", textFilter(args.definition, "definition", DEFINITION_NAME)),
     ...optional("startedBy", textFilter(args.startedBy, "startedBy", /^.{1,200}$/s)),
-    ...optional("since", momentArg(args.since, "since", true)),
+    ...optional(
+      "since",
+      momentArgument(args.since, context.clock(), {
+        argument: "since",
+        message: "Invalid since filter",
+      }),
+    ),
   };
   if (filter.status !== undefined && !INSTANCE_STATES.has(filter.status)) {
     throw new BadUserInputError("Invalid state filter", { argument: "state" });
@@ -457,7 +452,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 
 async function instance(context: GatewayContext, args: Record<string, unknown>) {
   const id = instanceIdArg(args.id);
-  const at = momentArg(args.at, "at", false);
+  const at = momentArgument(args.at, context.clock(), { argument: "at", message: "Invalid at" });
   const moment = await momentOf(context, at);
   const state = await visibleInstance(context, id, moment);
   if (!state) {

@@ -117,13 +117,20 @@ t.test("annal access show <account> --at", async (t) => {
   t.match(text, /access: auditor, export, operator, read, write/);
   const bad = capturedOutput();
   t.equal(
-    await main(
-      ["access", "show", "--at", "yesterday", "--config", app.config.source.path],
-      bad.output,
-    ),
+    await main(["access", "show", "--at", "soon", "--config", app.config.source.path], bad.output),
     1,
   );
-  t.match(bad.err.join("\n"), /ANNAL_USAGE/);
+  t.match(bad.err.join("\n"), /ANNAL_USAGE: --at: "soon" is not a moment/);
+  t.match(bad.err.join("\n"), /hint: write an ISO 8601 date or date-time .*now-1h/);
+});
+
+t.test("annal access show --at reads now-1m as the REST channel does", async (t) => {
+  const before = Date.now();
+  const output = capturedOutput();
+  const args = ["access", "show", "--at", "now-1m", "--json", "--config", app.config.source.path];
+  t.equal(await main(args, output.output), 0, output.err.join("\n"));
+  const at = Date.parse((JSON.parse(output.out.join("\n")) as { at: string }).at);
+  t.ok(at >= before - 60_000 && at <= Date.now() - 60_000, "a minute before the command ran");
 });
 
 t.test("GraphQL access(at:) answers auditors and operators, and refuses others", async (t) => {
@@ -143,6 +150,11 @@ t.test("GraphQL access(at:) answers auditors and operators, and refuses others",
   const refused = await app.graphql(query, { cookie: await signIn(ENGINEERING_READER) });
   t.equal(refused.body.errors![0].extensions.code, "FORBIDDEN");
   t.match(refused.body.errors![0].message, /auditor/);
+  const before = Date.now();
+  const relative = await app.graphql(query, { cookie: prossi }, { at: "now-1m" });
+  t.notOk(relative.body.errors, JSON.stringify(relative.body.errors));
+  const at = Date.parse(relative.body.data.access.at);
+  t.ok(at >= before - 60_000 && at <= Date.now() - 60_000, "now-1m, as REST and the CLI read it");
   const junk = await app.graphql(query, { cookie: prossi }, { at: "not a time" });
   t.equal(junk.body.errors![0].extensions.code, "BAD_USER_INPUT");
   t.match(junk.body.errors![0].message, /Invalid at/);

@@ -13,6 +13,19 @@ t.test("durations parse to milliseconds", async (t) => {
   t.equal(parseDuration("1d2h3m4s5ms"), 93_784_005);
 });
 
+t.test("durations take weeks and ISO 8601, the grammar of every channel", async (t) => {
+  t.equal(parseDuration("1w"), 604_800_000);
+  t.equal(parseDuration("2w3d"), 17 * 86_400_000);
+  t.equal(parseDuration("PT5M"), 300_000);
+  t.equal(parseDuration("pt1.5s"), 1_500);
+  t.equal(parseDuration("P3D"), 3 * 86_400_000);
+  t.equal(parseDuration("P1W"), 604_800_000);
+  t.equal(parseDuration("P1DT12H"), 129_600_000);
+  for (const text of ["P1M", "P1Y", "P", "PT", "P1DT"]) {
+    t.throws(() => parseDuration(text), { code: "ANNAL_DURATION_INVALID", hint: /PT5M/ }, text);
+  }
+});
+
 t.test("anything else is refused with ANNAL_DURATION_INVALID", async (t) => {
   for (const text of [
     "",

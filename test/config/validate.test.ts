@@ -150,6 +150,11 @@ t.test(
       reconcileInterval: 5_400_000,
       snapshotInterval: 0,
     });
+    const weeks = parseConfig(
+      directory('[directory.capture]\ninterval = "PT1S"\nsnapshotInterval = "1w"\n'),
+      { path, env },
+    );
+    t.match(weeks.directory?.capture, { interval: 1_000, snapshotInterval: 604_800_000 });
     t.throws(() => parseConfig(directory('[directory.capture]\ninterval = "0"\n'), { path, env }), {
       code: "ANNAL_CONFIG_INVALID",
       message: /directory\.capture\.interval: must be longer than 0/,

@@ -320,7 +320,7 @@ t.test("the workflow operations over GraphQL", async (t) => {
       ],
       [
         "a since that is no moment",
-        `{ instances(since: "yesterday") { nodes { id } } }`,
+        `{ instances(since: "the day before") { nodes { id } } }`,
         {},
         "Invalid since filter",
       ],

@@ -3,30 +3,36 @@ import { accessAt, type AccessReport } from "../../auth/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import type { Pool } from "../../db/index.ts";
 import { createLogger } from "../../logger.ts";
+import { type Clock, MOMENT_FORMS, readMoment } from "../../time/index.ts";
 import type { Output } from "../output.ts";
 import { CONFIG_OPTION, type Command } from "../command.ts";
 import { parseCommandLine, UsageError } from "../usage.ts";
 
 const ACCESS_USAGE = `  access show [<account>] [--at <time>] [--json] [--config <file>]
-      who could do what at a moment (default now), and since when: one account (its id, name
-      or origin:name) or every account; read from the access projection`;
+      who could do what at a moment (default now; 2026-11-24T10:00:00Z, now-1h, yesterday, as
+      the REST channel's at), and since when: one account (its id, name or origin:name) or every
+      account; read from the access projection`;
+
+/**
+ * `--at`'s moment in the grammar of `src/time/`, as the REST channel and GraphQL read it
+ * (`2026-11-24T10:00:00Z`, `now-1m`, `yesterday`); anything else is `ANNAL_USAGE`.
+ */
+export function momentOption(text: string, clock: Clock): Date {
+  const reading = readMoment(text, clock);
+  if (reading.moment === undefined) {
+    throw new UsageError(`--at: ${reading.problem}`, `write ${MOMENT_FORMS}`);
+  }
+  return reading.moment;
+}
 
 /** `annal access show`: the report of `accessAt`, a few lines per account, or JSON. */
 export async function accessShow(
   pool: Pool,
-  options: { account?: string; at?: string; json?: boolean },
+  options: { account?: string; at?: string; json?: boolean; timeZone?: string },
   output: Output,
 ): Promise<number> {
-  let at: Date | undefined;
-  if (options.at !== undefined) {
-    at = new Date(options.at);
-    if (Number.isNaN(at.getTime())) {
-      throw new UsageError(
-        `--at ${options.at} is not a moment`,
-        "give one in ISO 8601, such as 2026-11-24T10:00:00Z",
-      );
-    }
-  }
+  const clock = { now: new Date(), timeZone: options.timeZone ?? "UTC" };
+  const at = options.at === undefined ? undefined : momentOption(options.at, clock);
   const report = await accessAt(pool, {
     ...(at === undefined ? {} : { at }),
     ...(options.account === undefined ? {} : { account: options.account }),
@@ -87,6 +93,7 @@ export async function runAccessCommand(args: readonly string[], output: Output):
         ...(positionals[0] === undefined ? {} : { account: positionals[0] }),
         ...(values.at === undefined ? {} : { at: values.at }),
         json: values.json === true,
+        timeZone: config.rest.timeZone,
       },
       output,
     );

@@ -29,7 +29,7 @@ export const RETRY_DEFAULTS = { limit: 5, delayMs: 10_000, maxDelayMs: 3_600_000
 export const PROVIDER_TIMEOUT_MS = 5 * 60_000;
 
 function duration(options: { allowZero?: boolean; max?: number } = {}) {
-  const expected = `expected a duration such as "500ms", "10s", "5m" or "1h", or milliseconds`;
+  const expected = `expected a duration such as "500ms", "10s", "5m", "1h", "1w" or "PT5M", or milliseconds`;
   return z.union([z.string(), z.number()], { error: expected }).transform((value, ctx) => {
     let ms: number;
     try {
