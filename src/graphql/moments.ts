@@ -12,8 +12,7 @@ export function momentArgument(
   refusal: { readonly argument: string; readonly message: string },
 ): Date | undefined {
   if (value === undefined || value === null) return undefined;
-  const reading =
-    typeof value === "string" && value.length <= 200 ? readMoment(value, clock) : undefined;
+  const reading = typeof value === "string" ? readMoment(value, clock) : undefined;
   if (reading?.moment === undefined) {
     throw new BadUserInputError(refusal.message, {
       argument: refusal.argument,
