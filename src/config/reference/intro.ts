@@ -49,7 +49,7 @@ ${overrides}
 
 ## Durations, paths and whole numbers
 
-- A **duration** is a whole number with a unit, \`ms\`, \`s\`, \`m\`, \`h\` or \`d\`, in quotes: \`"500ms"\`, \`"2s"\`, \`"10m"\`, \`"1d"\`. Parts combine, largest unit first: \`"1h30m"\`. annal reads it as milliseconds.
+- A **duration** is a whole number with a unit, \`ms\`, \`s\`, \`m\`, \`h\`, \`d\` or \`w\`, in quotes: \`"500ms"\`, \`"2s"\`, \`"10m"\`, \`"1d"\`, \`"1w"\`. Parts combine, largest unit first: \`"1h30m"\`. ISO 8601 works too: \`"PT5M"\`, \`"P3D"\`, \`"P1W"\`. annal reads it as milliseconds; months and years, no fixed length, are refused. The grammar is every channel's: [time.md](time.md).
 - A **path relative to the directory annal starts in** is for state (\`dataDir\`); a **path relative to the configuration file's directory** is for files that go with the configuration (hooks, the GraphQL schema, translations). annal resolves both to absolute paths.
 - A **whole number** is written as a TOML integer, \`poolSize = 10\`, or, so that it can come from an environment reference, as a string of digits, \`poolSize = "\${POOL_SIZE}"\`, unless its key says otherwise.`;
 }

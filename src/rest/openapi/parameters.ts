@@ -84,7 +84,7 @@ export function parameterComponents(limits: {
     },
     at: query(
       "at",
-      `The entry as it was at this moment: ISO 8601 (\`2026-11-20T10:00:00Z\`; without an offset in ${limits.timeZone}), \`now-1h\`, \`now-7d\`, a duration (\`24h\` ago), or a phrase (\`yesterday\`, \`last week\`, ...). 404 with \`reason\` when the entry did not exist then.`,
+      `The entry as it was at this moment: ISO 8601 (\`2026-11-20T10:00:00Z\`; without an offset in ${limits.timeZone}), \`now\`, \`now-1h\`, \`now+2h\`, a duration (\`24h\` ago), or a phrase (\`yesterday\`, \`last week\`, ...). 404 with \`reason\` when the entry did not exist then.`,
       { type: "string" },
     ),
     range: query(
