@@ -4,6 +4,7 @@ import { accessAt, activateAccessConfiguration, createToken } from "../../src/au
 import { main } from "../../src/cli/main.ts";
 import { sampleEntries } from "../../src/demo/index.ts";
 import { replayProjection, waitForProjection } from "../../src/projector/index.ts";
+import { parseMoment } from "../../src/rest/time.ts";
 import { capturedOutput } from "../cli/support.ts";
 import { DEMO_PASSWORD, startAccountsAnnal } from "../support/accounts.ts";
 import { Browserless, form } from "../support/browserless.ts";
@@ -158,6 +159,36 @@ t.test("GraphQL access(at:) answers auditors and operators, and refuses others",
   const junk = await app.graphql(query, { cookie: prossi }, { at: "not a time" });
   t.equal(junk.body.errors![0].extensions.code, "BAD_USER_INPUT");
   t.match(junk.body.errors![0].message, /Invalid at/);
+});
+
+t.test("GraphQL's at and the CLI's --at read a text as REST's at does", async (t) => {
+  const query = `query($at: String) { access(at: $at) { at } }`;
+  const clock = { now: new Date(), timeZone: app.config.rest.timeZone };
+  const texts = [
+    underV1.toISOString(),
+    "2026-11-20T10:00:00.5+02:00",
+    "2026-11-20t10:00z",
+    "2026-11-20 10:00",
+    "2026-11-20",
+    "P3D",
+  ];
+  for (const text of texts) {
+    const rest = parseMoment("at", text, clock).getTime();
+    const { body } = await app.graphql(query, { cookie: prossi }, { at: text });
+    t.notOk(body.errors, `${text}: ${JSON.stringify(body.errors)}`);
+    const cli = capturedOutput();
+    const args = ["access", "show", "--at", text, "--json", "--config", app.config.source.path];
+    t.equal(await main(args, cli.output), 0, cli.err.join("\n"));
+    const cliAt = Date.parse((JSON.parse(cli.out.join("\n")) as { at: string }).at);
+    const graphqlAt = Date.parse(body.data.access.at);
+    if (text === "P3D") {
+      // Three days before each one's own now: within the seconds this test runs.
+      t.ok(Math.abs(graphqlAt - rest) < 60_000 && Math.abs(cliAt - rest) < 60_000, text);
+    } else {
+      t.equal(graphqlAt, rest, `GraphQL: ${text}`);
+      t.equal(cliAt, rest, `CLI: ${text}`);
+    }
+  }
 });
 
 t.test("the access projection replays to the tables it was built incrementally into", async (t) => {
