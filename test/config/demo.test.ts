@@ -181,7 +181,7 @@ t.test("the demo's GraphQL backend annal follows the configured port", async (t)
         env: {},
         cwd,
       }),
-    { code: "ANNAL_CONFIG_INVALID" },
+    { code: "ANNAL_CONFIG_INVALID", message: /or a path on annal itself such as \/api/ },
   );
 });
 

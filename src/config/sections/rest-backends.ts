@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { text, urlWithScheme } from "../fields.ts";
+import { parseUrl, text } from "../fields.ts";
 
 const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
@@ -19,15 +19,18 @@ function restBackend() {
             "The name `@rest(backend: ...)` uses: a letter, then letters, digits, `_` or `-`. Names are unique.",
           example: "hr",
         }),
-        base: z
-          .union([
-            urlWithScheme(["http:", "https:"], "https://api.example.org/v1"),
-            text().regex(
-              /^\/(?!\/)/,
-              "expected a URL such as https://api.example.org/v1, or a path such as /api",
-            ),
-          ])
+        base: text()
+          .refine(
+            (base) =>
+              /^\/(?!\/)/.test(base) ||
+              ["http:", "https:"].includes(parseUrl(base)?.protocol ?? ""),
+            {
+              message:
+                "expected a URL such as https://api.example.org/v1, or a path on annal itself such as /api",
+            },
+          )
           .meta({
+            typeName: "URL (http:// or https://), or a path on annal itself",
             description:
               "Base URL; a request goes to `base` followed by the directive's `endpoint`. A path (`/`, `/api`) is annal's own server, `http://<host>:<port>` of `[server]` (after `PORT`), so it follows the configured port.",
             example: "https://hr.example.org/api/v2",
