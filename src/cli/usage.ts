@@ -1,5 +1,6 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { parseArgs } from "node:util";
 import { AnnalError } from "../errors/index.ts";
+import type { Options, Usage } from "./command.ts";
 
 /** The command line is not one annal understands. */
 export class UsageError extends AnnalError {
@@ -8,25 +9,25 @@ export class UsageError extends AnnalError {
   }
 }
 
-type Options = NonNullable<ParseArgsConfig["options"]>;
-
 /**
- * `node:util` `parseArgs`, strict, with its complaints said in annal's words (`ANNAL_USAGE`,
- * naming the option) and a hint listing what the command takes, rather than Node's text.
+ * `node:util` `parseArgs`, strict, over a command's declared usage, with its complaints said in
+ * annal's words (`ANNAL_USAGE`, naming the option) and a hint listing what the command takes,
+ * rather than Node's text.
  */
 export function parseCommandLine<const T extends Options>(
   args: readonly string[],
-  options: T,
-  positionals: { min: number; max: number; what: string; command?: string },
+  usage: Usage<T>,
 ) {
+  const { options, positionals } = usage;
   const takes = () => {
     const names = Object.entries(options).map(([name, option]) =>
       option.type === "string" ? `--${name} <value>` : `--${name}`,
     );
-    const command = positionals.command ? `annal ${positionals.command}` : "annal";
+    const command = ["annal", ...usage.words].join(" ");
+    const help = usage.words.length === 0 ? "annal --help" : `${command} --help`;
     return names.length === 0
-      ? `${command} takes no options; annal --help lists the commands`
-      : `${command} takes ${names.join(", ")}; annal --help lists the commands`;
+      ? `${command} takes no options; ${help} says more`
+      : `${command} takes ${names.join(", ")}; ${help} says more`;
   };
   let parsed;
   try {

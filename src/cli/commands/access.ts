@@ -5,13 +5,9 @@ import type { Pool } from "../../db/index.ts";
 import { createLogger } from "../../logger.ts";
 import { type Clock, MOMENT_FORMS, readMoment } from "../../time/index.ts";
 import type { Output } from "../output.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { ACCESS_SHOW } from "../registry.ts";
 import { parseCommandLine, UsageError } from "../usage.ts";
-
-const ACCESS_USAGE = `  access show [<account>] [--at <time>] [--json] [--config <file>]
-      who could do what at a moment (default now; 2026-11-24T10:00:00Z, now-1h, yesterday, as
-      the REST channel's at), and since when: one account (its id, name or origin:name) or every
-      account; read from the access projection`;
 
 /**
  * `--at`'s moment in the grammar of `src/time/`, as the REST channel and GraphQL read it
@@ -77,11 +73,7 @@ export async function runAccessCommand(args: readonly string[], output: Output):
         : `unknown access subcommand "${subcommand}"; the subcommand is show`,
     );
   }
-  const { values, positionals } = parseCommandLine(
-    rest,
-    { ...CONFIG_OPTION, at: { type: "string" }, json: { type: "boolean" } },
-    { min: 0, max: 1, what: "", command: "access show" },
-  );
+  const { values, positionals } = parseCommandLine(rest, ACCESS_SHOW);
   const config = await loadConfig({ configPath: values.config, argv: [] });
   const log = createLogger("warn", { destination: process.stderr });
   const database = await openDatabase(config, log);
@@ -102,8 +94,6 @@ export async function runAccessCommand(args: readonly string[], output: Output):
   }
 }
 
-export const accessCommand: Command = {
-  name: "access",
-  usage: ACCESS_USAGE,
+export const command: CommandModule = {
   run: runAccessCommand,
 };

@@ -15,36 +15,20 @@ import {
 } from "../../hooks/index.ts";
 import { startJobs } from "../../jobs/index.ts";
 import { createLogger } from "../../logger.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { FAILED_WORK_LIST, FAILED_WORK_RETRY } from "../registry.ts";
 import type { Output } from "../output.ts";
 import { parseCommandLine, UsageError } from "../usage.ts";
 
-export const failedWorkCommand: Command = {
-  name: "failed-work",
-  usage: `  failed-work list [--state failed,retrying|all] [--limit N] [--json] | retry <id>
-      change events whose processing failed for good, and retrying them`,
+export const command: CommandModule = {
   run(args, output) {
     const [sub, ...rest] = args;
     if (sub === "list") {
-      const { values } = parseCommandLine(
-        rest,
-        {
-          ...CONFIG_OPTION,
-          state: { type: "string" },
-          limit: { type: "string" },
-          json: { type: "boolean" },
-        },
-        { min: 0, max: 0, what: "", command: "failed-work list" },
-      );
+      const { values } = parseCommandLine(rest, FAILED_WORK_LIST);
       return failedWorkList(values, output);
     }
     if (sub === "retry") {
-      const { values, positionals } = parseCommandLine(rest, CONFIG_OPTION, {
-        min: 1,
-        max: 1,
-        what: "the failed work's id: annal failed-work retry <id>",
-        command: "failed-work retry",
-      });
+      const { values, positionals } = parseCommandLine(rest, FAILED_WORK_RETRY);
       return failedWorkRetry(positionals[0]!, values, output);
     }
     throw new UsageError("failed-work needs list or retry");

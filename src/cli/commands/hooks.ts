@@ -4,36 +4,16 @@ import { readFile } from "node:fs/promises";
 import { loadConfig, serverUrl } from "../../config/index.ts";
 import { AnnalError } from "../../errors/index.ts";
 import { signDelivery, STANDARD_HEADERS, type SignatureHeaders } from "../../hooks/index.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { HOOKS_SEND } from "../registry.ts";
 import type { Output } from "../output.ts";
 import { parseCommandLine, UsageError } from "../usage.ts";
 
-export const hooksCommand: Command = {
-  name: "hooks",
-  usage: `  hooks send <hook>/<webhook> (--body <json> | --body-file <file>) [--url U] [--secret-env NAME]
-            [--config <file>]
-      sign a change event with $WEBHOOK_SECRET (or NAME) and send it to --url, by default
-      annal's own server on this machine ([server] host and port, or PORT)`,
+export const command: CommandModule = {
   async run(args, output) {
     const [sub, ...rest] = args;
     if (sub !== "send") throw new UsageError("hooks needs send");
-    const { values, positionals } = parseCommandLine(
-      rest,
-      {
-        ...CONFIG_OPTION,
-        url: { type: "string" },
-        body: { type: "string" },
-        "body-file": { type: "string" },
-        "secret-env": { type: "string" },
-        id: { type: "string" },
-      },
-      {
-        min: 1,
-        max: 1,
-        what: "the webhook: annal hooks send <hook>/<webhook>",
-        command: "hooks send",
-      },
-    );
+    const { values, positionals } = parseCommandLine(rest, HOOKS_SEND);
     const [hook, webhook, extra] = positionals[0]!.split("/");
     if (!hook || !webhook || extra !== undefined) {
       throw new UsageError("name the webhook as <hook>/<webhook>");

@@ -6,7 +6,8 @@ import { AnnalError } from "../../errors/index.ts";
 import { createLogger } from "../../logger.ts";
 import type { Output } from "../output.ts";
 import { progressBar } from "../progress.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { IMPORT } from "../registry.ts";
 import { parseCommandLine } from "../usage.ts";
 
 /**
@@ -73,17 +74,9 @@ export async function runImport(options: { config?: string }, output: Output): P
   return 0;
 }
 
-export const importCommand: Command = {
-  name: "import",
-  usage: `  import [--config <file>]
-      take a snapshot of every directory entry (the first one also starts capture)`,
+export const command: CommandModule = {
   run(args, output) {
-    const { values } = parseCommandLine(args, CONFIG_OPTION, {
-      min: 0,
-      max: 0,
-      what: "",
-      command: "import",
-    });
+    const { values } = parseCommandLine(args, IMPORT);
     return runImport(values, output);
   },
 };

@@ -9,7 +9,8 @@ import { AnnalError } from "../../errors/index.ts";
 import { createLogger } from "../../logger.ts";
 import type { Output } from "../output.ts";
 import { progressBar } from "../progress.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { REPLAY } from "../registry.ts";
 import { parseCommandLine } from "../usage.ts";
 
 /** `annal replay <name>` names no projection this program has. */
@@ -88,17 +89,9 @@ export async function runReplay(
   return 0;
 }
 
-export const replayCommand: Command = {
-  name: "replay",
-  usage: `  replay <projection> [--config <file>]
-      rebuild a projection from the event log, side by side, then swap it in`,
+export const command: CommandModule = {
   run(args, output) {
-    const { values, positionals } = parseCommandLine(args, CONFIG_OPTION, {
-      min: 0,
-      max: 1,
-      what: "the projection to replay: annal replay <projection>",
-      command: "replay",
-    });
+    const { values, positionals } = parseCommandLine(args, REPLAY);
     // Without a name: which projections there are to replay.
     if (positionals[0] === undefined) return listProjections(values, output);
     return runReplay(positionals[0], values, output);

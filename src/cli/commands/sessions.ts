@@ -3,13 +3,9 @@ import { listSessions, revokeSession } from "../../auth/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import { createLogger } from "../../logger.ts";
 import type { Output } from "../output.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { SESSIONS_LIST, SESSIONS_REVOKE } from "../registry.ts";
 import { parseCommandLine, UsageError } from "../usage.ts";
-
-const SESSIONS_USAGE = `  sessions list [--json] [--config <file>]
-      list people's active sessions (by id, never the cookie)
-  sessions revoke <id> [--config <file>]
-      end a session at once: its cookie is refused from now on`;
 
 export async function runSessionsCommand(args: readonly string[], output: Output): Promise<number> {
   const [subcommand, ...rest] = args;
@@ -22,17 +18,8 @@ export async function runSessionsCommand(args: readonly string[], output: Output
   }
   const list = subcommand === "list";
   const { values, positionals } = list
-    ? parseCommandLine(
-        rest,
-        { ...CONFIG_OPTION, json: { type: "boolean" } },
-        { min: 0, max: 0, what: "", command: "sessions list" },
-      )
-    : parseCommandLine(rest, CONFIG_OPTION, {
-        min: 1,
-        max: 1,
-        what: "the session's id: annal sessions revoke <id>",
-        command: "sessions revoke",
-      });
+    ? parseCommandLine(rest, SESSIONS_LIST)
+    : parseCommandLine(rest, SESSIONS_REVOKE);
   const config = await loadConfig({ configPath: values.config, argv: [] });
   const log = createLogger("warn", { destination: process.stderr });
   const database = await openDatabase(config, log);
@@ -60,8 +47,6 @@ export async function runSessionsCommand(args: readonly string[], output: Output
   }
 }
 
-export const sessionsCommand: Command = {
-  name: "sessions",
-  usage: SESSIONS_USAGE,
+export const command: CommandModule = {
   run: runSessionsCommand,
 };

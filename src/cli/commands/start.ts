@@ -2,7 +2,8 @@ import { isAnnalPart, shutdownSignal, startAnnal } from "../../app/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import { createLogger, logFormatFor } from "../../logger.ts";
 import { UsageError } from "../usage.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { START } from "../registry.ts";
 import { parseCommandLine } from "../usage.ts";
 
 /** How long stopping may take before the process gives up and exits 1. */
@@ -50,17 +51,9 @@ export async function runStart(options: {
   }
 }
 
-export const startCommand: Command = {
-  name: "start",
-  usage: `  start [--config <file>] [--only api|workers|projector] [--dev]
-      run annal: the HTTP server, the projector and the workers (or one of them);
-      --dev reloads the rules file and its imports when they change`,
+export const command: CommandModule = {
   run(args) {
-    const { values } = parseCommandLine(
-      args,
-      { ...CONFIG_OPTION, only: { type: "string" }, dev: { type: "boolean" } },
-      { min: 0, max: 0, what: "", command: "start" },
-    );
+    const { values } = parseCommandLine(args, START);
     return runStart(values);
   },
 };

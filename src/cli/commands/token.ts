@@ -16,23 +16,14 @@ import { loadConfig } from "../../config/index.ts";
 import type { Pool } from "../../db/index.ts";
 import { createLogger } from "../../logger.ts";
 import type { EventStore } from "../../store/index.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { TOKEN_CREATE, TOKEN_ACCESS, TOKEN_LIST, TOKEN_REVOKE } from "../registry.ts";
 
 /** What the token commands work on. */
 export interface TokenDeps {
   readonly pool: Pool;
   readonly store: EventStore;
 }
-
-const TOKEN_USAGE = `  token create --name <name> --access <read,export,...> [--config <file>]
-      create a service account and print its bearer token, once; for an existing account,
-      add a token (its access stays as it is)
-  token access <name> [--set <functions> | --add <functions> | --remove <functions>] [--config <file>]
-      change what an account may do (every token of it) and print what it can now do
-  token list [--json] [--config <file>]
-      list the service accounts, their access and their tokens (by their first characters)
-  token revoke <name> [--config <file>]
-      revoke a service account and every token it has`;
 
 /**
  * `annal token create`: prints the token alone on standard output (so `$(annal token create
@@ -142,16 +133,11 @@ export async function tokenRevoke(deps: TokenDeps, name: string, output: Output)
  */
 export async function runTokenCommand(args: readonly string[], output: Output): Promise<number> {
   const [subcommand, ...rest] = args;
-  const config = CONFIG_OPTION;
   let run: (deps: TokenDeps) => Promise<number>;
   let configPath: string | undefined;
   switch (subcommand) {
     case "create": {
-      const { values } = parseCommandLine(
-        rest,
-        { ...config, name: { type: "string" }, access: { type: "string" } },
-        { min: 0, max: 0, what: "", command: "token create" },
-      );
+      const { values } = parseCommandLine(rest, TOKEN_CREATE);
       if (values.name === undefined) throw new UsageError("token create needs --name <name>");
       if (values.access === undefined) {
         throw new UsageError("token create needs --access <functions>, e.g. --access read,export");
@@ -162,16 +148,7 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
       break;
     }
     case "access": {
-      const { values, positionals } = parseCommandLine(
-        rest,
-        { ...config, set: { type: "string" }, add: { type: "string" }, remove: { type: "string" } },
-        {
-          min: 1,
-          max: 1,
-          what: "the account: annal token access <name> --add <functions>",
-          command: "token access",
-        },
-      );
+      const { values, positionals } = parseCommandLine(rest, TOKEN_ACCESS);
       const { set, add, remove } = values;
       if ([set, add, remove].filter((v) => v !== undefined).length > 1) {
         throw new UsageError("token access takes one of --set, --add or --remove, not several");
@@ -181,22 +158,13 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
       break;
     }
     case "list": {
-      const { values } = parseCommandLine(
-        rest,
-        { ...config, json: { type: "boolean" } },
-        { min: 0, max: 0, what: "", command: "token list" },
-      );
+      const { values } = parseCommandLine(rest, TOKEN_LIST);
       run = (deps) => tokenList(deps, { json: values.json === true }, output);
       configPath = values.config;
       break;
     }
     case "revoke": {
-      const { values, positionals } = parseCommandLine(rest, config, {
-        min: 1,
-        max: 1,
-        what: "the account to revoke: annal token revoke <name>",
-        command: "token revoke",
-      });
+      const { values, positionals } = parseCommandLine(rest, TOKEN_REVOKE);
       run = (deps) => tokenRevoke(deps, positionals[0]!, output);
       configPath = values.config;
       break;
@@ -219,8 +187,6 @@ export async function runTokenCommand(args: readonly string[], output: Output): 
   }
 }
 
-export const tokenCommand: Command = {
-  name: "token",
-  usage: TOKEN_USAGE,
+export const command: CommandModule = {
   run: runTokenCommand,
 };

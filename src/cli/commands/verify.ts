@@ -9,7 +9,8 @@ import { pingDatabase } from "../../http/index.ts";
 import { createLogger } from "../../logger.ts";
 import { EventStore } from "../../store/index.ts";
 import type { Output } from "../output.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { VERIFY } from "../registry.ts";
 import { parseCommandLine } from "../usage.ts";
 
 export const REQUIRED_NODE_MAJOR = 26;
@@ -128,17 +129,9 @@ function workflowsSummary(
   return names.length === 0 ? `no definitions in ${dir}` : `${names.join(", ")} from ${dir}`;
 }
 
-export const verifyCommand: Command = {
-  name: "verify",
-  usage: `  verify [--config <file>]
-      check the Node.js version, the configuration, the database and its migrations`,
+export const command: CommandModule = {
   run(args, output) {
-    const { values } = parseCommandLine(args, CONFIG_OPTION, {
-      min: 0,
-      max: 0,
-      what: "",
-      command: "verify",
-    });
+    const { values } = parseCommandLine(args, VERIFY);
     return runVerify(values, output);
   },
 };

@@ -3,22 +3,16 @@ import { openDatabase, prepareEventStore } from "../../app/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import { createLogger } from "../../logger.ts";
 import { definitionInventory } from "../../workflow/index.ts";
-import { CONFIG_OPTION, type Command } from "../command.ts";
+import type { CommandModule } from "../command.ts";
+import { WORKFLOWS_LIST } from "../registry.ts";
 import type { Output } from "../output.ts";
 import { parseCommandLine, UsageError } from "../usage.ts";
 
-export const workflowsCommand: Command = {
-  name: "workflows",
-  usage: `  workflows list [--json] [--config <file>]
-      the deployed workflow definitions: name, version, bundle hash, live instances`,
+export const command: CommandModule = {
   run(args, output) {
     const [sub, ...rest] = args;
     if (sub !== "list") throw new UsageError("workflows needs list");
-    const { values } = parseCommandLine(
-      rest,
-      { ...CONFIG_OPTION, json: { type: "boolean" } },
-      { min: 0, max: 0, what: "", command: "workflows list" },
-    );
+    const { values } = parseCommandLine(rest, WORKFLOWS_LIST);
     return workflowsList(values, output);
   },
 };

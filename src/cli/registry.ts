@@ -1,0 +1,192 @@
+/**
+ * Every command of `annal` and its usages, declared once: `annal --help` lists them, `annal
+ * <command> [<subcommand>] --help` prints one, and each command parses its arguments with its
+ * own (`parseCommandLine(args, USAGE)`). The commands' modules load only when they run.
+ */
+import { CONFIG_OPTION, NO_POSITIONALS, usage, type Command } from "./command.ts";
+
+export const ACCESS_SHOW = usage({
+  words: ["access", "show"],
+  synopsis: "[<account>] [--at <time>] [--json] [--config <file>]",
+  description: `who could do what at a moment (default now; 2026-11-24T10:00:00Z, now-1h, yesterday, as
+the REST channel's at), and since when: one account (its id, name or origin:name) or every
+account; read from the access projection`,
+  options: { ...CONFIG_OPTION, at: { type: "string" }, json: { type: "boolean" } },
+  positionals: { min: 0, max: 1, what: "" },
+});
+
+export const FAILED_WORK_LIST = usage({
+  words: ["failed-work", "list"],
+  synopsis: "[--state failed,retrying|all] [--limit N] [--json] [--config <file>]",
+  description: "change events whose processing failed for good, newest first",
+  options: {
+    ...CONFIG_OPTION,
+    state: { type: "string" },
+    limit: { type: "string" },
+    json: { type: "boolean" },
+  },
+  positionals: NO_POSITIONALS,
+});
+
+export const FAILED_WORK_RETRY = usage({
+  words: ["failed-work", "retry"],
+  synopsis: "<id> [--config <file>]",
+  description: "queue a failed change event for processing again",
+  options: CONFIG_OPTION,
+  positionals: { min: 1, max: 1, what: "the failed work's id: annal failed-work retry <id>" },
+});
+
+export const HOOKS_SEND = usage({
+  words: ["hooks", "send"],
+  synopsis:
+    "<hook>/<webhook> (--body <json> | --body-file <file>) [--url <url>] [--secret-env <name>] [--id <id>] [--config <file>]",
+  description: `sign a change event with $WEBHOOK_SECRET (or the variable --secret-env names) and send it
+to --url, by default annal's own server on this machine ([server] host and port, or PORT);
+--id sets the delivery id (default a new one)`,
+  options: {
+    ...CONFIG_OPTION,
+    url: { type: "string" },
+    body: { type: "string" },
+    "body-file": { type: "string" },
+    "secret-env": { type: "string" },
+    id: { type: "string" },
+  },
+  positionals: { min: 1, max: 1, what: "the webhook: annal hooks send <hook>/<webhook>" },
+});
+
+export const IMPORT = usage({
+  words: ["import"],
+  synopsis: "[--config <file>]",
+  description: "take a snapshot of every directory entry (the first one also starts capture)",
+  options: CONFIG_OPTION,
+  positionals: NO_POSITIONALS,
+});
+
+export const REPLAY = usage({
+  words: ["replay"],
+  synopsis: "[<projection>] [--config <file>]",
+  description: `rebuild a projection from the event log, side by side, then swap it in;
+without a projection, list the projections`,
+  options: CONFIG_OPTION,
+  positionals: { min: 0, max: 1, what: "the projection to replay: annal replay <projection>" },
+});
+
+export const SESSIONS_LIST = usage({
+  words: ["sessions", "list"],
+  synopsis: "[--json] [--config <file>]",
+  description: "list people's active sessions (by id, never the cookie)",
+  options: { ...CONFIG_OPTION, json: { type: "boolean" } },
+  positionals: NO_POSITIONALS,
+});
+
+export const SESSIONS_REVOKE = usage({
+  words: ["sessions", "revoke"],
+  synopsis: "<id> [--config <file>]",
+  description: "end a session at once: its cookie is refused from now on",
+  options: CONFIG_OPTION,
+  positionals: { min: 1, max: 1, what: "the session's id: annal sessions revoke <id>" },
+});
+
+export const START = usage({
+  words: ["start"],
+  synopsis: "[--config <file>] [--only api|workers|projector] [--dev]",
+  description: `run annal: the HTTP server, the projector and the workers (or one of them) until
+SIGINT or SIGTERM; --dev reloads the rules file and its imports when they change`,
+  options: { ...CONFIG_OPTION, only: { type: "string" }, dev: { type: "boolean" } },
+  positionals: NO_POSITIONALS,
+});
+
+export const TOKEN_CREATE = usage({
+  words: ["token", "create"],
+  synopsis: "--name <name> --access <read,export,...> [--config <file>]",
+  description: `create a service account and print its bearer token, once; for an existing account,
+add a token (its access stays as it is)`,
+  options: { ...CONFIG_OPTION, name: { type: "string" }, access: { type: "string" } },
+  positionals: NO_POSITIONALS,
+});
+
+export const TOKEN_ACCESS = usage({
+  words: ["token", "access"],
+  synopsis:
+    "<name> [--set <functions> | --add <functions> | --remove <functions>] [--config <file>]",
+  description: "change what an account may do (every token of it) and print what it can now do",
+  options: {
+    ...CONFIG_OPTION,
+    set: { type: "string" },
+    add: { type: "string" },
+    remove: { type: "string" },
+  },
+  positionals: { min: 1, max: 1, what: "the account: annal token access <name> --add <functions>" },
+});
+
+export const TOKEN_LIST = usage({
+  words: ["token", "list"],
+  synopsis: "[--json] [--config <file>]",
+  description:
+    "list the service accounts, their access and their tokens (by their first characters)",
+  options: { ...CONFIG_OPTION, json: { type: "boolean" } },
+  positionals: NO_POSITIONALS,
+});
+
+export const TOKEN_REVOKE = usage({
+  words: ["token", "revoke"],
+  synopsis: "<name> [--config <file>]",
+  description: "revoke a service account and every token it has",
+  options: CONFIG_OPTION,
+  positionals: { min: 1, max: 1, what: "the account to revoke: annal token revoke <name>" },
+});
+
+export const VERIFY = usage({
+  words: ["verify"],
+  synopsis: "[--config <file>]",
+  description: "check the Node.js version, the configuration, the database and its migrations",
+  options: CONFIG_OPTION,
+  positionals: NO_POSITIONALS,
+});
+
+export const WORKFLOWS_LIST = usage({
+  words: ["workflows", "list"],
+  synopsis: "[--json] [--config <file>]",
+  description: "the deployed workflow definitions: name, version, bundle hash, live instances",
+  options: { ...CONFIG_OPTION, json: { type: "boolean" } },
+  positionals: NO_POSITIONALS,
+});
+
+/** Every command, in the order `annal --help` lists them. */
+export const COMMANDS: readonly Command[] = [
+  { name: "start", usages: [START], load: () => import("./commands/start.ts") },
+  { name: "replay", usages: [REPLAY], load: () => import("./commands/replay.ts") },
+  { name: "import", usages: [IMPORT], load: () => import("./commands/import.ts") },
+  {
+    name: "failed-work",
+    usages: [FAILED_WORK_LIST, FAILED_WORK_RETRY],
+    load: () => import("./commands/failed-work.ts"),
+  },
+  { name: "hooks", usages: [HOOKS_SEND], load: () => import("./commands/hooks.ts") },
+  {
+    name: "token",
+    usages: [TOKEN_CREATE, TOKEN_ACCESS, TOKEN_LIST, TOKEN_REVOKE],
+    load: () => import("./commands/token.ts"),
+  },
+  { name: "workflows", usages: [WORKFLOWS_LIST], load: () => import("./commands/workflows.ts") },
+  {
+    name: "sessions",
+    usages: [SESSIONS_LIST, SESSIONS_REVOKE],
+    load: () => import("./commands/sessions.ts"),
+  },
+  { name: "access", usages: [ACCESS_SHOW], load: () => import("./commands/access.ts") },
+  { name: "verify", usages: [VERIFY], load: () => import("./commands/verify.ts") },
+];
+
+/** The options of `annal` itself, without a command. */
+export const ANNAL = usage({
+  words: [],
+  synopsis: "--version [--json] | --help",
+  description: "print the version and the source commit, or this help",
+  options: {
+    version: { type: "boolean" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  positionals: NO_POSITIONALS,
+});
