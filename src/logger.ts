@@ -168,6 +168,29 @@ function serializeRequest(request: unknown): unknown {
   };
 }
 
+/**
+ * The fields of a request's line (`http/request-log.ts`) and the request id bound to it. At a
+ * terminal that line is its message alone (`GET /api/users 200 3.2 ms`): these fields are not
+ * printed below it there. Other lines print them as usual.
+ */
+const REQUEST_LINE_KEYS = ["reqId", "method", "route", "url", "status", "ms"] as const;
+/** A refused request's line has these too. */
+const REFUSAL_KEYS = ["code", "error"] as const;
+
+function isRequestLine(log: Record<string, unknown>): boolean {
+  return REQUEST_LINE_KEYS.every((key) => key in log);
+}
+
+// pino-pretty leaves out a key whose prettifier returns undefined, and prints what it returns
+// as is otherwise: the value as pino-pretty would write it.
+const requestLinePrettifiers = Object.fromEntries(
+  [...REQUEST_LINE_KEYS, ...REFUSAL_KEYS].map((key) => [
+    key,
+    (value: unknown, _key: string, log: Record<string, unknown>) =>
+      isRequestLine(log) ? undefined : JSON.stringify(value, null, 2),
+  ]),
+) as unknown as NonNullable<Parameters<typeof pretty>[0]>["customPrettifiers"];
+
 export interface LoggerOptions {
   /** Where JSON lines go; default standard output (synchronously, so nothing is lost on exit). */
   readonly destination?: DestinationStream;
@@ -214,6 +237,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logg
         colorize: options.destination === undefined && process.stdout.isTTY === true,
         translateTime: "SYS:HH:MM:ss.l",
         ignore: "pid,hostname",
+        customPrettifiers: requestLinePrettifiers,
       }),
     );
   }

@@ -2,6 +2,7 @@ import { STATUS_CODES } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AnnalError } from "../errors/index.ts";
 import { classifyError, type ClassifiedError } from "./classify.ts";
+import { noteRefusal } from "./request-log.ts";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
 
@@ -46,8 +47,8 @@ export function routeNotFound(method: string, url: string): AnnalError {
 }
 
 /**
- * Answers `error` as problem+json: logged with its stack when it is our fault, as a line
- * with its code otherwise; with the headers it carries. An error met after a response started
+ * Answers `error` as problem+json: logged with its stack when it is our fault, its code on
+ * the request's line otherwise; with the headers it carries. An error met after a response started
  * streaming cannot change it: the stream is cut.
  */
 export function sendProblem(
@@ -65,12 +66,15 @@ export function sendProblem(
     .send(problemOf(classified));
 }
 
-/** Logs a request's error as the classifier reads it: faults with their stack, refusals briefly. */
+/**
+ * Logs a request's error as the classifier reads it: a fault at once with its stack; a
+ * refusal as its code and message on the request's one line (`logRequests`).
+ */
 export function logClassified(
   request: FastifyRequest,
   error: unknown,
   classified: ClassifiedError,
 ): void {
   if (classified.internal) request.log.error({ err: error }, "request failed");
-  else request.log.info({ code: classified.code, status: classified.status }, classified.message);
+  else noteRefusal(request, { code: classified.code, message: classified.message });
 }

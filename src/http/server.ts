@@ -10,6 +10,7 @@ import { healthRoutes } from "./health.ts";
 import { landingRoutes } from "./landing.ts";
 import { clientErrorHandler, limitUrlLength, MAX_HEADER_SIZE } from "./limits.ts";
 import { metricsRoutes, recordHttpDuration } from "./metrics.ts";
+import { logRequests } from "./request-log.ts";
 
 export interface ServerOptions {
   readonly config: AnnalConfig;
@@ -39,6 +40,8 @@ export function createServer(options: ServerOptions) {
   const loggerInstance: FastifyBaseLogger = log;
   const server = Fastify({
     loggerInstance,
+    // One line per request (logRequests), not Fastify's two multi-line blocks.
+    disableRequestLogging: true,
     // Errors raised before routing (a malformed URL) take the same problem-details path.
     frameworkErrors: frameworkErrorHandler,
     // Request ids are uuids, unique across processes and restarts: the log records them
@@ -51,6 +54,7 @@ export function createServer(options: ServerOptions) {
   installErrorHandling(server);
   limitUrlLength(server);
   recordHttpDuration(server);
+  logRequests(server);
   void server.register(
     healthRoutes({
       pool,
