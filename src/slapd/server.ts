@@ -108,6 +108,12 @@ async function seed(slapd: string, dir: string, ldif: string | Iterable<string>)
  * slapd runs under a tiny shell watchdog that reads its own stdin, our pipe: when this process
  * ends in any way (even SIGKILL) the pipe closes, `cat` returns and slapd gets SIGTERM. Closing
  * the pipe is also how `stop()` asks for a clean shutdown.
+ *
+ * The watchdog (and so slapd) leads a process group of its own (`detached`), out of reach of a
+ * terminal's Ctrl-C, which signals annal's whole group: slapd then stopped at once, while
+ * capture still read from it, and capture logged the refused connections before annal's own
+ * orderly stop reached it. annal stops slapd itself, after capture; the pipe still ends it
+ * when annal dies.
  */
 const WATCHDOG =
   'exec 3<&0; "$@" </dev/null & pid=$!; { cat <&3 >/dev/null; kill $pid 2>/dev/null; } & wait $pid';
@@ -122,9 +128,7 @@ function spawnWatched(slapd: string, conf: string, url: string): Running {
   const child = spawn(
     "/bin/sh",
     ["-c", WATCHDOG, "slapd-watchdog", slapd, "-f", conf, "-h", url, "-d", "none"],
-    {
-      stdio: ["pipe", "ignore", "pipe"],
-    },
+    { stdio: ["pipe", "ignore", "pipe"], detached: true },
   );
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
