@@ -41,32 +41,40 @@ async function followed(t: { teardown(fn: () => unknown): void }) {
 
 const since = (started: number) => performance.now() - started;
 
+/**
+ * A longest wait no test reaches: a pace that should not wait, or whose wait an abort should
+ * end, and waits for it anyway holds its test until tap's timeout fails it. No bound on the
+ * time the pace took, which a loaded machine could exceed.
+ */
+const NEVER_MS = 24 * 60 * 60 * 1000;
+
 t.test("a paced pass waits until every projection has applied its page before last", async (t) => {
   const { pool, writePage, catchUp } = await followed(t);
   await writePage();
   await catchUp();
 
-  const pace = paceByProjections(pool, FOLLOWERS, { maxWaitMs: 60_000 });
+  const pace = paceByProjections(pool, FOLLOWERS, { maxWaitMs: NEVER_MS });
   await pace(); // notes where the log stands; nothing written before it to wait for
   await writePage();
-  let started = performance.now();
-  await pace();
-  t.ok(since(started) < 59_000, "the page before the last one is applied: no wait");
+  await pace(); // the page before the last one is applied: no wait
+  t.pass("the page before the last one is applied: no wait");
 
   // No projector runs now: the page written after the last call is not applied.
   const held = paceByProjections(pool, FOLLOWERS, { maxWaitMs: 1_000 });
+  const patient = paceByProjections(pool, FOLLOWERS, { maxWaitMs: NEVER_MS });
   await held();
   await writePage();
   await held();
   await writePage();
-  started = performance.now();
+  const started = performance.now();
   await held();
+  // A lower bound only: load makes a wait longer, never shorter.
   t.ok(since(started) >= 950, `held for its longest wait (${Math.round(since(started))} ms)`);
 
+  await patient(); // notes the log with every page written
   await catchUp();
-  started = performance.now();
-  await held();
-  t.ok(since(started) < 950, "applied: no longer held");
+  await patient(); // every page applied: no wait, however long it may wait
+  t.pass("applied: no longer held");
 });
 
 t.test("an aborted pass stops waiting for the projections at once", async (t) => {
@@ -74,16 +82,15 @@ t.test("an aborted pass stops waiting for the projections at once", async (t) =>
   await writePage();
   await catchUp();
   const stopping = new AbortController();
-  const pace = paceByProjections(pool, FOLLOWERS, { maxWaitMs: 60_000, signal: stopping.signal });
+  const pace = paceByProjections(pool, FOLLOWERS, { maxWaitMs: NEVER_MS, signal: stopping.signal });
   await pace();
   await writePage();
   await pace();
   await writePage();
-  const started = performance.now();
   const waiting = pace();
   stopping.abort();
-  await waiting;
-  t.ok(since(started) < 59_000, "the wait ends with the signal, not at its longest");
+  await waiting; // the wait ends with the signal: its longest is never reached
+  t.pass("the wait ended with the signal");
 });
 
 t.test("an import calls its pace before it writes each page", async (t) => {

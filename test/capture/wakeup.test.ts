@@ -3,33 +3,54 @@ import { Wakeup } from "../../src/capture/wakeup.ts";
 
 const never = new AbortController().signal;
 
+/**
+ * Whether `promise` has settled by the time this turn's promise jobs and pending I/O
+ * callbacks have run: a wait that a wake or an abort ends settles at once, one that waits
+ * its time does not. No clock is read, so a loaded machine cannot make it pass or fail.
+ */
+function settledNow(promise: Promise<unknown>): Promise<boolean> {
+  return Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
+  ]);
+}
+
 t.test("a wake ends the wait under way", async (t) => {
   const wakeup = new Wakeup();
-  const started = performance.now();
   const waiting = wakeup.wait(60_000, never);
+  t.equal(await settledNow(waiting), false, "it waits until woken");
   wakeup.wake();
-  await waiting;
-  t.ok(performance.now() - started < 10_000, "long before its time");
+  t.equal(await settledNow(waiting), true, "the wake ends it");
 });
 
 t.test("wakes while no one waits end the next wait only", async (t) => {
   const wakeup = new Wakeup();
   wakeup.wake();
   wakeup.wake();
-  const started = performance.now();
-  await wakeup.wait(60_000, never);
-  t.ok(performance.now() - started < 10_000, "the next wait ends at once");
-  const again = performance.now();
-  await wakeup.wait(50, never);
-  t.ok(performance.now() - again >= 45, "the one after waits its time");
+  t.equal(await settledNow(wakeup.wait(60_000, never)), true, "the next wait ends at once");
+  const after = wakeup.wait(60_000, never);
+  t.equal(await settledNow(after), false, "the one after waits");
+  wakeup.wake();
+  await after;
+});
+
+t.test("a wait ends when its time is up", async (t) => {
+  const wakeup = new Wakeup();
+  let timeUp = false;
+  // Timers of equal delay fire in the order they were set: this one first, then the wait's.
+  setTimeout(() => (timeUp = true), 20);
+  const waiting = wakeup.wait(20, never);
+  t.equal(await settledNow(waiting), false, "it waits");
+  await waiting;
+  t.ok(timeUp, "not before its time");
 });
 
 t.test("an abort ends the wait, and a wait on an aborted signal does not start", async (t) => {
   const wakeup = new Wakeup();
   const stop = new AbortController();
   const waiting = wakeup.wait(60_000, stop.signal);
+  t.equal(await settledNow(waiting), false, "it waits until aborted");
   stop.abort();
-  await waiting;
-  await wakeup.wait(60_000, stop.signal);
-  t.pass("both returned");
+  t.equal(await settledNow(waiting), true, "the abort ends it");
+  t.equal(await settledNow(wakeup.wait(60_000, stop.signal)), true, "an aborted signal: at once");
 });

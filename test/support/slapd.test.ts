@@ -18,9 +18,9 @@ import { freePort } from "../../src/ports.ts";
 import { startSlapd } from "./slapd.ts";
 
 t.test("a private slapd records an add in its accesslog and goes away on stop", async (t) => {
-  const started = performance.now();
+  // Started means answering: the bind below is the first request it gets. (How fast it
+  // starts is for the benchmarks; a bound on it here failed on a loaded machine.)
   const slapd = await startSlapd();
-  t.ok(performance.now() - started < 3000, "starts within a few seconds");
   t.match(slapd.url, /^ldap:\/\/127\.0\.0\.1:\d+\/$/);
 
   const client = new Client({ url: slapd.url, timeout: 5000 });
