@@ -1,13 +1,15 @@
 import type { Logger } from "../logger.ts";
 
-const SHUTDOWN_SIGNALS = ["SIGINT", "SIGTERM"] as const;
+// SIGHUP: the terminal went away. Unhandled it would end the process at once, without its
+// exit hooks, leaving the embedded PostgreSQL (in a process group of its own) running.
+const SHUTDOWN_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 export type ShutdownSignal = (typeof SHUTDOWN_SIGNALS)[number];
 
 /** A repeat of the signal sooner than this is the same request delivered twice. */
 const REPEAT_WINDOW_MS = 1000;
 
 /**
- * Resolves with the first SIGINT or SIGTERM; installs its handlers at once, so a signal
+ * Resolves with the first SIGINT, SIGTERM or SIGHUP; installs its handlers at once, so a signal
  * that arrives while annal is still starting is kept. A second signal later than a second
  * after the first (a second Ctrl-C) ends the process at once with status 1; one within that
  * second is the first delivered twice (the terminal signals the whole process group, and a

@@ -6,7 +6,7 @@ import t from "tap";
 import { freePort } from "../../src/ports.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabase } from "../support/postgres.ts";
-import { exited, serving, spawnAnnal } from "./support.ts";
+import { configDir, exited, serving, spawnAnnal } from "./support.ts";
 
 const STOPS = 10;
 
@@ -81,4 +81,27 @@ t.test(`Ctrl-C stops annal start with the demo cleanly, ${STOPS} times of ${STOP
     );
     await eventually(() => !isRunning(slapd), { what: `run ${run}: slapd stopped with annal` });
   }
+});
+
+t.test("a hang-up (the terminal closed) stops annal and its embedded PostgreSQL", async (t) => {
+  const { dir } = await configDir(t, `[database]\ndataDir = "state"\n`);
+  const annal = spawnAnnal(["start"], {
+    cwd: dir,
+    env: { PORT: String(await freePort()) },
+    group: true,
+  });
+  t.teardown(() => {
+    if (annal.exitCode === null && annal.signalCode === null) process.kill(-annal.pid!, "SIGKILL");
+  });
+  const served = serving(annal, 120_000);
+  await served.url;
+  const postmaster = Number.parseInt(
+    readFileSync(path.join(dir, "state", "postgres", "postmaster.pid"), "utf8"),
+    10,
+  );
+  t.ok(isRunning(postmaster), "the embedded PostgreSQL runs");
+  process.kill(-annal.pid!, "SIGHUP");
+  t.same(await exited(annal), { code: 0, signal: null }, "an orderly stop, exit 0");
+  t.ok(served.lines.some((line) => line.msg === "annal stopped"));
+  await eventually(() => !isRunning(postmaster), { what: "the embedded PostgreSQL stopped" });
 });
