@@ -36,11 +36,13 @@ async function run(argv: readonly string[], output: Output): Promise<number> {
     }
     throw new UsageError(`${name} needs a command, or is not an option of annal`);
   }
-  if (name === "help") return printUsage(output);
-  const command = COMMANDS.find((candidate) => candidate.name === name);
-  if (!command) throw new UsageError(`unknown command "${name}"`);
-  if (asksForHelp(rest)) {
-    for (const line of commandHelp(command, rest)) output.out(line);
+  // `annal help [<command> [<subcommand>]]` is `annal [<command> [<subcommand>]] --help`.
+  if (name === "help" && rest[0] === undefined) return printUsage(output);
+  const [commandName, ...commandArgs] = name === "help" ? rest : argv;
+  const command = COMMANDS.find((candidate) => candidate.name === commandName);
+  if (!command) throw new UsageError(`unknown command "${commandName}"`);
+  if (name === "help" || asksForHelp(commandArgs)) {
+    for (const line of commandHelp(command, commandArgs)) output.out(line);
     return 0;
   }
   const { command: implementation } = await command.load();

@@ -10,9 +10,12 @@ const HELP_CASES: { words: readonly string[]; expect: string }[] = COMMANDS.flat
     words: usage.words,
     expect: `usage: annal ${[...usage.words, usage.synopsis].join(" ")}\n`,
   })),
+  // The command alone, when it has subcommands: all of them, or its only one.
   ...(command.usages.length > 1
     ? [{ words: [command.name], expect: `usage: annal ${command.name} <subcommand> [options]\n` }]
-    : []),
+    : command.usages[0]!.words.length > 1
+      ? [{ words: [command.name], expect: `usage: annal ${command.usages[0]!.words.join(" ")} ` }]
+      : []),
 ]);
 
 /** Runs `tasks` at most `width` at a time: the machine's cores are shared. */
@@ -59,6 +62,9 @@ t.test("help wins over the command's other arguments, and -- ends the options", 
   t.equal(run.code, 0, run.stderr);
   t.match(run.stdout, /^usage: annal token create --name <name>/);
   t.equal(asksForHelp(["hooks", "send", "a/b", "--", "--help"]), false);
+  const { out, output } = capturedOutput();
+  t.equal(await main(["help", "token", "revoke"], output), 0, "annal help token revoke");
+  t.match(out[0], /^usage: annal token revoke <name>/);
   t.equal(asksForHelp(["replay", "--help"]), true);
 });
 
