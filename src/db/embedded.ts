@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import os from "node:os";
@@ -101,9 +101,14 @@ interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Servers this process started and has not stopped: stopped at its exit, however it ends. */
-const runningServers = new Set<ChildProcess>();
-let exitHookInstalled = false;
+/**
+ * The server runs under a tiny shell watchdog that reads its own stdin, our pipe: when this
+ * process ends in any way (even SIGKILL, which runs no exit hook) the pipe closes, `cat`
+ * returns and the server gets SIGINT, PostgreSQL's fast shutdown. Closing the pipe is also how
+ * `stop()` asks for it. (slapd runs under the same watchdog: `slapd/server.ts`.)
+ */
+const WATCHDOG =
+  'exec 3<&0; "$@" </dev/null & pid=$!; { cat <&3 >/dev/null; kill -INT $pid 2>/dev/null; } & wait $pid';
 
 /**
  * Starts the `postgres` server of the package's platform binaries on `dataDir`, as the
@@ -111,7 +116,7 @@ let exitHookInstalled = false;
  * connections. Detached: the server leads a process group of its own, which a terminal's
  * Ctrl-C to annal's group does not reach. (When it did, the server shut down while annal's
  * parts still used it, and they logged its refusals as errors before their own stop.) The
- * server still stops with this process: `stop()`, or a fast-shutdown signal at its exit.
+ * server still stops with this process: `stop()`, or its watchdog when this process ends.
  */
 async function spawnServer(
   dataDir: string,
@@ -120,23 +125,23 @@ async function spawnServer(
 ): Promise<RunningServer> {
   const { postgres } = await platformBinaries();
   const ids = options.asRoot ? await userIds("postgres") : {};
-  const child = spawn(postgres, ["-D", dataDir, ...args], {
-    ...ids,
-    detached: true,
-    stdio: ["ignore", "ignore", "pipe"],
-    // Messages in English, whatever this machine's locale: readiness is read from them.
-    env: { ...process.env, LC_MESSAGES: "C" },
-  });
-  runningServers.add(child);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on("exit", () => {
-      for (const server of runningServers) server.kill("SIGINT");
-    });
-  }
+  const child = spawn(
+    "/bin/sh",
+    ["-c", WATCHDOG, "postgres-watchdog", postgres, "-D", dataDir, ...args],
+    {
+      ...ids,
+      detached: true,
+      stdio: ["pipe", "ignore", "pipe"],
+      // Messages in English, whatever this machine's locale: readiness is read from them.
+      env: { ...process.env, LC_MESSAGES: "C" },
+    },
+  );
+  child.stdin!.on("error", () => {}); // the watchdog gone first: `exit` says so
+  let running = true;
   const exited = new Promise<void>((resolve) => {
     child.once("exit", () => {
-      runningServers.delete(child);
+      running = false;
+      child.stdin!.destroy();
       resolve();
     });
   });
@@ -152,9 +157,9 @@ async function spawnServer(
   });
   return {
     async stop() {
-      if (!runningServers.has(child)) return;
-      // Fast shutdown: sessions aborted, a checkpoint, exit.
-      child.kill("SIGINT");
+      if (!running) return;
+      // The watchdog asks for a fast shutdown: sessions aborted, a checkpoint, exit.
+      child.stdin!.end();
       await exited;
     },
   };

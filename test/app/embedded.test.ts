@@ -6,10 +6,11 @@ import { loadConfig } from "../../src/config/index.ts";
 import { freePort } from "../../src/ports.ts";
 import { configDir, exited, serving, spawnAnnal } from "../cli/support.ts";
 import { capturedLogger } from "../http/support.ts";
+import { eventually } from "../support/eventually.ts";
 
 // One data directory for the whole story, since every initdb costs a second or two: a first
-// run writes an event, a second run is killed with SIGKILL and leaves its locks behind, and
-// a third run recovers them and still finds the event.
+// run writes an event, a second run is killed with SIGKILL and leaves its lock behind (its
+// PostgreSQL stops with it), and a third run recovers it and still finds the event.
 t.test("the embedded database is kept across runs and recovered after a kill", async (t) => {
   const { dir, file } = await configDir(
     t,
@@ -42,8 +43,11 @@ t.test("the embedded database is kept across runs and recovered after a kill", a
   t.equal((await fetch(`${url}/healthz`)).status, 200);
   killed.kill("SIGKILL");
   await exited(killed);
-  t.ok(existsSync(path.join(state, "postgres", "postmaster.pid")), "the killed run left its lock");
-  t.ok(existsSync(path.join(state, "annal.pid")));
+  t.ok(existsSync(path.join(state, "annal.pid")), "the killed run left its lock");
+  // Its PostgreSQL does not outlive it: the server's watchdog asks for a fast shutdown.
+  await eventually(() => !existsSync(path.join(state, "postgres", "postmaster.pid")), {
+    what: "the killed run's PostgreSQL stopped",
+  });
 
   const third = await startAnnal({ config: await configure(), log });
   t.teardown(() => third.stop());

@@ -105,3 +105,25 @@ t.test("a hang-up (the terminal closed) stops annal and its embedded PostgreSQL"
   t.ok(served.lines.some((line) => line.msg === "annal stopped"));
   await eventually(() => !isRunning(postmaster), { what: "the embedded PostgreSQL stopped" });
 });
+
+t.test("annal killed outright takes its embedded PostgreSQL with it", async (t) => {
+  const { dir } = await configDir(t, `[database]\ndataDir = "state"\n`);
+  const annal = spawnAnnal(["start"], {
+    cwd: dir,
+    env: { PORT: String(await freePort()) },
+    group: true,
+  });
+  t.teardown(() => {
+    if (annal.exitCode === null && annal.signalCode === null) process.kill(-annal.pid!, "SIGKILL");
+  });
+  await serving(annal, 120_000).url;
+  const postmaster = Number.parseInt(
+    readFileSync(path.join(dir, "state", "postgres", "postmaster.pid"), "utf8"),
+    10,
+  );
+  t.ok(isRunning(postmaster), "the embedded PostgreSQL runs");
+  // No handler, no exit hook runs: only what outlives annal by design can stop the server.
+  process.kill(-annal.pid!, "SIGKILL");
+  t.same(await exited(annal), { code: null, signal: "SIGKILL" });
+  await eventually(() => !isRunning(postmaster), { what: "the embedded PostgreSQL stopped" });
+});
