@@ -62,6 +62,15 @@ export const IMPORT = usage({
   positionals: NO_POSITIONALS,
 });
 
+export const MAIL = usage({
+  words: ["mail"],
+  synopsis: "[--limit N] [--json] [--config <file>]",
+  description: `the messages the demo's mail catcher ([messaging.demo]) kept, newest first: when, to
+whom, the subject, and with --json the text`,
+  options: { ...CONFIG_OPTION, limit: { type: "string" }, json: { type: "boolean" } },
+  positionals: NO_POSITIONALS,
+});
+
 export const REPLAY = usage({
   words: ["replay"],
   synopsis: "[<projection>] [--config <file>]",
@@ -176,6 +185,7 @@ export const COMMANDS: readonly Command[] = [
   },
   { name: "access", usages: [ACCESS_SHOW], load: () => import("./commands/access.ts") },
   { name: "verify", usages: [VERIFY], load: () => import("./commands/verify.ts") },
+  { name: "mail", usages: [MAIL], load: () => import("./commands/mail.ts") },
 ];
 
 /** The options of `annal` itself, without a command. */

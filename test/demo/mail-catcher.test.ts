@@ -2,7 +2,9 @@ import path from "node:path";
 import pino from "pino";
 import t from "tap";
 import { recentDemoMail, startDemoMailCatcher } from "../../src/demo/index.ts";
+import { main } from "../../src/cli/main.ts";
 import { freePort } from "../../src/ports.ts";
+import { capturedOutput } from "../cli/support.ts";
 import { call, startRulesAnnal } from "../endpoints/support.ts";
 import { eventually } from "../support/eventually.ts";
 
@@ -47,6 +49,19 @@ t.test("the demo's welcome mail reaches the demo's own catcher and is kept", asy
   t.equal(mail!.from, "it@example.org");
   t.match(mail!.to, [/@example\.org$/]);
   t.match(mail!.text, /Hello Priya Rossi,/);
+
+  // annal mail shows what was kept: a table, or JSON lines with the text.
+  process.env.LDAP_PASSWORD = app.slapd.password;
+  const table = capturedOutput();
+  t.equal(await main(["mail", "--config", app.config.source.path], table.output), 0);
+  t.match(table.out[0], /^received\s+to\s+subject$/);
+  t.match(table.out[1], /@example\.org\s+Welcome to Example$/);
+  const json = capturedOutput();
+  t.equal(
+    await main(["mail", "--json", "--limit", "1", "--config", app.config.source.path], json.output),
+    0,
+  );
+  t.match(JSON.parse(json.out[0]!), { subject: "Welcome to Example", text: /Hello Priya Rossi/ });
 });
 
 t.test("a port already taken is not the demo's failure: it says so", async (t) => {

@@ -18,6 +18,7 @@ import { createLogger } from "../../logger.ts";
 import type { CommandModule } from "../command.ts";
 import { FAILED_WORK_LIST, FAILED_WORK_RETRY } from "../registry.ts";
 import type { Output } from "../output.ts";
+import { columns, parseLimit } from "../table.ts";
 import { parseCommandLine, UsageError } from "../usage.ts";
 
 export const command: CommandModule = {
@@ -113,14 +114,6 @@ function parseStates(value: string | undefined): readonly FailedWorkState[] | un
   return states as FailedWorkState[];
 }
 
-function parseLimit(value: string): number {
-  const limit = /^\d{1,4}$/.test(value) ? Number(value) : NaN;
-  if (!(limit >= 1 && limit <= 1000)) {
-    throw new AnnalError("ANNAL_USAGE", `--limit ${value}: expected a whole number from 1 to 1000`);
-  }
-  return limit;
-}
-
 function table(items: readonly FailedWork[]): string[] {
   const rows = items.map((item) => [
     item.id,
@@ -134,9 +127,5 @@ function table(items: readonly FailedWork[]): string[] {
       120,
     ),
   ]);
-  const header = ["id", "state", "webhook", "event", "attempts", "failed at", "last error"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ");
-  return [line(header), ...rows.map(line)];
+  return columns(["id", "state", "webhook", "event", "attempts", "failed at", "last error"], rows);
 }
