@@ -33,7 +33,7 @@ t.test("a person of the foreign provider signs in and /auth/session names them",
   const callback = await callbackFromProvider(browser, app.url);
   const back = await browser.request(callback.href);
   t.equal(back.status, 303);
-  t.equal(back.headers.get("location"), "/auth/session");
+  t.equal(back.headers.get("location"), "/app", "lands in the web application");
   const cookie = browser.cookie(host, "service_session");
   t.match(cookie, /^[A-Za-z0-9_-]{43}$/, "the session cookie is set");
   const session = await browser.request(`${app.url}/auth/session`);

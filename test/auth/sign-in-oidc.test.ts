@@ -13,8 +13,10 @@ t.test(
   async (t) => {
     const browser = new Browserless();
     const { response, hops } = await signInWithOidc(browser, app.url, "prossi", DEMO_PASSWORD);
-    t.equal(response.status, 200, "ends on annal's session page");
-    t.match(await response.text(), /signed in as <strong id="who">Priya Rossi<\/strong>/);
+    t.equal(response.status, 200, "ends in the web application");
+    t.equal(new URL(hops.at(-1)!).pathname, "/app");
+    const session = await browser.request(`${app.url}/auth/session`);
+    t.match(await session.text(), /signed in as <strong id="who">Priya Rossi<\/strong>/);
     const provider = new URL(app.issuer).host;
     t.ok(
       hops.some((hop) => new URL(hop).host === provider),
@@ -102,7 +104,12 @@ t.test("every sign-in gets a new session id and cookie", async (t) => {
   await signInWithOidc(browser, app.url, "prossi", DEMO_PASSWORD);
   const host = new URL(app.url).host;
   const first = browser.cookie(host, "service_session");
-  await signInWithOidc(browser, app.url, "prossi", DEMO_PASSWORD);
+  // The provider remembers her: the second sign-in asks nothing, and is a session of its own.
+  const again = await signInWithOidc(browser, app.url, "prossi", DEMO_PASSWORD);
+  t.notOk(
+    again.hops.some((hop) => hop.includes("/interaction/")),
+    "no form the second time",
+  );
   const second = browser.cookie(host, "service_session");
   t.not(first, second);
   // Both remain valid until they end; each is its own session.

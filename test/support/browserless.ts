@@ -79,8 +79,16 @@ export async function signInWithOidc(
 ): Promise<{ response: Response; hops: string[]; callback?: string }> {
   const started = await browser.follow(`${base}/auth/login/oidc`);
   const page = await started.response.text();
+  const landed = started.hops.at(-1)!;
+  // Back at annal without a form: the provider remembered the person (single sign-on).
+  if (new URL(landed).origin === new URL(base).origin) {
+    return {
+      response: new Response(page, { status: started.response.status }),
+      hops: started.hops,
+    };
+  }
   const action = /action="([^"]+)"/.exec(page)?.[1];
-  if (!action) throw new Error(`no provider form at ${started.hops.at(-1)}: ${page.slice(0, 300)}`);
+  if (!action) throw new Error(`no provider form at ${landed}: ${page.slice(0, 300)}`);
   const providerUrl = new URL(action, started.hops.at(-1)).href;
   const posted = await browser.request(providerUrl, {
     method: "POST",
