@@ -18,7 +18,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
   t.same(config, {
     source: { path: DEMO_CONFIG_PATH, demo: true },
     server: { host: "127.0.0.1", port: 4173 },
-    database: { dataDir: join(cwd, ".annal"), poolSize: 10 },
+    database: { dataDir: join(cwd, ".annal"), poolSize: 10, connectionTimeout: 10_000 },
     log: { level: "info" },
     directory: {
       url: "ldap://127.0.0.1:3890",
@@ -51,7 +51,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
         snapshotInterval: 86_400_000,
         redact: [...BUILT_IN_REDACTED_ATTRIBUTES],
       },
-      demo: { port: 3890, dataDir: join(cwd, ".annal/slapd") },
+      demo: { port: 3890, dataDir: join(cwd, ".annal/slapd"), history: true },
     },
     hooks: { dir: join(demoDir, "hooks"), concurrency: 10 },
     workflows: {
@@ -142,6 +142,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       transports: {
         smtp: { host: "127.0.0.1", port: 2525, secure: false, requireTLS: false, timeout: 30_000 },
       },
+      demo: { port: 2525 },
     },
     templating: {
       partials: {

@@ -13,7 +13,7 @@ t.test("an empty file gives every default and no directory", async (t) => {
   t.same(config, {
     source: { path, demo: false },
     server: { host: "127.0.0.1", port: 4173 },
-    database: { dataDir: "/var/lib/annal/.annal", poolSize: 10 },
+    database: { dataDir: "/var/lib/annal/.annal", poolSize: 10, connectionTimeout: 10_000 },
     log: { level: "info" },
     rest: {
       enabled: true,
