@@ -274,12 +274,14 @@ t.test("malformed arguments: Invalid <field>, Invalid <name> filter, an invalid 
 });
 
 t.test("directory errors keep their own code beside the category", async (t) => {
+  // An entry that is there already: the directory's own refusal, under CONFLICT.
   const { body } = await gateway.query(
-    `mutation { deletePerson(dn: "uid=nobody,ou=people,dc=example,dc=org") }`,
+    `mutation($input: PersonInput!) { createPerson(rdn: "ou=engineering", input: $input) { dn } }`,
+    { input: { cn: "Priya Rossi", sn: "Rossi" } },
   );
-  t.same(codes(body), ["NOT_FOUND"]);
-  t.match(body.errors?.[0]?.extensions, { annalCode: "ANNAL_LDAP_NO_SUCH_OBJECT" });
-  t.same(body.data, null);
+  t.same(codes(body), ["CONFLICT"]);
+  t.match(body.errors?.[0]?.extensions, { annalCode: "ANNAL_LDAP_ALREADY_EXISTS" });
+  t.same(body.data, { createPerson: null });
 });
 
 t.test(
