@@ -23,7 +23,7 @@ export function noteRefusal(request: FastifyRequest, refusal: Refusal): void {
 
 /**
  * One `info` line per answered request, in place of Fastify's two (`incoming request`,
- * `request completed`; the server sets `disableRequestLogging`): the method, the route
+ * `request completed`; the server's log controller sets `disableRequestLogging`): the method, the route
  * pattern, the URL (credentials in its query redacted), the status and the time taken in
  * milliseconds, with the request id the request's logger binds, and for a refusal its `code`
  * and `error` message (`noteRefusal`). A route's `logLevel` applies

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyBaseLogger } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
 import { readCaptureStatus } from "../capture/index.ts";
@@ -41,7 +41,7 @@ export function createServer(options: ServerOptions) {
   const server = Fastify({
     loggerInstance,
     // One line per request (logRequests), not Fastify's two multi-line blocks.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Errors raised before routing (a malformed URL) take the same problem-details path.
     frameworkErrors: frameworkErrorHandler,
     // Request ids are uuids, unique across processes and restarts: the log records them

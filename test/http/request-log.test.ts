@@ -71,3 +71,19 @@ t.test("at a terminal a request is one line: its message", async (t) => {
   );
   t.equal(lines[2], "");
 });
+
+t.test("the server is made without a Fastify deprecation warning", async (t) => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error & { code?: string }) =>
+    warnings.push(`${warning.name} ${warning.code ?? ""}`);
+  process.on("warning", onWarning);
+  t.teardown(() => process.off("warning", onWarning));
+  const { server } = testServer(t, { pool: idlePool(t) });
+  await server.ready();
+  // Process warnings are emitted on the next tick.
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  t.same(
+    warnings.filter((w) => w.startsWith("FastifyDeprecation")),
+    [],
+  );
+});
