@@ -1,11 +1,10 @@
-import path from "node:path";
 import pino from "pino";
 import t from "tap";
 import { recentDemoMail, startDemoMailCatcher } from "../../src/demo/index.ts";
 import { main } from "../../src/cli/main.ts";
 import { freePort } from "../../src/ports.ts";
 import { capturedOutput } from "../cli/support.ts";
-import { call, startRulesAnnal } from "../endpoints/support.ts";
+import { call, startDemoRulesAnnal } from "../endpoints/support.ts";
 import { eventually } from "../support/eventually.ts";
 
 t.setTimeout(240_000);
@@ -13,25 +12,8 @@ t.setTimeout(240_000);
 // The demo's welcome endpoint with the demo's own mail catcher ([messaging.demo]), as
 // ops/demo/annal.toml configures it: a send succeeds with no mail server of one's own, and the
 // message is kept for `annal mail`.
-const DEMO = path.resolve(import.meta.dirname, "../../ops/demo");
 const smtpPort = await freePort();
-const app = await startRulesAnnal(t, {
-  file: path.join(DEMO, "rules/index.ts"),
-  extraToml: `[messaging]
-from = "Example IT <it@example.org>"
-
-[messaging.transports.smtp]
-host = "127.0.0.1"
-port = ${smtpPort}
-
-[messaging.demo]
-port = ${smtpPort}
-
-[templating.partials]
-welcome = "${DEMO}/templates/welcome.hbs"
-signature = "${DEMO}/templates/signature.hbs"
-`,
-});
+const app = await startDemoRulesAnnal(t, { smtpPort, catcher: true });
 const operator = await app.token(["read", "operator"], "onboarding");
 
 t.test("the demo's welcome mail reaches the demo's own catcher and is kept", async (t) => {

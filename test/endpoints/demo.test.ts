@@ -1,18 +1,15 @@
-import path from "node:path";
 import iconv from "iconv-lite";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import t from "tap";
 import { freePort } from "../../src/ports.ts";
 import { eventually } from "../support/eventually.ts";
-import { call, startRulesAnnal } from "./support.ts";
+import { call, startDemoRulesAnnal } from "./support.ts";
 
 t.setTimeout(240_000);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = async (response: Response): Promise<any> => response.json();
-
-const DEMO = path.resolve(import.meta.dirname, "../../ops/demo");
 
 const received: ParsedMail[] = [];
 const smtp = new SMTPServer({
@@ -33,20 +30,7 @@ await new Promise<void>((resolve) => smtp.listen(smtpPort, "127.0.0.1", resolve)
 t.teardown(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
 
 /** The demo's rules file and templates, as ops/demo/annal.toml names them. */
-const app = await startRulesAnnal(t, {
-  file: path.join(DEMO, "rules/index.ts"),
-  extraToml: `[messaging]
-from = "Example IT <it@example.org>"
-
-[messaging.transports.smtp]
-host = "127.0.0.1"
-port = ${smtpPort}
-
-[templating.partials]
-welcome = "${DEMO}/templates/welcome.hbs"
-signature = "${DEMO}/templates/signature.hbs"
-`,
-});
+const app = await startDemoRulesAnnal(t, { smtpPort });
 const reader = await app.token(["read"], "reports");
 const operator = await app.token(["read", "operator"], "onboarding");
 

@@ -81,3 +81,30 @@ export async function call(
     ...(body ? { body } : {}),
   });
 }
+
+const DEMO_DIR = path.resolve(import.meta.dirname, "../../ops/demo");
+
+/**
+ * annal with the demo's rules file, templates and mail as ops/demo/annal.toml names them,
+ * sending through SMTP on `smtpPort`; with `catcher`, annal's own demo mail catcher listens
+ * there ([messaging.demo]).
+ */
+export function startDemoRulesAnnal(
+  t: Parameters<typeof startRulesAnnal>[0],
+  options: { smtpPort: number; catcher?: boolean },
+) {
+  return startRulesAnnal(t, {
+    file: path.join(DEMO_DIR, "rules/index.ts"),
+    extraToml: `[messaging]
+from = "Example IT <it@example.org>"
+
+[messaging.transports.smtp]
+host = "127.0.0.1"
+port = ${options.smtpPort}
+${options.catcher ? `\n[messaging.demo]\nport = ${options.smtpPort}\n` : ""}
+[templating.partials]
+welcome = "${DEMO_DIR}/templates/welcome.hbs"
+signature = "${DEMO_DIR}/templates/signature.hbs"
+`,
+  });
+}
