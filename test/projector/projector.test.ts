@@ -9,6 +9,7 @@ import {
 } from "../../src/projector/index.ts";
 import { EventStore, type LogPosition } from "../../src/store/index.ts";
 import { testDatabase } from "../support/postgres.ts";
+import { eventually } from "../support/eventually.ts";
 import { tallyProjection } from "../support/tally-projection.ts";
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -59,7 +60,15 @@ t.test(
       expectedVersion: 1,
     });
     await b.query("COMMIT");
-    const log = await store.readAll();
+    // The log is read up to its safe bound, below every transaction still open on the server
+    // (other tests' databases share it): both versions show once those have ended.
+    const log = await eventually(
+      async () => {
+        const read = await store.readAll();
+        return read.events.filter((e) => e.streamId === "s").length === 2 ? read : undefined;
+      },
+      { what: "both versions of s in the log" },
+    );
     t.same(
       log.events.filter((e) => e.streamId === "s").map((e) => e.streamVersion),
       [2, 1],
