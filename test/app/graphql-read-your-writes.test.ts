@@ -1,16 +1,15 @@
-import path from "node:path";
 import pino from "pino";
 import t from "tap";
 import { startAnnal } from "../../src/app/index.ts";
 import { createToken } from "../../src/auth/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { sampleLdif } from "../../src/demo/index.ts";
+import { GATEWAY_TOML } from "../support/accounts.ts";
 import { appConfig } from "../support/app-config.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { startSlapd } from "../support/slapd.ts";
 
-const REPO = path.resolve(import.meta.dirname, "../..");
 const PROSSI = "uid=prossi,ou=engineering,ou=people,dc=example,dc=org";
 
 /**
@@ -22,34 +21,11 @@ t.test("after a GraphQL mutation answers, the projections already show its chang
   const slapd = await startSlapd({ seedLdif: sampleLdif() });
   t.teardown(() => slapd.stop());
   const db = await testDatabase(t);
-  const gateway = path.join(REPO, "ops/demo/gateway");
   const config = await appConfig(t, {
     db,
     slapd,
     captureInterval: "1h",
-    extraToml: `[graphql]
-schema = ["${gateway}/*.graphql"]
-
-[graphql.types.Person]
-base = "ou=people,dc=example,dc=org"
-objectClass = ["inetOrgPerson"]
-
-[graphql.types.Group]
-base = "ou=groups,dc=example,dc=org"
-objectClass = ["groupOfNames"]
-
-[graphql.types.Department]
-base = "ou=people,dc=example,dc=org"
-objectClass = ["organizationalUnit"]
-
-[[graphql.rest]]
-name = "annal"
-base = "http://127.0.0.1:1"
-
-[i18n]
-fallbackLanguage = "en"
-translations = "${gateway}/i18n"
-`,
+    extraToml: GATEWAY_TOML,
   });
   const annal = await startAnnal({ config, log: pino({ level: "silent" }) });
   t.teardown(() => annal.stop());

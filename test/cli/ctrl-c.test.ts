@@ -83,7 +83,11 @@ t.test(`Ctrl-C stops annal start with the demo cleanly, ${STOPS} times of ${STOP
   }
 });
 
-t.test("a hang-up (the terminal closed) stops annal and its embedded PostgreSQL", async (t) => {
+/**
+ * `annal start` on an embedded PostgreSQL of its own, leading a process group, once it
+ * serves: the process, what it logged, and the PostgreSQL server's pid.
+ */
+async function startOnEmbeddedPostgres(t: Parameters<typeof configDir>[0]) {
   const { dir } = await configDir(t, `[database]\ndataDir = "state"\n`);
   const annal = spawnAnnal(["start"], {
     cwd: dir,
@@ -99,6 +103,11 @@ t.test("a hang-up (the terminal closed) stops annal and its embedded PostgreSQL"
     readFileSync(path.join(dir, "state", "postgres", "postmaster.pid"), "utf8"),
     10,
   );
+  return { annal, served, postmaster };
+}
+
+t.test("a hang-up (the terminal closed) stops annal and its embedded PostgreSQL", async (t) => {
+  const { annal, served, postmaster } = await startOnEmbeddedPostgres(t);
   t.ok(isRunning(postmaster), "the embedded PostgreSQL runs");
   process.kill(-annal.pid!, "SIGHUP");
   t.same(await exited(annal), { code: 0, signal: null }, "an orderly stop, exit 0");
@@ -107,20 +116,7 @@ t.test("a hang-up (the terminal closed) stops annal and its embedded PostgreSQL"
 });
 
 t.test("annal killed outright takes its embedded PostgreSQL with it", async (t) => {
-  const { dir } = await configDir(t, `[database]\ndataDir = "state"\n`);
-  const annal = spawnAnnal(["start"], {
-    cwd: dir,
-    env: { PORT: String(await freePort()) },
-    group: true,
-  });
-  t.teardown(() => {
-    if (annal.exitCode === null && annal.signalCode === null) process.kill(-annal.pid!, "SIGKILL");
-  });
-  await serving(annal, 120_000).url;
-  const postmaster = Number.parseInt(
-    readFileSync(path.join(dir, "state", "postgres", "postmaster.pid"), "utf8"),
-    10,
-  );
+  const { annal, postmaster } = await startOnEmbeddedPostgres(t);
   t.ok(isRunning(postmaster), "the embedded PostgreSQL runs");
   // No handler, no exit hook runs: only what outlives annal by design can stop the server.
   process.kill(-annal.pid!, "SIGKILL");

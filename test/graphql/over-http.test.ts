@@ -1,4 +1,3 @@
-import path from "node:path";
 import pino from "pino";
 import t from "tap";
 import { auditServer } from "graphql-http";
@@ -6,12 +5,10 @@ import { startAnnal } from "../../src/app/index.ts";
 import { createToken } from "../../src/auth/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { sampleLdif } from "../../src/demo/index.ts";
+import { GATEWAY_TOML } from "../support/accounts.ts";
 import { appConfig } from "../support/app-config.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { startSlapd } from "../support/slapd.ts";
-
-const REPO = path.resolve(import.meta.dirname, "../..");
-const gatewayDir = path.join(REPO, "ops/demo/gateway");
 
 // GraphQL over HTTP as graphql-http's own audit reads it, against annal as `annal start` runs.
 const slapd = await startSlapd({ seedLdif: sampleLdif() });
@@ -21,31 +18,8 @@ const config = await appConfig(t, {
   db,
   slapd,
   captureInterval: "1h",
-  extraToml: `[graphql]
-schema = ["${gatewayDir}/*.graphql"]
-# The audit asks for __type (its MUST on variables): introspection as in development.
-introspection = true
-
-[graphql.types.Person]
-base = "ou=people,dc=example,dc=org"
-objectClass = ["inetOrgPerson"]
-
-[graphql.types.Group]
-base = "ou=groups,dc=example,dc=org"
-objectClass = ["groupOfNames"]
-
-[graphql.types.Department]
-base = "ou=people,dc=example,dc=org"
-objectClass = ["organizationalUnit"]
-
-[[graphql.rest]]
-name = "annal"
-base = "http://127.0.0.1:1"
-
-[i18n]
-fallbackLanguage = "en"
-translations = "${gatewayDir}/i18n"
-`,
+  // The audit asks for __type (its MUST on variables): GATEWAY_TOML has introspection on.
+  extraToml: GATEWAY_TOML,
 });
 const annal = await startAnnal({ config, log: pino({ level: "silent" }) });
 t.teardown(() => annal.stop());

@@ -13,6 +13,36 @@ import { startSlapd, type Slapd } from "./slapd.ts";
 const REPO = path.resolve(import.meta.dirname, "../..");
 const GATEWAY = path.join(REPO, "ops/demo/gateway");
 
+/**
+ * The demo's gateway (its schema, types and translations) with introspection on, and a
+ * `[[graphql.rest]]` backend that nothing answers: annal as a test runs it over the demo
+ * organisation.
+ */
+export const GATEWAY_TOML = `[graphql]
+introspection = true
+schema = ["${GATEWAY}/*.graphql"]
+
+[graphql.types.Person]
+base = "ou=people,dc=example,dc=org"
+objectClass = ["inetOrgPerson"]
+
+[graphql.types.Group]
+base = "ou=groups,dc=example,dc=org"
+objectClass = ["groupOfNames"]
+
+[graphql.types.Department]
+base = "ou=people,dc=example,dc=org"
+objectClass = ["organizationalUnit"]
+
+[[graphql.rest]]
+name = "annal"
+base = "http://127.0.0.1:1"
+
+[i18n]
+fallbackLanguage = "en"
+translations = "${GATEWAY}/i18n"
+`;
+
 export const PROSSI = "uid=prossi,ou=engineering,ou=people,dc=example,dc=org";
 export const OWOJCIK = "uid=owojcik,ou=engineering,ou=people,dc=example,dc=org";
 export const DEMO_PASSWORD = "demo";
@@ -92,30 +122,7 @@ export async function startAccountsAnnal(
     captureInterval: options.captureInterval ?? "1h",
     ...(options.databaseToml === undefined ? {} : { databaseToml: options.databaseToml }),
     extraToml: `${options.extraToml ?? ""}
-[graphql]
-introspection = true
-schema = ["${GATEWAY}/*.graphql"]
-
-[graphql.types.Person]
-base = "ou=people,dc=example,dc=org"
-objectClass = ["inetOrgPerson"]
-
-[graphql.types.Group]
-base = "ou=groups,dc=example,dc=org"
-objectClass = ["groupOfNames"]
-
-[graphql.types.Department]
-base = "ou=people,dc=example,dc=org"
-objectClass = ["organizationalUnit"]
-
-[[graphql.rest]]
-name = "annal"
-base = "http://127.0.0.1:1"
-
-[i18n]
-fallbackLanguage = "en"
-translations = "${GATEWAY}/i18n"
-
+${GATEWAY_TOML}
 [auth]
 ${options.authToml ?? ""}
 
