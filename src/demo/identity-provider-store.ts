@@ -100,10 +100,19 @@ export interface DemoProviderSecrets {
 }
 
 /**
- * The secrets made at the provider's first start and read at every later one. Two processes
- * starting at once agree: the first insert wins and both read it.
+ * The secrets made at the provider's first start and read at every later one (a key is made
+ * only when none is stored). Two processes starting at once agree: the first insert wins and
+ * both read it.
  */
 export async function demoProviderSecrets(pool: Pool): Promise<DemoProviderSecrets> {
+  const stored = async () =>
+    (
+      await pool.query<{ payload: DemoProviderSecrets }>(
+        "SELECT payload FROM demo_oidc WHERE model = '_secrets' AND id = 'provider'",
+      )
+    ).rows[0]?.payload;
+  const found = await stored();
+  if (found) return found;
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const made: DemoProviderSecrets = {
     signingKey: privateKey.export({ format: "jwk" }) as Record<string, unknown>,
@@ -114,8 +123,5 @@ export async function demoProviderSecrets(pool: Pool): Promise<DemoProviderSecre
      ON CONFLICT (model, id) DO NOTHING`,
     [JSON.stringify(made)],
   );
-  const { rows } = await pool.query<{ payload: DemoProviderSecrets }>(
-    "SELECT payload FROM demo_oidc WHERE model = '_secrets' AND id = 'provider'",
-  );
-  return rows[0]!.payload;
+  return (await stored())!;
 }
