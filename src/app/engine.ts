@@ -1,4 +1,5 @@
 import type { AnnalConfig } from "../config/index.ts";
+import { calendarsOf } from "../time/business.ts";
 import type { Pool } from "../db/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { Logger } from "../logger.ts";
@@ -29,6 +30,7 @@ export function engineDeps(options: {
     bindings: bindingSources(options),
     log,
     ...(config.workflows ? { stepsPerAdvance: config.workflows.stepsPerAdvance } : {}),
+    ...(config.calendars.length > 0 ? { calendars: calendarsOf(config.calendars) } : {}),
   };
 }
 

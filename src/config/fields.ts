@@ -114,3 +114,19 @@ export function parseUrl(value: string): URL | undefined {
     return undefined;
   }
 }
+
+/** An IANA time zone name that this Node.js knows (`"UTC"`, `"Europe/Berlin"`). */
+export function timeZone() {
+  const expected = 'expected an IANA time zone such as "UTC" or "Europe/Berlin"';
+  return z
+    .string({ error: expected })
+    .refine((name) => {
+      try {
+        new Intl.DateTimeFormat("en-US", { timeZone: name });
+        return name !== "";
+      } catch {
+        return false;
+      }
+    }, expected)
+    .meta({ typeName: "IANA time zone name" });
+}

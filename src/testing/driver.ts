@@ -1,9 +1,12 @@
 import { createHash } from "node:crypto";
+import { calendarsSection } from "../config/sections/calendars.ts";
+import { type BusinessCalendar, Calendars, calendarsOf } from "../time/business.ts";
 import { parseDuration } from "../config/index.ts";
 import { startJobs, type Jobs } from "../jobs/index.ts";
 import { EventStore } from "../store/index.ts";
 import {
   advanceDatabaseClock,
+  databaseClock,
   Definitions,
   startWorkflow,
   startWorkflowEngine,
@@ -49,6 +52,11 @@ export interface WorkflowTestOptions {
   /** Accounts by name, for `{ as: "<name>" }`. */
   readonly accounts?: Readonly<Record<string, TestAccount>>;
   readonly fixtures?: readonly Fixture[];
+  /**
+   * Business calendars for `until: "3bd"`, written as `[[calendars]]` tables are in annal.toml
+   * (`{ name: "de-be", timeZone: "Europe/Berlin", holidays: { country: "DE", region: "BE" } }`).
+   */
+  readonly calendars?: readonly Readonly<Record<string, unknown>>[];
 }
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -98,6 +106,7 @@ export class WorkflowTest {
   readonly #fixtures = new Map<string, unknown>();
   readonly #registered: readonly DeployedDefinition[];
   readonly #deps: EngineDeps;
+  readonly #calendars = new TestCalendars();
   #engine: Promise<WorkflowEngine> | undefined;
 
   constructor(db: TestDatabase, store: EventStore, jobs: Jobs, options: WorkflowTestOptions) {
@@ -136,7 +145,18 @@ export class WorkflowTest {
         fixtureMissing: (binding) => fixtureMissing(binding),
       },
       log: silent,
+      calendars: this.#calendars,
     };
+    if (options.calendars) this.#calendars.use(testCalendars(options.calendars));
+  }
+
+  /**
+   * Replaces the business calendars, as a restart with another annal.toml would: deadlines
+   * set from now on count in these; ones set before stay where they were recorded.
+   */
+  useCalendars(tables: readonly Readonly<Record<string, unknown>>[]): this {
+    this.#calendars.use(testCalendars(tables));
+    return this;
   }
 
   /** Replaces `binding` with `value` for every step from now on. */
@@ -180,6 +200,25 @@ export class WorkflowTest {
    */
   async advanceClock(duration: string): Promise<void> {
     await advanceDatabaseClock(this.#db.pool, parseDuration(duration));
+    await (await this.#startEngine()).fireTimers();
+  }
+
+  /**
+   * Moves this test's database clock forward to `moment` (a Date or an ISO 8601 date-time) and
+   * fires the timers that come due: a test of business-time deadlines starts on a known day.
+   *
+   * @throws WorkflowTestError `WF_TEST_UNSUPPORTED_CALL` for a moment before the clock.
+   */
+  async advanceClockTo(moment: Date | string): Promise<void> {
+    const target = typeof moment === "string" ? Date.parse(moment) : moment.getTime();
+    const now = (await databaseClock(this.#db.pool)).getTime();
+    if (!Number.isFinite(target) || target < now) {
+      throw new WorkflowTestError(
+        "WF_TEST_UNSUPPORTED_CALL",
+        `advanceClockTo: ${String(moment)} is not a moment after the test's clock (${new Date(now).toISOString()})`,
+      );
+    }
+    await advanceDatabaseClock(this.#db.pool, target - now);
     await (await this.#startEngine()).fireTimers();
   }
 
@@ -249,4 +288,36 @@ function fixtureMissing(binding: string): WorkflowTestError {
     "WF_TEST_BINDING_FIXTURE_MISSING",
     `the binding "${binding}" has no fixture`,
   );
+}
+
+/** The test's calendars, which `useCalendars` replaces under the running engine. */
+class TestCalendars extends Calendars {
+  #current = new Calendars([]);
+
+  constructor() {
+    super([]);
+  }
+
+  use(calendars: Calendars): void {
+    this.#current = calendars;
+  }
+
+  override get names(): readonly string[] {
+    return this.#current.names;
+  }
+
+  override get(name?: string): BusinessCalendar | undefined {
+    return this.#current.get(name);
+  }
+}
+
+function testCalendars(tables: readonly Readonly<Record<string, unknown>>[]): Calendars {
+  const parsed = calendarsSection().safeParse(tables);
+  if (!parsed.success) {
+    throw new WorkflowTestError(
+      "WF_TEST_UNSUPPORTED_CALL",
+      `workflowTest: calendars: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`,
+    );
+  }
+  return calendarsOf(parsed.data);
 }

@@ -23,6 +23,7 @@ import {
 } from "../../projections/workflows/index.ts";
 import type { ReplayDeps } from "./flow.ts";
 import { passed } from "./time.ts";
+import type { Calendars } from "../time/business.ts";
 import type { StandardSchemaV1 } from "../schema/index.ts";
 
 const INSTANCE_TYPES: ReadonlySet<string> = new Set(INSTANCE_EVENT_TYPES);
@@ -34,6 +35,8 @@ export interface EngineDeps extends CommitDeps {
   readonly log: Pick<Logger, "info" | "warn" | "error">;
   /** Steps one advance runs before the instance yields to others and is woken again. */
   readonly stepsPerAdvance?: number;
+  /** The `[[calendars]]` business-time deadlines (`"3bd"`) count in. */
+  readonly calendars?: Calendars;
 }
 
 export type AdvanceResult = "advanced" | "locked" | "missing" | "conflict";
@@ -193,6 +196,10 @@ class InstanceRun implements ReplayDeps {
 
   clock(): Date {
     return this.#clock();
+  }
+
+  get calendars(): Calendars | undefined {
+    return this.#deps.calendars;
   }
 
   mustYield(): boolean {

@@ -70,7 +70,12 @@ export async function startWorkflow(
     );
   }
   const instanceId = randomUUID();
-  const until = deadline(found.definition.until, await databaseClock(deps.pool));
+  const until = deadline(
+    found.definition.until,
+    await databaseClock(deps.pool),
+    null,
+    deps.calendars,
+  );
   try {
     await commit(deps, {
       appends: [

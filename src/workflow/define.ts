@@ -2,8 +2,18 @@ import type { ActorRef } from "../events/index.ts";
 import type { SchemaOutput, StandardSchemaV1 } from "../schema/index.ts";
 import type { BindingDeclaration, ServicesOf } from "./bindings.ts";
 
-/** A duration (`"30s"`, `"3d"`, `"1d12h"`, or milliseconds) or a moment (a Date). */
-export type Until = string | number | Date;
+/**
+ * A duration (`"30s"`, `"3d"`, `"1d12h"`, or milliseconds), business time (`"3bd"`, `"4bh"`,
+ * or `{ businessDays: 3, calendar: "de-be" }`, counted in a configured `[[calendars]]`), or a
+ * moment (a Date, an ISO 8601 date-time).
+ */
+export type Until = string | number | Date | BusinessUntil;
+
+/** Business days or hours in a configured calendar (the default one without `calendar`). */
+export type BusinessUntil = (
+  | { readonly businessDays: number; readonly businessHours?: number }
+  | { readonly businessHours: number; readonly businessDays?: number }
+) & { readonly calendar?: string };
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. Default 5. */

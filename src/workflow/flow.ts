@@ -20,6 +20,7 @@ import {
 import { runStep, type StepRunner } from "./step.ts";
 import type { CallRecord, InstanceState } from "../../projections/workflows/index.ts";
 import { deadline, passed } from "./time.ts";
+import type { Calendars } from "../time/business.ts";
 
 /**
  * Thrown to unwind the run function when the instance must wait (a dialog, a retry, a child).
@@ -57,6 +58,8 @@ export interface Probe {
 }
 
 export interface ReplayDeps extends StepRunner {
+  /** The calendars business-time deadlines count in. */
+  readonly calendars?: Calendars | undefined;
   /** The child's definition at `version` (for its schema and deadline), or undefined. */
   childDefinition(
     name: string,
@@ -151,7 +154,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     this.#probed(seq, options.schema);
     const call = this.#state.calls.get(seq);
     if (call?.kind !== "dialog") {
-      const until = deadline(options.until, this.#clock(), this.#state.until);
+      const until = deadline(options.until, this.#clock(), this.#state.until, this.#deps.calendars);
       const dialogId = dialogIdOf(this.instanceId, seq);
       this.record("DialogOpened", {
         seq,
@@ -183,7 +186,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     this.#probed(seq, options.schema);
     const call = this.#state.calls.get(seq);
     if (call?.kind !== "request") {
-      const until = deadline(options.until, this.#clock(), this.#state.until);
+      const until = deadline(options.until, this.#clock(), this.#state.until, this.#deps.calendars);
       this.record("RequestSent", { seq, name: binding, key, until });
       if (until) this.#timer(until, `request ${seq}`);
       this.#suspend(`request through "${binding}" waits for its answer`);
@@ -319,8 +322,8 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
       );
     }
     const now = this.#clock();
-    const callUntil = deadline(until, now, this.#state.until);
-    const childUntil = deadline(found.until, now, callUntil);
+    const callUntil = deadline(until, now, this.#state.until, this.#deps.calendars);
+    const childUntil = deadline(found.until, now, callUntil, this.#deps.calendars);
     const childId = randomUUID();
     this.record("ChildStarted", { seq, childId, definition: { name, version }, until: callUntil });
     this.effects.others.push({

@@ -60,6 +60,17 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       timerInterval: 1_000,
       stepsPerAdvance: 100,
     },
+    calendars: [
+      {
+        name: "office",
+        timeZone: "Europe/Berlin",
+        workingDays: [1, 2, 3, 4, 5],
+        workingHours: { start: "09:00", end: "17:00" },
+        holidays: { country: "DE", region: "BE", types: ["public"] },
+        dates: [],
+        default: false,
+      },
+    ],
     rest: {
       enabled: true,
       pageSize: 50,

@@ -15,6 +15,7 @@ t.test("an empty file gives every default and no directory", async (t) => {
     server: { host: "127.0.0.1", port: 4173 },
     database: { dataDir: "/var/lib/annal/.annal", poolSize: 10, connectionTimeout: 10_000 },
     log: { level: "info" },
+    calendars: [],
     rest: {
       enabled: true,
       pageSize: 50,

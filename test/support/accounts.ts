@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { startAnnal, type RunningAnnal } from "../../src/app/index.ts";
 import type { AnnalConfig } from "../../src/config/index.ts";
@@ -18,6 +19,18 @@ const GATEWAY = path.join(REPO, "ops/demo/gateway");
  * `[[graphql.rest]]` backend that nothing answers: annal as a test runs it over the demo
  * organisation.
  */
+/**
+ * The demo's \`[[calendars]]\` tables, as ops/demo/annal.toml has them: the access request's
+ * deadlines count in working days.
+ */
+export const DEMO_CALENDARS_TOML = readFileSync(
+  new URL("../../ops/demo/annal.toml", import.meta.url),
+  "utf8",
+)
+  .split(/\n(?=\[)/)
+  .filter((table) => table.startsWith("[[calendars]]"))
+  .join("\n");
+
 export const GATEWAY_TOML = `[graphql]
 introspection = true
 schema = ["${GATEWAY}/*.graphql"]
@@ -41,6 +54,8 @@ base = "http://127.0.0.1:1"
 [i18n]
 fallbackLanguage = "en"
 translations = "${GATEWAY}/i18n"
+
+${DEMO_CALENDARS_TOML}
 `;
 
 export const PROSSI = "uid=prossi,ou=engineering,ou=people,dc=example,dc=org";

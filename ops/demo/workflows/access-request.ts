@@ -16,10 +16,11 @@
  *   reason  why, 3 to 500 characters: the owner reads it
  *
  * Dialogs (answered with completeDialog; both take the same answer, `decision` below):
- *   "approve"              assigned to the group's owners (its `owner` DNs), until 3 days
- *   "approve (escalated)"  assigned to the operators, cn=annal-operators,ou=roles, until 7
- *                          days: when the owners did not answer in 3 days, or the group has
- *                          no owner (the roles under ou=roles have none)
+ *   "approve"              assigned to the group's owners (its `owner` DNs), until 3 working
+ *                          days (the "office" calendar of annal.toml: Berlin's holidays)
+ *   "approve (escalated)"  assigned to the operators, cn=annal-operators,ou=roles, until 5
+ *                          working days: when the owners did not answer in time, or the
+ *                          group has no owner (the roles under ou=roles have none)
  *   answer                 { "approved": true | false, "comment"?: "at most 500 characters" }
  *   data (what the form shows)  { group, groupName, requester: { name, dn }, reason, why? }
  *
@@ -94,8 +95,8 @@ export default defineWorkflow({
   title: "Ask to join a group",
   parameters,
   bindings: { directory: bind.directory() },
-  // 3 days for the owner and 7 for the operators; past that the instance itself times out.
-  until: "11d",
+  // 3 working days for the owner and 5 for the operators; past that the instance times out.
+  until: { businessDays: 9 },
   access: { start: [] }, // every signed-in account may ask
   async run(flow, { group, reason }) {
     // Who asks is who started it: nobody can ask on someone else's behalf.
@@ -133,13 +134,14 @@ export default defineWorkflow({
     };
     // An owner asking for their own group does not decide it: someone else does.
     const owners = target.owners.filter((owner) => !sameDN(owner, member));
-    let answered = owners.length > 0 ? await decide(flow, "approve", owners, "3d", ask) : undefined;
+    let answered =
+      owners.length > 0 ? await decide(flow, "approve", owners, "3bd", ask) : undefined;
     const escalated = answered === undefined;
-    answered ??= await decide(flow, "approve (escalated)", [OPERATORS], "7d", {
+    answered ??= await decide(flow, "approve (escalated)", [OPERATORS], "5bd", {
       ...ask,
       why:
         owners.length > 0
-          ? "the owner did not answer within 3 days"
+          ? "the owner did not answer within 3 working days"
           : target.owners.length > 0
             ? "the requester is its only owner"
             : "the group has no owner",

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { SectionContext } from "../fields.ts";
 import { authSection } from "./auth.ts";
 import { authorizationSection } from "./authorization.ts";
+import { calendarsSection } from "./calendars.ts";
 import { databaseSection } from "./database.ts";
 import { directorySection } from "./directory.ts";
 import { hooksSection } from "./hooks.ts";
@@ -30,6 +31,7 @@ export const sections = {
   directory: directorySection,
   hooks: hooksSection,
   workflows: workflowsSection,
+  calendars: calendarsSection,
   rest: restSection,
   graphql: graphqlSection,
   i18n: i18nSection,

@@ -1,21 +1,5 @@
 import { z } from "zod";
-import { integer } from "../fields.ts";
-
-/** An IANA time zone name that this Node.js knows (`"UTC"`, `"Europe/Berlin"`). */
-function timeZone() {
-  const expected = 'expected an IANA time zone such as "UTC" or "Europe/Berlin"';
-  return z
-    .string({ error: expected })
-    .refine((name) => {
-      try {
-        new Intl.DateTimeFormat("en-US", { timeZone: name });
-        return name !== "";
-      } catch {
-        return false;
-      }
-    }, expected)
-    .meta({ typeName: "IANA time zone name" });
-}
+import { integer, timeZone } from "../fields.ts";
 
 function exportLimits() {
   return z

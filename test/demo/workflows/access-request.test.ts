@@ -1,7 +1,7 @@
 import t from "tap";
 import { fixture, workflowTest } from "annal/testing";
 import accessRequest from "../../../ops/demo/workflows/access-request.ts";
-import { DemoDirectory, OPERATORS, PROSSI, group } from "./fixtures.ts";
+import { DemoDirectory, OFFICE, OPERATORS, PROSSI, group } from "./fixtures.ts";
 
 t.setTimeout(120_000);
 // The suite's PostgreSQL (the driver makes a database of its own on it for each test); run
@@ -27,8 +27,11 @@ async function setup(t: { teardown(fn: () => unknown): void }, options: { group?
       sam: {},
     },
     fixtures: [fixture("directory", directory)],
+    calendars: [OFFICE],
   });
   t.teardown(() => wt.close());
+  // Monday 11 January 2027, 10:00 in Berlin: the deadlines count in working days.
+  await wt.advanceClockTo("2027-01-11T09:00:00Z");
   return { wt, directory, asker };
 }
 
@@ -81,11 +84,11 @@ t.test("the owner denies: nothing changes, and the result says so", async (t) =>
   t.same(directory.writes, []);
 });
 
-t.test("unanswered for 3 days, the request escalates to the operators", async (t) => {
+t.test("unanswered for 3 working days, the request escalates to the operators", async (t) => {
   const { wt, directory, asker } = await setup(t);
   const flow = await wt.start({ group: "on-call", reason: "nobody answers" }, { as: "asker" });
   await flow.waitFor("WAITING");
-  await wt.advanceClock("3d");
+  await wt.advanceClock("3d1m"); // Thursday, past 3 working days
 
   const escalated = await flow.waitFor((s) =>
     [...s.calls.values()].some((c) => c.kind === "dialog" && c.name === "approve (escalated)"),
@@ -100,7 +103,7 @@ t.test("unanswered for 3 days, the request escalates to the operators", async (t
     {
       state: "pending",
       assignees: [OPERATORS],
-      data: { why: "the owner did not answer within 3 days" },
+      data: { why: "the owner did not answer within 3 working days" },
     },
   );
   await t.rejects(
@@ -121,11 +124,11 @@ t.test("nobody answers the owner or the operators: the request expires", async (
   const { wt, directory } = await setup(t);
   const flow = await wt.start({ group: "on-call", reason: "quiet week" }, { as: "asker" });
   await flow.waitFor("WAITING");
-  await wt.advanceClock("3d");
+  await wt.advanceClock("3d1m"); // Thursday, past 3 working days
   await flow.waitFor((s) =>
     [...s.calls.values()].some((c) => c.kind === "dialog" && c.name === "approve (escalated)"),
   );
-  await wt.advanceClock("7d");
+  await wt.advanceClock("7d1m"); // a week later: past 5 more working days
   t.match((await flow.waitFor("COMPLETED")).result, { outcome: "expired", escalated: true });
   t.same(directory.writes, []);
 });

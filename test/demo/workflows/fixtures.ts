@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { parse as parseToml } from "smol-toml";
 import { fixture } from "annal/testing";
 import type { WorkflowDirectory } from "annal";
 import { sampleEntries } from "../../../src/demo/index.ts";
@@ -14,6 +16,12 @@ export const BASE = "dc=example,dc=org";
 export const PROSSI = `uid=prossi,ou=engineering,ou=people,${BASE}`;
 export const OPERATORS = `cn=annal-operators,ou=roles,${BASE}`;
 export const group = (cn: string) => `cn=${cn},ou=groups,${BASE}`;
+
+/** The demo's business calendar, as ops/demo/annal.toml has it (`[[calendars]]`). */
+export const OFFICE = (
+  parseToml(readFileSync(new URL("../../../ops/demo/annal.toml", import.meta.url), "utf8"))
+    .calendars as Record<string, unknown>[]
+)[0]!;
 
 /** The demo organisation, made once per test file (each directory copies what it keeps). */
 const DEMO_ENTRIES = sampleEntries();
