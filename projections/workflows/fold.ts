@@ -13,6 +13,21 @@ export type InstanceStatus = "RUNNING" | "WAITING" | "COMPLETED" | "ERRORED" | "
 export const TERMINAL: ReadonlySet<InstanceStatus> = new Set(["COMPLETED", "CANCELLED"]);
 
 /** One call of the run function, as its events left it. */
+/** A dialog's escalation chain as its events leave it. */
+export interface DialogEscalation {
+  readonly levels: readonly {
+    readonly at: string;
+    readonly mode: "reassign" | "add";
+    /** Who could answer once the level came (absent before it came). */
+    readonly assignees?: readonly string[];
+    /** When the level came (ISO 8601, as the event that recorded it was written). */
+    readonly reachedAt?: string;
+    readonly error?: RecordedError;
+  }[];
+  readonly reached: number;
+  readonly finalAnswer?: unknown;
+}
+
 export type CallRecord =
   | {
       readonly kind: "step";
@@ -48,6 +63,8 @@ export type CallRecord =
       readonly answer?: unknown;
       readonly by?: ActorRef;
       readonly openedAt: Date;
+      /** Its escalation chain and where it stands (`reached`: the levels come so far). */
+      readonly escalation?: DialogEscalation;
       readonly endedAt?: Date;
     }
   | {
@@ -199,6 +216,38 @@ function apply(state: Mutable<InstanceState>, event: InstanceEvent): void {
         until: d.until,
         state: "pending",
         openedAt: at,
+        ...(d.escalation
+          ? {
+              escalation: {
+                levels: d.escalation.levels,
+                reached: 0,
+                ...(d.escalation.finalAnswer === undefined
+                  ? {}
+                  : { finalAnswer: d.escalation.finalAnswer }),
+              },
+            }
+          : {}),
+      });
+      return;
+    }
+    case "DialogEscalated": {
+      const e = event.data;
+      const call = calls.get(e.seq);
+      if (call?.kind !== "dialog" || !call.escalation) return;
+      const levels = call.escalation.levels.map((level, index) =>
+        index === e.level
+          ? {
+              ...level,
+              assignees: e.assignees,
+              reachedAt: at.toISOString(),
+              ...(e.error ? { error: e.error } : {}),
+            }
+          : level,
+      );
+      calls.set(call.seq, {
+        ...call,
+        assignees: e.assignees,
+        escalation: { ...call.escalation, levels, reached: e.level + 1 },
       });
       return;
     }

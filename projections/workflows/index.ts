@@ -16,6 +16,7 @@ export {
   stateFromJson,
   stateToJson,
   type CallRecord,
+  type DialogEscalation,
   type InstanceEvent,
   type InstanceState,
   type InstanceStatus,

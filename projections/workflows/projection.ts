@@ -24,7 +24,7 @@ type InstanceEvent = RecordedAnnalEvent<InstanceEventType>;
  */
 export const workflowsProjection: Projection<InstanceEventType> = {
   name: WORKFLOWS_PROJECTION,
-  version: 1,
+  version: 2,
   handles: INSTANCE_EVENT_TYPES,
   tables: workflowTables,
   async apply(events, context) {
@@ -149,10 +149,11 @@ async function writeCall(
   if (call.kind !== "dialog") return;
   await tx.query(
     `INSERT INTO ${table("dialogs")} AS d (dialog_id, instance_id, seq, workflow, name, assignees,
-        state, form, data, until, answer, answered_by, opened_at, ended_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+        state, form, data, until, answer, answered_by, opened_at, ended_at, escalation)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
      ON CONFLICT (dialog_id) DO UPDATE SET state = EXCLUDED.state, answer = EXCLUDED.answer,
-       answered_by = EXCLUDED.answered_by, ended_at = EXCLUDED.ended_at`,
+       answered_by = EXCLUDED.answered_by, ended_at = EXCLUDED.ended_at,
+       assignees = EXCLUDED.assignees, escalation = EXCLUDED.escalation`,
     [
       call.dialogId,
       state.id,
@@ -168,6 +169,7 @@ async function writeCall(
       call.by === undefined ? null : JSON.stringify(call.by),
       call.openedAt,
       call.endedAt ?? null,
+      call.escalation === undefined ? null : JSON.stringify(call.escalation),
     ],
   );
 }

@@ -61,6 +61,8 @@ export interface DialogRow {
   readonly answered_by: unknown;
   readonly opened_at: Date;
   readonly ended_at: Date | null;
+  /** Its escalation chain and where it stands (`DialogEscalation`), or null. */
+  readonly escalation: unknown;
 }
 
 export const workflowTables = (table: (name: string) => string): readonly string[] => [
@@ -114,7 +116,8 @@ export const workflowTables = (table: (name: string) => string): readonly string
      answer jsonb,
      answered_by jsonb,
      opened_at timestamptz NOT NULL,
-     ended_at timestamptz)`,
+     ended_at timestamptz,
+     escalation jsonb)`,
   `CREATE INDEX ON ${table("dialogs")} USING gin (assignees) WHERE state = 'pending'`,
   `CREATE INDEX ON ${table("dialogs")} (instance_id, seq)`,
 ];

@@ -85,6 +85,8 @@ export {
   type DeadlinePassed,
   type DefinitionRef,
   type DialogCompleted,
+  type DialogEscalated,
+  type DialogEscalationPlan,
   type DialogOpened,
   type FlowValueRecorded,
   type InstanceEventType,

@@ -28,6 +28,7 @@ import type {
   ChildStarted,
   DeadlinePassed,
   DialogCompleted,
+  DialogEscalated,
   DialogOpened,
   FlowValueRecorded,
   RequestAnswered,
@@ -86,6 +87,7 @@ export interface AnnalEventMap {
   readonly StepFailed: StepFailed;
   readonly FlowValueRecorded: FlowValueRecorded;
   readonly DialogOpened: DialogOpened;
+  readonly DialogEscalated: DialogEscalated;
   readonly DialogCompleted: DialogCompleted;
   readonly RequestSent: RequestSent;
   readonly RequestAnswered: RequestAnswered;

@@ -21,6 +21,7 @@ export const INSTANCE_EVENT_TYPES = [
   "StepFailed",
   "FlowValueRecorded",
   "DialogOpened",
+  "DialogEscalated",
   "DialogCompleted",
   "RequestSent",
   "RequestAnswered",
@@ -121,6 +122,27 @@ export interface DialogOpened {
   readonly form: unknown;
   readonly data: unknown;
   readonly until: string | null;
+  /** Its escalation chain, the moments computed when it opened (absent: none). */
+  readonly escalation?: DialogEscalationPlan;
+}
+
+export interface DialogEscalationPlan {
+  /** Each level's moment (ISO 8601) and whether it replaces or adds assignees. */
+  readonly levels: readonly { readonly at: string; readonly mode: "reassign" | "add" }[];
+  /** The answer the chain gives at its end (`until`); absent: the dialog times out. */
+  readonly finalAnswer?: unknown;
+}
+
+/** A level of a dialog's escalation chain was reached: from now on `assignees` may answer. */
+export interface DialogEscalated {
+  readonly seq: number;
+  readonly dialogId: string;
+  /** The level reached, from 0. */
+  readonly level: number;
+  /** Everyone who may answer from now on. */
+  readonly assignees: readonly string[];
+  /** Why the level's assignees could not be read (the assignees stay as they were). */
+  readonly error?: RecordedError;
 }
 
 export interface DialogCompleted {

@@ -58,6 +58,42 @@ export interface DialogOptions<S extends StandardSchemaV1> {
   readonly until?: Until;
   /** Shown with the dialog: what the assignee decides about. */
   readonly data?: unknown;
+  /**
+   * Who else is asked, and when, while nobody answers: each level after a duration or business
+   * time from the previous one (the first from the opening), and at the end a final outcome.
+   */
+  readonly escalation?: Escalation;
+}
+
+/**
+ * Who is asked from a level of an escalation on: principals (account ids, group DNs), or a
+ * function read at that moment with the definition's bindings (`managerOf(dn)`: the manager
+ * the directory names then). Its result is recorded; a replay does not call it again.
+ */
+export type EscalationAssignees =
+  | readonly string[]
+  | ((context: {
+      readonly bindings: Readonly<Record<string, unknown>>;
+    }) => readonly string[] | Promise<readonly string[]>);
+
+/** After how long: a duration or business time (`"2d"`, `"3bd"`, `{ businessDays: 2 }`). */
+export type EscalationAfter = string | number | BusinessUntil;
+
+export interface EscalationLevel {
+  readonly after: EscalationAfter;
+  readonly assignees: EscalationAssignees;
+  /** `"reassign"` (the default): only these may answer from then on; `"add"`: these too. */
+  readonly mode?: "reassign" | "add";
+}
+
+export interface Escalation {
+  readonly levels: readonly EscalationLevel[];
+  /**
+   * The end of the chain, after `after` from the last level (it is the dialog's deadline, and
+   * `until` still caps it): the dialog ends with `answer` as its answer, given by the
+   * escalation chain (`by.accountId` "escalation"), or without one, with TimeoutError.
+   */
+  readonly final?: { readonly after: EscalationAfter; readonly answer?: unknown };
 }
 
 /** A dialog's answer, and who gave it. */

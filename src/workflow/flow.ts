@@ -4,6 +4,7 @@ import {
   type ActorRef,
   type AnnalEventMap,
   type AnnalEventType,
+  type DialogEscalationPlan,
 } from "../events/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { jsonSchemaOf, validate, type StandardSchemaV1 } from "../schema/index.ts";
@@ -20,6 +21,7 @@ import {
 import { runStep, type StepRunner } from "./step.ts";
 import type { CallRecord, InstanceState } from "../../projections/workflows/index.ts";
 import { deadline, passed } from "./time.ts";
+import { ESCALATION_ACTOR, escalatedAssignees, planEscalation } from "./escalation.ts";
 import type { Calendars } from "../time/business.ts";
 
 /**
@@ -154,7 +156,20 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     this.#probed(seq, options.schema);
     const call = this.#state.calls.get(seq);
     if (call?.kind !== "dialog") {
-      const until = deadline(options.until, this.#clock(), this.#state.until, this.#deps.calendars);
+      const now = this.#clock();
+      let until = deadline(options.until, now, this.#state.until, this.#deps.calendars);
+      let escalation: DialogEscalationPlan | undefined;
+      if (options.escalation) {
+        ({ plan: escalation, until } = planEscalation(
+          options.escalation,
+          now,
+          until,
+          this.#deps.calendars,
+        ));
+        for (const [level, { at }] of escalation.levels.entries()) {
+          if (until === null || at < until) this.#timer(at, `dialog ${seq} escalation ${level}`);
+        }
+      }
       const dialogId = dialogIdOf(this.instanceId, seq);
       this.record("DialogOpened", {
         seq,
@@ -164,13 +179,67 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
         form: jsonSchemaOf(options.schema),
         data: toJson(options.data ?? null),
         until,
+        ...(escalation
+          ? { escalation: { ...escalation, finalAnswer: toJson(escalation.finalAnswer) } }
+          : {}),
       });
       if (until) this.#timer(until, `dialog ${seq}`);
       this.#suspend(`dialog "${options.name}" waits for an answer`);
     }
     if (call.state === "completed") return { answer: call.answer as never, by: call.by! };
+    if (call.state === "pending" && call.escalation) {
+      const final = await this.#escalate(call, options);
+      if (final) return final as never;
+    }
     this.#timeout(seq, call.state, call.until, `dialog "${call.name}"`);
     this.#suspend(`dialog "${call.name}" waits for an answer`);
+  }
+
+  /**
+   * Records the levels of a pending dialog's escalation chain that have come (each reads its
+   * assignees once; the event keeps them), and at the chain's end its final answer, if it has
+   * one (otherwise the deadline times the dialog out as any other).
+   */
+  async #escalate(
+    call: Extract<CallRecord, { kind: "dialog" }>,
+    options: DialogOptions<StandardSchemaV1>,
+  ): Promise<{ answer: unknown; by: ActorRef } | undefined> {
+    const plan = call.escalation!;
+    const now = this.#clock();
+    let assignees = call.assignees;
+    for (let level = plan.reached; level < plan.levels.length; level++) {
+      const { at, mode } = plan.levels[level]!;
+      // A level not yet come, or one set at or after the dialog's end, never comes.
+      if (!passed(at, now) || (call.until !== null && at >= call.until)) break;
+      const declared = options.escalation?.levels[level];
+      if (!declared) break; // the code no longer declares this level: the chain stops here
+      const found = await escalatedAssignees(declared.assignees, mode, assignees, () =>
+        // A read only: no step, so no StepScheduled event for the cause to name.
+        this.#deps.services({
+          instanceId: this.instanceId,
+          eventId: randomUUID(),
+          actingFor: null,
+        }),
+      );
+      assignees = found.assignees;
+      this.record("DialogEscalated", {
+        seq: call.seq,
+        dialogId: call.dialogId,
+        level,
+        assignees: [...assignees],
+        ...(found.error ? { error: found.error } : {}),
+      });
+    }
+    if (plan.finalAnswer !== undefined && passed(call.until, now)) {
+      this.record("DialogCompleted", {
+        seq: call.seq,
+        dialogId: call.dialogId,
+        answer: plan.finalAnswer,
+        by: ESCALATION_ACTOR,
+      });
+      return { answer: plan.finalAnswer, by: ESCALATION_ACTOR };
+    }
+    return undefined;
   }
 
   async request<D extends StandardSchemaV1>(

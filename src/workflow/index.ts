@@ -5,8 +5,12 @@
  */
 export { defineWorkflow, isWorkflowDefinition } from "./define.ts";
 export type {
+  BusinessUntil,
   DialogAnswer,
   DialogOptions,
+  Escalation,
+  EscalationAssignees,
+  EscalationLevel,
   Flow,
   RequestOptions,
   RetryPolicy,
@@ -18,6 +22,7 @@ export type {
   WorkflowOptions,
 } from "./define.ts";
 export { bind } from "./bindings.ts";
+export { ESCALATION_ACTOR, managerOf } from "./escalation.ts";
 export type {
   BindingContext,
   BindingDeclaration,
