@@ -12,7 +12,7 @@ import {
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
 import { startDemoIdentityProvider } from "../demo/index.ts";
-import { classifyError } from "../http/index.ts";
+import { classifyError } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
 import type { RunningDirectory } from "./directory.ts";

@@ -1,5 +1,4 @@
-import { isAnnalError } from "../errors/index.ts";
-import { classifyError } from "../http/index.ts";
+import { isAnnalError, classifyError } from "../errors/index.ts";
 
 /** Where a command writes: results on standard output, failures on standard error. */
 export interface Output {

@@ -1,12 +1,12 @@
 import { STATUS_CODES } from "node:http";
-import { AnnalError } from "../errors/index.ts";
 import {
+  AnnalError,
   classifyError,
   clientErrorCode,
   PROBLEM_CONTENT_TYPE,
   problemOf,
   type ClassifiedError,
-} from "../http/index.ts";
+} from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
 
 /** Hono's HTTPException, also of another copy of Hono: a status, a message, maybe a response. */

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Authentication, Caller } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { GraphqlExecutor } from "../graphql/index.ts";
-import { routeNotFound } from "../http/index.ts";
+import { routeNotFound } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
 import {

@@ -1,8 +1,13 @@
 import path from "node:path";
 import { Hono } from "hono";
 import { PatternRouter } from "hono/router/pattern-router";
-import { AnnalError } from "../errors/index.ts";
-import { routeNotFound, problemOf, classifyError, PROBLEM_CONTENT_TYPE } from "../http/index.ts";
+import {
+  AnnalError,
+  routeNotFound,
+  problemOf,
+  classifyError,
+  PROBLEM_CONTENT_TYPE,
+} from "../errors/index.ts";
 import type { EndpointBindings } from "./bindings.ts";
 import { endpointsContext, type EndpointsApp } from "./context.ts";
 import { isPublicRoute, type FetchEndpoints } from "./define.ts";

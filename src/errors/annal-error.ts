@@ -27,7 +27,7 @@ export interface AnnalErrorOptions {
 /**
  * Every error a user can meet is an `AnnalError`: a stable `code` from the catalog
  * (`ERROR_CATALOG`), a message that says what happened, and, where it helps, a `hint` that
- * says what to do. One classifier (`http/classify.ts`) turns it into what each surface
+ * says what to do. One classifier (`errors/classify.ts`) turns it into what each surface
  * answers: problem+json for REST, `{ "error": … }` for the webhook, `extensions.code` for
  * GraphQL; the CLI prints `annal: <code>: <message>` and `annal: hint: <hint>`.
  *

@@ -1,6 +1,7 @@
 /**
  * annal's errors: `AnnalError` and the catalog of every code it can carry, with its status,
- * its meaning and a hint. Rendering for each surface is `http/classify.ts`'s.
+ * its meaning and a hint; the one classifier (`classify.ts`) every surface renders an error from,
+ * and the problem+json body (`problem.ts`) the HTTP surfaces answer with.
  */
 export {
   AnnalError,
@@ -19,3 +20,5 @@ export {
 } from "./codes/index.ts";
 export { GRAPHQL_CODES, type GraphqlCode } from "./graphql-codes.ts";
 export { errorReference } from "./reference.ts";
+export { classifyError, clientErrorCode, type ClassifiedError } from "./classify.ts";
+export { problemOf, PROBLEM_CONTENT_TYPE, routeNotFound, type Problem } from "./problem.ts";

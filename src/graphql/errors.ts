@@ -1,6 +1,11 @@
 import { GraphQLError } from "graphql";
-import { AnnalError, GRAPHQL_CODES, type GraphqlCode } from "../errors/index.ts";
-import { classifyError, type ClassifiedError } from "../http/index.ts";
+import {
+  AnnalError,
+  GRAPHQL_CODES,
+  type GraphqlCode,
+  classifyError,
+  type ClassifiedError,
+} from "../errors/index.ts";
 
 export { GRAPHQL_CODES, type GraphqlCode };
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { routeNotFound, sendProblem } from "./problem.ts";
+import { routeNotFound } from "../errors/index.ts";
+import { sendProblem } from "./problem.ts";
 
 /**
  * Installs the server's one error path: every thrown error, every unmatched route and

@@ -4,15 +4,7 @@
  */
 export { createServer, type AnnalServer, type ServerOptions } from "./server.ts";
 export { MAX_URL_LENGTH } from "./limits.ts";
-export { classifyError, clientErrorCode, type ClassifiedError } from "./classify.ts";
-export {
-  logClassified,
-  problemOf,
-  PROBLEM_CONTENT_TYPE,
-  routeNotFound,
-  sendProblem,
-  type Problem,
-} from "./problem.ts";
+export { logClassified, sendProblem } from "./problem.ts";
 export {
   checkReadiness,
   DatabaseUnreachableError,

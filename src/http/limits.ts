@@ -1,9 +1,7 @@
 import type { Socket } from "node:net";
 import type { ConnectionError, FastifyInstance } from "fastify";
-import { AnnalError } from "../errors/index.ts";
+import { AnnalError, classifyError, PROBLEM_CONTENT_TYPE, problemOf } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
-import { classifyError } from "./classify.ts";
-import { PROBLEM_CONTENT_TYPE, problemOf } from "./problem.ts";
 
 /** The longest URL (path and query string) annal reads, in characters: longer is 414. */
 export const MAX_URL_LENGTH = 16_384;

@@ -7,9 +7,9 @@ import {
   isErrorCode,
   locate,
   type ErrorCodeSpec,
+  classifyError,
 } from "../../src/errors/index.ts";
 import { errorReference } from "../../src/errors/reference.ts";
-import { classifyError } from "../../src/http/index.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 /** Environment variables, named like codes but not codes. */

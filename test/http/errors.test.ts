@@ -1,8 +1,7 @@
 import { connect } from "node:net";
 import t from "tap";
-import { AnnalError } from "../../src/errors/index.ts";
+import { AnnalError, PROBLEM_CONTENT_TYPE } from "../../src/errors/index.ts";
 import { createPool } from "../../src/db/index.ts";
-import { PROBLEM_CONTENT_TYPE } from "../../src/http/index.ts";
 import { testServer } from "./support.ts";
 
 // No route here touches the database: a pool that is never used.

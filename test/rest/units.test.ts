@@ -13,7 +13,7 @@ import { parseFields } from "../../src/rest/fields.ts";
 import { generalizedTimeToIso, serveAttribute } from "../../src/rest/nodes.ts";
 import { readPreferences } from "../../src/rest/prefer.ts";
 import { RestError } from "../../src/rest/errors.ts";
-import { classifyError, problemOf } from "../../src/http/index.ts";
+import { classifyError, problemOf } from "../../src/errors/index.ts";
 import { parseSort } from "../../src/rest/sort.ts";
 import { TEST_SCHEMA } from "./fixtures/harness.ts";
 

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { ERROR_CATALOG } from "../../errors/index.ts";
-import { classifyError, type ClassifiedError } from "../../http/index.ts";
+import { ERROR_CATALOG, classifyError, type ClassifiedError } from "../../errors/index.ts";
 import { pipelinedPool } from "../../db/index.ts";
 import type { Jobs } from "../../jobs/index.ts";
 import type { EventStore } from "../../store/index.ts";

@@ -1,5 +1,7 @@
 import { STATUS_CODES } from "node:http";
-import { catalogEntry, GRAPHQL_CODES, isAnnalError, type ErrorCode } from "../errors/index.ts";
+import { isAnnalError } from "./annal-error.ts";
+import { catalogEntry, type ErrorCode } from "./codes/index.ts";
+import { GRAPHQL_CODES } from "./graphql-codes.ts";
 
 /**
  * What any error means to the one who made the request: the one reading of an error that
