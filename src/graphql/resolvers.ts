@@ -22,7 +22,7 @@ import { isEntry } from "./entry.ts";
 import { GatewaySchemaError } from "./errors.ts";
 import { answerAccess } from "./mutation-answer.ts";
 import { accessField, viewerField } from "./viewer.ts";
-import { attachWorkflowResolvers } from "./workflows.ts";
+import { attachWorkflowResolvers } from "./operations/index.ts";
 
 /**
  * Gives every field that carries directives its resolver: the directives' steps, run left to

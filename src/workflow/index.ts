@@ -85,3 +85,15 @@ export {
   type InstanceFilter,
 } from "./queries.ts";
 export { workflowsForChangeEvent } from "./change-events.ts";
+export {
+  WorkflowReader,
+  type ActorView,
+  type CatalogEntryView,
+  type DeadlineView,
+  type DialogView,
+  type ErrorView,
+  type InstanceEventView,
+  type InstanceView,
+  type Moment,
+  type StepView,
+} from "./read/index.ts";

@@ -1,0 +1,46 @@
+import type { GraphQLSchema } from "graphql";
+import { answer, myDialogs } from "./dialogs.ts";
+import type { Resolver } from "./engine.ts";
+import { failedWork } from "./failed-work.ts";
+import { changes } from "./feed.ts";
+import { cancel, instance, instances, retry } from "./instances.ts";
+import { catalog, start } from "./workflows.ts";
+
+/**
+ * The operations of `schema/workflows.graphql`, one file per family: the catalog and starts
+ * (`workflows.ts`), instances now and at a moment and their commands (`instances.ts`), the
+ * inbox (`dialogs.ts`), the change feed (`feed.ts`) and failed work (`failed-work.ts`). They
+ * read through the workflow module's read API and only map its views (`nodes.ts`).
+ *
+ * Every refusal is the engine's own `WorkflowRefusal` (`WF_NOT_FOUND`, `WF_FORBIDDEN`,
+ * `WF_CONFLICT`, `WF_LOCKED`, `WF_VALIDATION`) or the account's (`WF_AUTHORIZATION_DENIED`,
+ * `AUTHORIZATION_PRINCIPAL_LIMIT_EXCEEDED`), and reaches `extensions.code` unchanged.
+ */
+
+/** Gives the workflow fields of Query and Mutation their resolvers, where the schema has them. */
+export function attachWorkflowResolvers(schema: GraphQLSchema): void {
+  const attach = (type: string, resolvers: Record<string, Resolver>) => {
+    const fields = (
+      schema.getType(type) as { getFields?: () => Record<string, unknown> }
+    )?.getFields?.();
+    if (!fields) return;
+    for (const [name, resolve] of Object.entries(resolvers)) {
+      const field = fields[name] as { resolve?: unknown } | undefined;
+      if (field) field.resolve = resolve;
+    }
+  };
+  attach("Query", {
+    workflows: (_parent, _args, context) => catalog(context),
+    instances: (_parent, args, context) => instances(context, args),
+    instance: (_parent, args, context) => instance(context, args),
+    myDialogs: (_parent, args, context) => myDialogs(context, args),
+    changes: (_parent, args, context) => changes(context, args),
+    failedWork: (_parent, args, context) => failedWork(context, args),
+  });
+  attach("Mutation", {
+    startWorkflow: (_parent, args, context) => start(context, args),
+    completeDialog: (_parent, args, context) => answer(context, args),
+    cancelInstance: (_parent, args, context) => cancel(context, args),
+    retryInstance: (_parent, args, context) => retry(context, args),
+  });
+}
