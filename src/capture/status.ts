@@ -1,8 +1,12 @@
 import type { Queryable } from "../db/index.ts";
 import { isAnnalError } from "../errors/index.ts";
-import { captureFailures, captureLastSuccess } from "../metrics.ts";
+import { CAPTURE_SOURCES, captureFailures, captureLastSuccess } from "../metrics.ts";
 import { CAPTURE_FAILURES_STREAM } from "../events/index.ts";
 import type { CaptureSource } from "./service.ts";
+
+/** Both ways: the metrics' `source` labels are capture's sources, and every one of them. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _labelsAreSources: Same<(typeof CAPTURE_SOURCES)[number], CaptureSource> = true;
 
 /** Where capture stands, for `/readyz` and `/metrics`. */
 export interface CaptureStatus {

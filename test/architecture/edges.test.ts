@@ -13,7 +13,9 @@ import t from "tap";
  * - the GraphQL directives know the gateway only through their context
  *   (`src/graphql/context.ts`), never the gateway itself or the configuration;
  * - date-fns and date-fns-tz are reached only through `src/time/`, which loads date-fns-tz's
- *   CommonJS build (its ES build costs a running server about 230 MiB, see there).
+ *   CommonJS build (its ES build costs a running server about 230 MiB, see there);
+ * - every import between modules goes down the order of the layers that `docs/architecture.md`
+ *   writes out (read from there), but for the exceptions listed below with their reason.
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -118,4 +120,130 @@ t.test("only src/time imports date-fns or date-fns-tz", async (t) => {
     ),
     [],
   );
+});
+
+/**
+ * The layers, lowest first, as `docs/architecture.md` writes them in the code block of its
+ * "Layers" section: `a, b → c → ...`, each name a folder of `src/`, a file at its top, or
+ * `projections`.
+ */
+function documentedLayers(): string[][] {
+  const doc = readFileSync(path.join(ROOT, "docs/architecture.md"), "utf8");
+  const section = doc.slice(doc.indexOf("\n## Layers\n"));
+  const block = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+  return block.split("→").map((layer) =>
+    layer
+      .split(",")
+      .map((name) => name.trim())
+      .filter((name) => name !== ""),
+  );
+}
+
+/** The name a file's module has in the layer order: `graphql`, `logger.ts`, `projections`. */
+function layerName(file: string): string {
+  const parts = file.split("/");
+  if (parts[0] === "projections") return "projections";
+  return parts[1]!;
+}
+
+interface Edge {
+  readonly file: string;
+  readonly target: string;
+}
+
+/**
+ * The edges that go against the order: into a later layer, or into another module of the same
+ * layer. A module missing from the order is reported by its own test, not here.
+ */
+function againstTheOrder(all: readonly Edge[], layers: readonly string[][]): Edge[] {
+  const rank = new Map(layers.flatMap((layer, index) => layer.map((name) => [name, index])));
+  return all.filter(({ file, target }) => {
+    const from = layerName(file);
+    const to = layerName(target);
+    if (from === to) return false;
+    const fromRank = rank.get(from);
+    const toRank = rank.get(to);
+    return fromRank !== undefined && toRank !== undefined && toRank >= fromRank;
+  });
+}
+
+/** The imports against the order that stay for now, each with why. */
+const ALLOWED_AGAINST_THE_ORDER: readonly { readonly edge: string; readonly reason: string }[] = [
+  {
+    edge: "src/rest/plugin.ts → src/http/index.ts",
+    reason: "REST answers its routes' errors with the server's sendProblem (reply and log line)",
+  },
+  {
+    edge: "src/graphql/plugin.ts → src/http/index.ts",
+    reason: "GraphQL notes a refusal on the request's one log line with the server's logClassified",
+  },
+  {
+    edge: "src/rest/openapi/document.ts → src/http/index.ts",
+    reason: "the OpenAPI description states the server's URL limit, MAX_URL_LENGTH",
+  },
+];
+
+const moduleEdges = edges.filter(
+  ({ target }) => target.startsWith("src/") || target.startsWith("projections/"),
+);
+
+t.test("every module of src and projections has its place in the layer order", async (t) => {
+  const layers = documentedLayers();
+  t.ok(layers.length > 10, "the order is read from docs/architecture.md");
+  const placed = new Set(layers.flat());
+  const modules = new Set(
+    [...sources("src"), ...sources("projections")]
+      .filter((file) => !file.startsWith("src/web/client/"))
+      .map(layerName),
+  );
+  t.same(
+    [...modules].filter((name) => !placed.has(name)),
+    [],
+    "every module is placed",
+  );
+  t.same(
+    [...placed].filter((name) => !modules.has(name)),
+    [],
+    "the order names only modules that exist",
+  );
+});
+
+t.test("every import goes down the layer order of docs/architecture.md", async (t) => {
+  const found = againstTheOrder(moduleEdges, documentedLayers()).map(
+    (e) => `${e.file} → ${e.target}`,
+  );
+  const allowed = ALLOWED_AGAINST_THE_ORDER.map((a) => a.edge);
+  t.same(
+    [...new Set(found)].filter((edge) => !allowed.includes(edge)),
+    [],
+  );
+  t.same(
+    allowed.filter((edge) => !found.includes(edge)),
+    [],
+    "every allowed exception still exists (remove the ones fixed)",
+  );
+});
+
+t.test("the layer check finds an import up the order or within a layer", async (t) => {
+  const layers = documentedLayers();
+  const upward = { file: "src/store/append.ts", target: "src/graphql/index.ts" };
+  const sideways = { file: "src/rest/plugin.ts", target: "src/graphql/index.ts" };
+  const downward = { file: "src/graphql/plugin.ts", target: "src/store/index.ts" };
+  const inside = { file: "src/graphql/plugin.ts", target: "src/graphql/gateway.ts" };
+  const fromProjection = { file: "projections/entries/apply.ts", target: "src/rest/index.ts" };
+  t.same(againstTheOrder([upward, sideways, downward, inside, fromProjection], layers), [
+    upward,
+    sideways,
+    fromProjection,
+  ]);
+  // The classifier's old place: a channel reading errors through the HTTP server.
+  t.same(
+    againstTheOrder(
+      [{ file: "src/hooks/ingress/plugin.ts", target: "src/http/classify.ts" }],
+      layers,
+    ).length,
+    1,
+  );
+  t.equal(layerName("projections/workflows/fold.ts"), "projections");
+  t.equal(layerName("src/metrics.ts"), "metrics.ts");
 });
