@@ -247,3 +247,30 @@ t.test("the layer check finds an import up the order or within a layer", async (
   t.equal(layerName("projections/workflows/fold.ts"), "projections");
   t.equal(layerName("src/metrics.ts"), "metrics.ts");
 });
+
+t.test(
+  "the GraphQL channel maps the workflow module's views, and its operations are small",
+  async (t) => {
+    const files = sources("src/graphql");
+    t.notOk(files.includes("src/graphql/workflows.ts"), "no one file holds every operation");
+    // How an instance is read and shaped is the workflow module's (`src/workflow/read/`): the
+    // channel never folds or reads an instance's state itself.
+    t.same(
+      files.filter((file) =>
+        /\b(InstanceState|CallRecord|loadInstance|instanceAt|foldInstance)\b/.test(
+          readFileSync(path.join(ROOT, file), "utf8"),
+        ),
+      ),
+      [],
+    );
+    const operations = sources("src/graphql/operations");
+    t.ok(operations.length >= 5, "one file per operation family");
+    t.same(
+      operations.filter(
+        (file) => readFileSync(path.join(ROOT, file), "utf8").split("\n").length > 250,
+      ),
+      [],
+      "each under 250 lines",
+    );
+  },
+);
