@@ -8,7 +8,7 @@ import {
 import { AnnalError } from "../errors/index.ts";
 import { createServer } from "../http/index.ts";
 import type { Logger } from "../logger.ts";
-import { EventStore } from "../store/index.ts";
+import { EventStore, ensureEventPartitions, ensurePublication } from "../store/index.ts";
 import { openDatabase, type OpenDatabase } from "./database.ts";
 import { claimInstance } from "./instance-lock.ts";
 import { startDirectory } from "./directory.ts";
@@ -89,6 +89,13 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
     const database = await openDatabase(config, log);
     started.add("database", () => database.close());
     const store = await prepareEventStore(database.pool, log);
+    // The publication of the log for logical-replication clients (docs/publication.md).
+    const publication = config.events.publication;
+    if (publication !== undefined) {
+      const outcome = await ensurePublication(database.pool, publication);
+      if (outcome !== "unchanged")
+        log.info({ publication, outcome }, `publication ${publication} ${outcome}`);
+    }
 
     // Definitions are deployed before anything may start an instance; a changed bundle under
     // a deployed version stops start-up here (WF_DEFINITION_BUNDLE_CHANGED).
@@ -234,6 +241,8 @@ export async function prepareEventStore(pool: Pool, log: Logger): Promise<EventS
     }
     throw error;
   }
+  // The event table's partitions, ahead of need (src/store/partitions.ts).
+  await ensureEventPartitions(pool);
   return EventStore.open(pool);
 }
 

@@ -21,6 +21,8 @@ export interface EmbeddedOptions {
   /** Defaults to a free loopback port. */
   readonly port?: number;
   readonly onLog?: (line: string) => void;
+  /** Server settings passed as `-c name=value`, e.g. `{ wal_level: "logical" }`. */
+  readonly settings?: Readonly<Record<string, string>>;
 }
 
 const USER = "postgres";
@@ -72,6 +74,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         String(port),
         // Only loopback: the embedded database is for this machine's annal alone.
         ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
+        ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => [
+          "-c",
+          `${name}=${value}`,
+        ]),
       ],
       { asRoot, log },
     );

@@ -4,6 +4,7 @@ import { pausePointArmed } from "../pause-points.ts";
 import { appendInOneStatement, appendInTransaction, type AppendResult } from "./append.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { loadEpoch } from "./epoch.ts";
+import { EventPartitions } from "./partitions.ts";
 import { readAll, readHead, readStream } from "./read.ts";
 import {
   START,
@@ -51,14 +52,18 @@ export class EventStore {
   readonly pool: Pool;
   /** This database's identity, carried in every cursor. */
   readonly epoch: string;
+  /** The partitions ready for this store's appends, made ahead of need (`EventPartitions`). */
+  readonly partitions: EventPartitions;
 
-  private constructor(pool: Pool, epoch: string) {
+  private constructor(pool: Pool, epoch: string, partitions: EventPartitions) {
     this.pool = pool;
     this.epoch = epoch;
+    this.partitions = partitions;
   }
 
   static async open(pool: Pool): Promise<EventStore> {
-    return new EventStore(pool, await loadEpoch(pool));
+    const [epoch, partitions] = await Promise.all([loadEpoch(pool), EventPartitions.load(pool)]);
+    return new EventStore(pool, epoch, partitions);
   }
 
   async appendToStream(
@@ -79,6 +84,8 @@ export class EventStore {
       result = await this.appendOwnTransaction(streamId, events, expected);
     }
     eventsAppended.inc(result.appended);
+    const last = result.events.at(-1);
+    if (last) this.partitions.appended(last.position);
     return result;
   }
 
@@ -137,5 +144,5 @@ export class EventStore {
 
 function isIdempotencyKeyViolation(error: unknown): boolean {
   const e = error as { code?: string; constraint?: string };
-  return e.code === "23505" && e.constraint === "events_idempotency_key_key";
+  return e.code === "23505" && e.constraint === "event_idempotency_keys_pkey";
 }

@@ -26,6 +26,9 @@ export { encodeCursor, decodeCursor } from "./cursor.ts";
 export { WrongExpectedVersionError, InvalidCursorError, ForeignCursorError } from "./errors.ts";
 export { START } from "./types.ts";
 export { databaseIdentity } from "./epoch.ts";
+export { ensurePublication } from "./publication.ts";
+export { EventPartitions, ensureEventPartitions } from "./partitions.ts";
+export type { PublicationOutcome } from "./publication.ts";
 export type {
   EventMetadata,
   ExpectedVersion,

@@ -46,9 +46,34 @@ t.test("an empty file gives every default and no directory", async (t) => {
       rateLimit: { perAccount: 5, perAddress: 100, window: 900_000 },
     },
     authorization: { grants: {} },
+    events: {},
   });
   t.equal(config.directory, undefined);
 });
+
+t.test(
+  "[events] publication takes a plain PostgreSQL name and refuses anything else",
+  async (t) => {
+    const config = parseConfig('[events]\npublication = "annal_events"\n', { path, env: {} });
+    t.equal(config.events.publication, "annal_events");
+    for (const name of [
+      "Annal",
+      "1events",
+      "annal-events",
+      'x"; DROP TABLE events; --',
+      "a".repeat(64),
+    ]) {
+      t.throws(
+        () => parseConfig(`[events]\npublication = ${JSON.stringify(name)}\n`, { path, env: {} }),
+        {
+          code: "ANNAL_CONFIG_INVALID",
+          message: /events\.publication/,
+        },
+        name,
+      );
+    }
+  },
+);
 
 t.test("an unknown top-level key is refused by its name", async (t) => {
   t.throws(() => parseConfig("[sever]\nport = 1\n", { path, env: {} }), {

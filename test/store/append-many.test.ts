@@ -411,7 +411,7 @@ t.test(
     await client.query("BEGIN");
     await t.rejects(
       appendToStreams(client, [{ streamId: "b", events: [{ id, type: "A", data: {} }] }]),
-      { code: "23505", constraint: "events_id_key" },
+      { code: "23505", constraint: "events_from_0_id_key" },
       "an id stored before: the unique violation",
     );
     await client.query("ROLLBACK");

@@ -25,12 +25,17 @@ function adminUrl(): Promise<string> {
 /**
  * A PostgreSQL server of the test file's own (a new embedded cluster), stopped when the
  * file's tests are done; its admin URL. For tests that need the whole cluster to themselves,
- * e.g. to drive its transaction ids (`burnTransactionIds`); pass it as `server` to
- * `testDatabase`.
+ * e.g. to drive its transaction ids (`burnTransactionIds`), or with server `settings` of its
+ * own (`wal_level=logical`); pass it as `server` to `testDatabase`.
  */
-export async function privatePostgres(): Promise<string> {
+export async function privatePostgres(
+  options: { settings?: Readonly<Record<string, string>> } = {},
+): Promise<string> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "annal-test-pg-"));
-  const embedded = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "data") });
+  const embedded = await startEmbeddedPostgres({
+    dataDir: path.join(dataDir, "data"),
+    ...(options.settings ? { settings: options.settings } : {}),
+  });
   // The server's child process keeps the event loop alive, so stop it when the file's
   // tests are done rather than on beforeExit (which would never come).
   tap.teardown(async () => {

@@ -5,6 +5,7 @@ import { authorizationSection } from "./authorization.ts";
 import { calendarsSection } from "./calendars.ts";
 import { databaseSection } from "./database.ts";
 import { directorySection } from "./directory.ts";
+import { eventsSection } from "./events.ts";
 import { hooksSection } from "./hooks.ts";
 import { graphqlSection } from "./graphql.ts";
 import { i18nSection } from "./i18n.ts";
@@ -40,4 +41,5 @@ export const sections = {
   rules: rulesSection,
   messaging: messagingSection,
   templating: templatingSection,
+  events: eventsSection,
 } satisfies Record<string, (ctx: SectionContext) => z.ZodType>;

@@ -86,6 +86,13 @@ export const PROGRAM_CODES = {
     meaning: "The embedded PostgreSQL's data directory belongs to a running annal.",
     surfaces: ["startup"],
   },
+  ANNAL_PUBLICATION_FAILED: {
+    status: 500,
+    meaning:
+      "annal cannot create the publication of the event log that `[events] publication` names: its database user lacks the right.",
+    hint: "let a superuser create the publication (docs/publication.md), or grant annal's user the right",
+    surfaces: ["startup"],
+  },
   ANNAL_SLAPD_NOT_INSTALLED: {
     status: 500,
     meaning: "OpenLDAP's slapd is not installed, so there is no demo directory.",

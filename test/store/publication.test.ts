@@ -1,0 +1,237 @@
+import t from "tap";
+import pg from "pg";
+import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
+import type { Pgoutput } from "pg-logical-replication";
+import { EventStore, ensurePublication, type RecordedEvent } from "../../src/store/index.ts";
+import type { Pool } from "../../src/db/index.ts";
+import { eventually } from "../support/eventually.ts";
+import { privatePostgres, testDatabase } from "../support/postgres.ts";
+
+// Logical decoding needs `wal_level = logical`, a server setting: this file's server is its own.
+const server = await privatePostgres({ settings: { wal_level: "logical" } });
+
+/** An event as a logical-replication client received it (a row of `events`). */
+interface Replicated {
+  readonly relation: string;
+  readonly id: string;
+  readonly transactionId: string;
+  readonly position: string;
+  readonly streamId: string;
+  readonly data: unknown;
+}
+
+/**
+ * A client of the publication through the replication protocol and pgoutput, as Debezium is:
+ * it keeps a transaction's rows once the transaction's commit arrives, then confirms the
+ * commit's LSN to the server (so a restart resumes after it).
+ */
+function startConsumer(url: string, slot: string, publication: string) {
+  const kept: Replicated[] = [];
+  let pending: Replicated[] = [];
+  let confirmed: string | undefined;
+  const service = new LogicalReplicationService(
+    { connectionString: url },
+    { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } },
+  );
+  service.on("data", async (_lsn: string, message: Pgoutput.Message) => {
+    if (message.tag === "insert") {
+      const row = message.new;
+      pending.push({
+        relation: message.relation.name,
+        id: String(row.id),
+        transactionId: String(row.transaction_id),
+        position: String(row.position),
+        streamId: String(row.stream_id),
+        data: row.data,
+      });
+    } else if (message.tag === "commit") {
+      kept.push(...pending);
+      pending = [];
+      await service.acknowledge(message.commitEndLsn!);
+      confirmed = message.commitEndLsn!;
+    }
+  });
+  const errors: Error[] = [];
+  service.on("error", (error: Error) => errors.push(error));
+  const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [publication] });
+  service.subscribe(plugin, slot).catch((error: Error) => errors.push(error));
+  return {
+    kept,
+    errors,
+    confirmed: () => confirmed,
+    stop: () => service.destroy(),
+  };
+}
+
+/**
+ * Whether the server holds the slot as confirmed up to `lsn` (the client library confirms the
+ * byte after the LSN it is given, as the protocol counts).
+ */
+async function slotConfirmed(pool: Pool, slot: string, lsn: string): Promise<boolean> {
+  const result = await pool.query<{ same: boolean }>(
+    `SELECT confirmed_flush_lsn > $2::pg_lsn AS same FROM pg_replication_slots
+      WHERE slot_name = $1`,
+    [slot, lsn],
+  );
+  return result.rows[0]?.same === true;
+}
+
+/**
+ * A logical replication slot for the test, dropped when `work` is done, whatever it did: a
+ * database with a slot cannot be dropped.
+ */
+async function withSlot(pool: Pool, slot: string, work: () => Promise<void>): Promise<void> {
+  await pool.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [slot]);
+  try {
+    await work();
+  } finally {
+    await pool.query(
+      `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots
+        WHERE slot_name = $1 AND active_pid IS NOT NULL`,
+      [slot],
+    );
+    await eventually(
+      async () =>
+        (
+          await pool.query(
+            "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NULL",
+            [slot],
+          )
+        ).rowCount === 1,
+      { what: "the slot is released" },
+    );
+    await pool.query("SELECT pg_drop_replication_slot($1)", [slot]);
+  }
+}
+
+async function logOrdered(store: EventStore): Promise<RecordedEvent[]> {
+  const all: RecordedEvent[] = [];
+  for (let after: string | undefined; ;) {
+    const page = await store.readAll({ after, limit: 100 });
+    if (page.events.length === 0) return all;
+    all.push(...page.events);
+    after = page.cursor;
+  }
+}
+
+function expectedOf(events: readonly RecordedEvent[]) {
+  return events.map((e) => ({
+    relation: "events",
+    id: e.id,
+    transactionId: e.transactionId,
+    position: String(e.position),
+    streamId: e.streamId,
+    data: e.data,
+  }));
+}
+
+async function appendSome(store: EventStore, from: number, count: number): Promise<void> {
+  for (let i = from; i < from + count; i++) {
+    // Some appends carry several events (one transaction, positions in a row).
+    const events = Array.from({ length: 1 + (i % 3) }, (_, k) => ({
+      type: "Replicated",
+      data: { i, k, text: `event ${i}.${k}` },
+    }));
+    await store.appendToStream(`stream-${i % 4}`, events);
+  }
+}
+
+t.test("ensurePublication creates the publication once and repairs one made by hand", async (t) => {
+  const { pool } = await testDatabase(t, { server });
+  t.equal(await ensurePublication(pool, "annal_events"), "created");
+  t.equal(await ensurePublication(pool, "annal_events"), "unchanged", "idempotent");
+  const published = await pool.query<{ via_root: boolean; tables: string[] }>(
+    `SELECT p.pubviaroot AS via_root,
+            array(SELECT tablename::text FROM pg_publication_tables AS x WHERE x.pubname = p.pubname) AS tables
+       FROM pg_publication AS p WHERE p.pubname = 'annal_events'`,
+  );
+  t.same(published.rows, [{ via_root: true, tables: ["events"] }]);
+
+  await pool.query("CREATE PUBLICATION by_hand");
+  t.equal(await ensurePublication(pool, "by_hand"), "updated");
+  t.equal(await ensurePublication(pool, "by_hand"), "unchanged");
+
+  const starts = await Promise.all([1, 2, 3].map(() => ensurePublication(pool, "at_once")));
+  t.same(starts.toSorted(), ["created", "unchanged", "unchanged"], "concurrent starts agree");
+});
+
+t.test(
+  "a logical-replication client reads every event once, in log order, with its data, across its restart",
+  async (t) => {
+    const db = await testDatabase(t, { server });
+    const store = await EventStore.open(db.pool);
+    await ensurePublication(db.pool, "annal_events");
+    const slot = "annal_events_test";
+    await withSlot(db.pool, slot, async () => {
+      const first = startConsumer(db.url, slot, "annal_events");
+      await appendSome(store, 0, 30);
+      const before = await logOrdered(store);
+      await eventually(() => first.kept.length === before.length, {
+        what: `the first consumer has the ${before.length} events appended so far`,
+      });
+      t.same(first.kept, expectedOf(before), "each event once, in log order, with its data");
+      const confirmed = first.confirmed()!;
+      await eventually(async () => await slotConfirmed(db.pool, slot, confirmed), {
+        what: "the server holds the consumer's confirmed LSN",
+      });
+      await first.stop();
+
+      // Appended while no client reads: kept by the slot, from the confirmed LSN on.
+      await appendSome(store, 30, 20);
+      const second = startConsumer(db.url, slot, "annal_events");
+      await appendSome(store, 50, 10);
+      const all = await logOrdered(store);
+      await eventually(() => first.kept.length + second.kept.length === all.length, {
+        what: `both consumers together have the ${all.length} events`,
+        timeout: 30_000,
+      });
+      await second.stop();
+      t.same([...first.kept, ...second.kept], expectedOf(all), "nothing missing or repeated");
+      t.same([...first.errors, ...second.errors], []);
+    });
+  },
+);
+
+t.test(
+  "under concurrent writers the stream is in commit order; each row carries its log position",
+  async (t) => {
+    const db = await testDatabase(t, { server });
+    const store = await EventStore.open(db.pool);
+    await ensurePublication(db.pool, "annal_events");
+    const slot = "annal_events_commit_order";
+    await withSlot(db.pool, slot, async () => {
+      const consumer = startConsumer(db.url, slot, "annal_events");
+
+      // The earlier transaction (lower transaction id) commits after the later one.
+      const early = new pg.Client({ connectionString: db.url });
+      await early.connect();
+      await early.query("BEGIN");
+      await store.appendToStream("early", [{ type: "Replicated", data: { n: 1 } }], { tx: early });
+      await store.appendToStream("late", [{ type: "Replicated", data: { n: 2 } }]);
+      await early.query("COMMIT");
+      await early.end();
+
+      const all = await logOrdered(store);
+      t.same(
+        all.map((e) => e.streamId),
+        ["early", "late"],
+        "the log's order is the transactions' order",
+      );
+      await eventually(() => consumer.kept.length === 2, { what: "both events replicated" });
+      await consumer.stop();
+      t.same(
+        consumer.kept.map((e) => e.streamId),
+        ["late", "early"],
+        "replication delivers in commit order",
+      );
+      const byLogOrder = consumer.kept.toSorted((a, b) =>
+        BigInt(a.transactionId) === BigInt(b.transactionId)
+          ? Number(a.position) - Number(b.position)
+          : BigInt(a.transactionId) < BigInt(b.transactionId)
+            ? -1
+            : 1,
+      );
+      t.same(byLogOrder, expectedOf(all), "sorted by (transaction_id, position): the log's order");
+    });
+  },
+);
