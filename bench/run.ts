@@ -6,6 +6,7 @@ import { authBenchmark } from "./auth.ts";
 import { captureBenchmark } from "./capture.ts";
 import { demoWorkflowsBenchmark } from "./demo-workflows.ts";
 import { hooksBenchmark } from "./hooks.ts";
+import { logScaleBenchmark } from "./log-scale.ts";
 import { memoryBenchmark } from "./memory.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
@@ -28,6 +29,7 @@ const suites: Record<string, () => Promise<void>> = {
   auth: authBenchmark,
   web: webBenchmark,
   memory: memoryBenchmark,
+  "log-scale": logScaleBenchmark,
 };
 
 // Options (`--size 1m`) are read by the suites themselves (`benchSize`); the rest are suites.
