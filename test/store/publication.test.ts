@@ -2,8 +2,11 @@ import t from "tap";
 import pg from "pg";
 import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
 import type { Pgoutput } from "pg-logical-replication";
+import { startAnnal } from "../../src/app/index.ts";
+import { parseConfig } from "../../src/config/index.ts";
+import { createPool, type Pool } from "../../src/db/index.ts";
 import { EventStore, ensurePublication, type RecordedEvent } from "../../src/store/index.ts";
-import type { Pool } from "../../src/db/index.ts";
+import { capturedLogger } from "../http/support.ts";
 import { eventually } from "../support/eventually.ts";
 import { privatePostgres, testDatabase } from "../support/postgres.ts";
 
@@ -153,6 +156,46 @@ t.test("ensurePublication creates the publication once and repairs one made by h
 
   const starts = await Promise.all([1, 2, 3].map(() => ensurePublication(pool, "at_once")));
   t.same(starts.toSorted(), ["created", "unchanged", "unchanged"], "concurrent starts agree");
+});
+
+t.test("annal start creates the publication [events] names", async (t) => {
+  const { url, pool } = await testDatabase(t, { server });
+  const config = parseConfig('[events]\npublication = "annal_feed"\n', {
+    path: "test.toml",
+    env: { DATABASE_URL: url },
+  });
+  const { log, lines } = capturedLogger();
+  const annal = await startAnnal({ config, only: "projector", log });
+  t.teardown(() => annal.stop());
+  const published = await pool.query(
+    "SELECT tablename FROM pg_publication_tables WHERE pubname = 'annal_feed'",
+  );
+  t.same(published.rows, [{ tablename: "events" }]);
+  t.match(
+    lines.find((line) => line.publication === "annal_feed"),
+    { outcome: "created" },
+  );
+});
+
+t.test("a user that may not create the publication gets ANNAL_PUBLICATION_FAILED", async (t) => {
+  const { url, pool, name } = await testDatabase(t, { server });
+  const role = `annal_limited_${name.slice(-6)}`;
+  await pool.query(`CREATE ROLE ${role} LOGIN PASSWORD 'limited'`);
+  await pool.query(`GRANT ALL ON ALL TABLES IN SCHEMA public TO ${role}`);
+  const limitedUrl = new URL(url);
+  limitedUrl.username = role;
+  limitedUrl.password = "limited";
+  const limited = createPool(limitedUrl.toString(), 1);
+  try {
+    await t.rejects(ensurePublication(limited, "annal_feed"), {
+      code: "ANNAL_PUBLICATION_FAILED",
+      hint: /CREATE PUBLICATION annal_feed FOR TABLE events/,
+    });
+  } finally {
+    // A role is the cluster's: dropped here, before the database that holds its grants.
+    await limited.end();
+    await pool.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+  }
 });
 
 t.test(
