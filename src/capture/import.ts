@@ -1,6 +1,6 @@
 import { withTransaction } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
-import { appendMark, appendToStreams } from "../store/index.ts";
+import { appendMark, appendToStreams, ensureEventPartitions } from "../store/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { ENTRY_EVENT, entryStream, type EntrySnapshot } from "../events/index.ts";
 import { entryState } from "./normalize.ts";
@@ -51,6 +51,10 @@ export async function importEntries(
   const total = options.onProgress ? await countEntries(context) : 0;
   // Before the first read: anything appended after this may be newer than what is read.
   const mark = await appendMark(context.pool);
+  // Pages are bulk appends in transactions of their own, which make no partitions (an
+  // appender's `EventPartitions` does): the partitions for all of them are made before the
+  // first, beyond the entries counted when they were.
+  await ensureEventPartitions(context.pool, mark.position + total);
   let done = 0;
   let recorded = 0;
   options.onProgress?.(0, total);

@@ -170,3 +170,28 @@ t.test("a page that fails fails the import once no other page is being written",
     "an import run again records every entry",
   );
 });
+
+t.test("an import makes the event table's partitions it and those after it need", async (t) => {
+  const f = await captureFixture(t, { seedLdif: ldif });
+  const { pool } = f.db;
+  const partitions = async () =>
+    (
+      await pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'events'::regclass",
+      )
+    ).rows[0]!.n;
+  const before = await partitions();
+  const ready = await pool.query<{ upper: string }>(
+    "SELECT max(upper_position)::text AS upper FROM event_partitions",
+  );
+  const width = await pool.query<{ width: string }>(
+    "SELECT width::text AS width FROM event_partitioning",
+  );
+  // The log's next position is in the last partition ready.
+  await pool.query("SELECT setval(pg_get_serial_sequence('events', 'position'), $1::bigint)", [
+    Number(ready.rows[0]!.upper) - Number(width.rows[0]!.width) + 1,
+  ]);
+  await importEntries(f.context, { reason: "import", pageSize: PAGE });
+  t.ok((await partitions()) > before, "partitions made beyond the last one ready");
+  t.ok((await snapshotCounts(f.context)).size >= PEOPLE, "every entry imported");
+});
