@@ -23,7 +23,8 @@ import {
  */
 export const entryVersionsProjection: Projection<EntryEventType> = {
   name: ENTRY_VERSIONS_PROJECTION,
-  version: 1,
+  // 2: the index of searches at a moment; a start rebuilds the table side by side with it.
+  version: 2,
   handles: ENTRY_EVENT_TYPES,
   tables: entryVersionsTables,
   indexes: entryVersionsIndexes,

@@ -42,4 +42,8 @@ export const entryVersionsTables = (table: (name: string) => string): readonly s
 /** Indexes only readers use: a replay builds them after applying the log (`Projection.indexes`). */
 export const entryVersionsIndexes = (table: (name: string) => string): readonly string[] => [
   `CREATE INDEX ON ${table("entry_versions")} (entry_uuid, valid_from DESC, version DESC)`,
+  // A search at a moment: the versions of a type valid then (`versionsAtSource`), read from
+  // the moment on along the versions' ends, each checked for its start.
+  `CREATE INDEX ON ${table("entry_versions")}
+     (type, (coalesce(valid_to, 'infinity'::timestamptz)), valid_from) WHERE NOT deleted`,
 ];

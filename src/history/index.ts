@@ -1,6 +1,7 @@
 /**
  * The internal query API over the history projections (`entries`, `entry_versions`,
- * `changes`): an entry now or at a moment, one entry's changes, the change feed. The REST
+ * `changes`): an entry now or at a moment, one entry's changes, the change feed, the entries
+ * that matched a filter during a period and an entry's group memberships over one. The REST
  * channel reads through it; GraphQL may too. It never reads the directory itself.
  */
 export {
@@ -21,5 +22,13 @@ export {
   type ChangeRecord,
 } from "./changes.ts";
 export type { ChangeCause } from "./cause.ts";
+export {
+  countMatchedDuring,
+  matchedDuring,
+  type MatchedEntry,
+  type Period,
+  type Span,
+} from "./during.ts";
+export { membershipsDuring, type Membership } from "./memberships.ts";
 export { EntryNotFoundError, type EntryAbsence } from "./errors.ts";
 export { globalId, parseGlobalId, UUID } from "./global-id.ts";

@@ -9,6 +9,7 @@ import { sendProblem } from "../http/index.ts";
 import { answerChanges } from "./routes/changes.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { entryChanges, lookupEntry } from "./routes/entry.ts";
+import { entryMemberships } from "./routes/memberships.ts";
 import { requireAcceptable } from "./negotiate.ts";
 import { searchEntries } from "./routes/search.ts";
 import { checkTypeNames } from "./type-names.ts";
@@ -35,7 +36,7 @@ function entrySegments(url: string): string[] {
 function notFound(url: string): RestError {
   return new RestError("ANNAL_NOT_FOUND", `no route for GET ${url.split("?")[0]}`, {
     status: 404,
-    hint: "entries are at /api/entries/{type}/{id} and /api/entries/{type}/{id}/changes; URL-encode a DN used as {id}, its / as %2F",
+    hint: "entries are at /api/entries/{type}/{id}, /api/entries/{type}/{id}/changes and /api/entries/{type}/{id}/memberships; URL-encode a DN used as {id}, its / as %2F",
   });
 }
 
@@ -99,6 +100,9 @@ export function restPlugin(deps: RestDeps) {
           }
           if (segments.length === 2 && id && part === "changes") {
             return entryChanges(context, request, reply, request.params.type, id);
+          }
+          if (segments.length === 2 && id && part === "memberships") {
+            return entryMemberships(context, request, reply, request.params.type, id);
           }
           throw notFound(request.url);
         },

@@ -1,6 +1,9 @@
 import {
   type Clock,
   DURATION_FORMS,
+  type Interval,
+  INTERVAL_FORMS,
+  readInterval,
   MOMENT_FORMS,
   readMoment,
   readSpan,
@@ -8,14 +11,14 @@ import {
   type Span,
   withinYears,
 } from "../time/index.ts";
-import { invalidParameter } from "./errors.ts";
+import { invalidParameter, RestError } from "./errors.ts";
 
 /**
  * Moments and durations in query parameters (`at`, `since`, `range`), in the grammar of
  * `src/time/` (the same as GraphQL's and the command line's), read on a clock in a time zone
  * (`[rest] timeZone`, default UTC). A text that is none is `ANNAL_PARAMETER_INVALID` (400).
  */
-export type { Clock, Span };
+export type { Clock, Interval, Span };
 export { readSpan };
 
 /** Reads a `range`-like parameter: a duration longer than zero. */
@@ -67,4 +70,36 @@ export function changeWindow(
     );
   }
   return window;
+}
+
+/**
+ * Reads an interval (`during`): `ANNAL_INTERVAL_INVALID` (400) for a text that is none,
+ * `ANNAL_INTERVAL_REVERSED` (400) for one whose start is not before its end.
+ */
+export function parseInterval(parameter: string, text: string, clock: Clock): Interval {
+  const reading = readInterval(text, clock);
+  if (reading.interval) return reading.interval;
+  const { problem } = reading;
+  if (problem.kind === "reversed") {
+    throw new RestError("ANNAL_INTERVAL_REVERSED", `${parameter}: ${problem.message}`, {
+      hint: "give the earlier moment first; an interval is half-open, [start, end)",
+      details: {
+        parameter,
+        start: problem.start.toISOString(),
+        end: problem.end.toISOString(),
+      },
+    });
+  }
+  throw new RestError("ANNAL_INTERVAL_INVALID", `${parameter}: ${problem.message}`, {
+    hint: `write ${INTERVAL_FORMS}`,
+    details: { parameter, expected: INTERVAL_FORMS },
+  });
+}
+
+/** Refuses two parameters given together: `ANNAL_PARAMETER_CONFLICT` (400). */
+export function conflict(first: string, second: string, hint: string): RestError {
+  return new RestError("ANNAL_PARAMETER_CONFLICT", `${first} and ${second} cannot go together`, {
+    hint,
+    details: { parameters: [first, second] },
+  });
 }

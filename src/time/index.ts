@@ -18,4 +18,11 @@ export {
   readIsoMoment,
   readMoment,
 } from "./moments.ts";
+export {
+  type Interval,
+  INTERVAL_FORMS,
+  type IntervalProblem,
+  type IntervalReading,
+  readInterval,
+} from "./intervals.ts";
 export { formatInTimeZone, fromZonedTime } from "./zones.ts";

@@ -334,22 +334,3 @@ t.test("an unknown type is a 404 naming the types", async (t) => {
     /\/api\/entries\/users, \/api\/entries\/groups/,
   );
 });
-
-t.test("at on a search or an export is refused, whatever Prefer: handling says", async (t) => {
-  const { get } = await setUp(t);
-  const at = `at=${q("2026-11-20T10:00:00Z")}`;
-  const exportQuery = `filename=people.csv&fields=uid&${at}`;
-  for (const query of [at, `filter=${q("uid = alice")}&${at}`, "at=now-1h", exportQuery]) {
-    for (const prefer of [undefined, "handling=lenient", "handling=strict"]) {
-      const response = await get(`/api/entries/users?${query}`, prefer ? { prefer } : {});
-      t.equal(response.statusCode, 400, `${query} (${prefer ?? "no Prefer"})`);
-      t.match(response.json(), {
-        status: 400,
-        code: "ANNAL_PARAMETER_UNSUPPORTED",
-        parameter: "at",
-        hint: /GET \/api\/entries\/\{type\}\/\{id\}\?at=/,
-      });
-    }
-  }
-  t.equal((await get(`/api/entries/users?filter=${q("uid = alice")}`)).statusCode, 200, "no at");
-});

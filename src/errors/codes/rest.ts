@@ -22,7 +22,25 @@ export const REST_CODES = {
   ANNAL_PARAMETER_UNSUPPORTED: {
     status: 400,
     meaning:
-      "A query parameter this route cannot honour yet (`at` on a search or an export), refused whatever `Prefer: handling` says; `parameter` names it.",
+      "A query parameter this route cannot honour yet, refused whatever `Prefer: handling` says; `parameter` names it.",
+    surfaces: ["rest"],
+  },
+  ANNAL_PARAMETER_CONFLICT: {
+    status: 400,
+    meaning:
+      "Two query parameters that cannot go together (`at` with `during`, `during` with `since` or `range`, `during` with `sort` or `filename`); `parameters` names them.",
+    surfaces: ["rest"],
+  },
+  ANNAL_INTERVAL_INVALID: {
+    status: 400,
+    meaning:
+      "An interval (`during`) does not read: it is `<start>/<end>`, each side a moment, or one side a duration, or `..` for an open side; `parameter` names it.",
+    surfaces: ["rest"],
+  },
+  ANNAL_INTERVAL_REVERSED: {
+    status: 400,
+    meaning:
+      "An interval's start is not before its end (intervals are half-open: `2026-03-01/2026-03-01` holds no moment); `start` and `end` say what was read.",
     surfaces: ["rest"],
   },
   ANNAL_ATTRIBUTES_UNKNOWN: {

@@ -15,12 +15,13 @@ import { RestError, refuseUnknown } from "../errors.ts";
 import { PAGE_PARAMETERS, pageInfo, readPage } from "../pagination.ts";
 import { commaList, QueryParameters } from "../params.ts";
 import { readPreferences, type Preferences } from "../prefer.ts";
-import { changeWindow, parseMoment, parseSpan } from "../time.ts";
+import { changeWindow, conflict, parseInterval, parseMoment, parseSpan } from "../time.ts";
 
 export const CHANGE_PARAMETERS = [
   ...PAGE_PARAMETERS,
   "range",
   "since",
+  "during",
   "type",
   "affects",
   "adds",
@@ -123,11 +124,25 @@ async function readChangeFilter(
   const clock = context.clock();
   const since = params.get("since");
   const range = params.get("range");
-  const window = changeWindow(
-    since === undefined ? undefined : parseMoment("since", since, clock),
-    range === undefined ? undefined : parseSpan("range", range),
-    clock,
-  );
+  const during = params.get("during");
+  if (during !== undefined && (since !== undefined || range !== undefined)) {
+    throw conflict(
+      "during",
+      since === undefined ? "range" : "since",
+      "give the changes' period either as during=<start>/<end> or with since and range",
+    );
+  }
+  const interval = during === undefined ? undefined : parseInterval("during", during, clock);
+  const window = interval
+    ? {
+        ...(interval.start ? { from: interval.start } : {}),
+        ...(interval.end ? { to: interval.end } : {}),
+      }
+    : changeWindow(
+        since === undefined ? undefined : parseMoment("since", since, clock),
+        range === undefined ? undefined : parseSpan("range", range),
+        clock,
+      );
   const filter: { -readonly [K in keyof ChangeFilter]: ChangeFilter[K] } = { ...window };
   const type = params.get("type");
   if (type !== undefined) {

@@ -26,7 +26,7 @@ export const LOOKUP_PARAMETERS = ["at", "fields"] as const;
  * The entryUUID an `{id}` names: an entryUUID, a global ID of this type, or a URL-encoded DN
  * (the entry that has it now, or had it `at` a moment, or, for its changes, last had it).
  */
-async function entryUUIDOf(
+export async function entryUUIDOf(
   context: RestContext,
   type: ServedType,
   id: string,
@@ -57,7 +57,12 @@ async function entryUUIDOf(
   });
 }
 
-function checkType(record: { type: string | null }, type: ServedType, id: string, at?: Date) {
+export function checkType(
+  record: { type: string | null },
+  type: ServedType,
+  id: string,
+  at?: Date,
+) {
   if (record.type !== type.names.name) {
     throw new EntryNotFoundError(id, "other-type", {
       type: type.names.name,

@@ -14,11 +14,13 @@ import { sendExport } from "../export/stream.ts";
 import { parseFields } from "../fields.ts";
 import { entryNode } from "../nodes.ts";
 import { PAGE_PARAMETERS, pageInfo, readPage } from "../pagination.ts";
-import { QueryParameters, refuseUnsupported } from "../params.ts";
+import { QueryParameters } from "../params.ts";
 import { readPreferences } from "../prefer.ts";
 import { countSearch, searchPage, type SearchRow } from "../search/page.ts";
-import { SearchSql, type KeysetPosition } from "../search/sql.ts";
+import { SearchSql, type KeysetPosition, type SearchSpec } from "../search/sql.ts";
 import { parseSort } from "../sort.ts";
+import { conflict, parseInterval, parseMoment } from "../time.ts";
+import { searchDuring } from "./search-during.ts";
 
 export const SEARCH_PARAMETERS = [
   "filter",
@@ -28,18 +30,17 @@ export const SEARCH_PARAMETERS = [
   "include",
   "filename",
   "export",
+  "at",
+  "during",
 ] as const;
-
-/** Parameters a search knows of and cannot honour yet: refused, never silently ignored. */
-const UNSUPPORTED_PARAMETERS = {
-  at: "a search and an export read today's entries; read one entry at a moment with GET /api/entries/{type}/{id}?at=, or the changes since then with GET /api/changes?since=",
-};
 
 const SEARCH_PARTS = ["nodes", "pageInfo", "count"] as const;
 
 /**
  * `GET /api/entries/{type}`: a page of the type's entries matching `filter`, in `sort` order,
- * read from the `entries` projection; with `filename`, the whole result as a file.
+ * read from the `entries` projection, or with `at` as they were at a moment, from
+ * `entry_versions`; with `filename`, the whole result as a file. With `during`, the entries
+ * that matched at any moment of an interval, each with when (`searchDuring`).
  */
 export async function searchEntries(
   context: RestContext,
@@ -49,8 +50,12 @@ export async function searchEntries(
   const type = servedType(context, request.params.type);
   const preferences = readPreferences(request.headers.prefer);
   applyPreferences(reply, preferences);
-  refuseUnsupported(request.query, UNSUPPORTED_PARAMETERS);
   const params = new QueryParameters(request.query, SEARCH_PARAMETERS, preferences.handling);
+  const atText = params.get("at");
+  const duringText = params.get("during");
+  if (atText !== undefined && duringText !== undefined) {
+    throw conflict("at", "during", "ask at one moment with at, or over an interval with during");
+  }
   const catalog = await context.catalog();
   const filter = readFilter(params.get("filter"), catalog);
   const fields = parseFields(params.get("fields"), catalog);
@@ -73,13 +78,30 @@ export async function searchEntries(
     fields: fields.unknown,
     sort: sort.unknown,
   });
-  const spec = {
+  if (duringText !== undefined) {
+    if (params.has("sort")) {
+      throw conflict("during", "sort", "the entries of a during search come in entryUUID order");
+    }
+    if (params.has("filename")) {
+      throw conflict("during", "filename", "export the directory at one moment with at");
+    }
+    return searchDuring(context, reply, params, {
+      type: type.names.name,
+      filter: filter.ast,
+      selection: fields.selection,
+      catalog,
+      interval: parseInterval("during", duringText, context.clock()),
+      intervalText: duringText,
+    });
+  }
+  const at = atText === undefined ? undefined : parseMoment("at", atText, context.clock());
+  const base = {
     type: type.names.name,
     filter: filter.ast,
     sort: sort.keys,
     selection: fields.selection,
   };
-  const sql = new SearchSql(spec);
+  const spec: SearchSpec = at ? { ...base, at } : base;
   const node = (row: SearchRow) =>
     entryNode(
       {
@@ -95,6 +117,7 @@ export async function searchEntries(
 
   const filename = params.get("filename");
   if (filename !== undefined) {
+    const sql = new SearchSql(spec);
     checkFilename(filename);
     if (!fields.selection.explicit || fields.selection.wildcard) {
       throw new RestError(
@@ -129,16 +152,24 @@ export async function searchEntries(
   const body: Record<string, unknown> = {};
   if (include.has("nodes") || include.has("pageInfo")) {
     const page = readPage(params, context.config);
-    const digest = queryDigest(["search", spec.type, spec.filter, spec.sort]);
+    // A search at a moment names it as written (`now-1h`): its pages read on at the moment
+    // its first page resolved, which the cursor carries after the order values.
+    const digest = queryDigest(["search", spec.type, spec.filter, spec.sort, atText ?? null]);
     let position: KeysetPosition | undefined;
+    let pageSpec: SearchSpec = spec;
     if (page.cursor) {
-      const decoded = context.codec.decode(
+      let decoded = context.codec.decode(
         page.cursor.parameter,
         page.cursor.value,
         "search",
         digest,
       );
-      if (!sql.isPosition(decoded)) {
+      if (at && Array.isArray(decoded)) {
+        const moment = new Date(String(decoded.at(-1)));
+        decoded = Number.isNaN(moment.getTime()) ? undefined : decoded.slice(0, -1);
+        pageSpec = { ...base, at: moment };
+      }
+      if (!new SearchSql(pageSpec).isPosition(decoded)) {
         throw new RestError(
           "ANNAL_CURSOR_INVALID",
           `${page.cursor.parameter}: the cursor is not valid`,
@@ -150,13 +181,20 @@ export async function searchEntries(
       }
       position = decoded;
     }
+    const sql = new SearchSql(pageSpec);
     const result = await searchPage(context.pool, sql, {
       direction: page.direction,
       limit: page.limit,
       ...(position ? { position } : {}),
     });
+    const moment = pageSpec.at?.toISOString();
     const cursorOf = (row: SearchRow | undefined) =>
-      row ? context.codec.encode("search", digest, sql.positionOf(row)) : null;
+      row
+        ? context.codec.encode("search", digest, [
+            ...sql.positionOf(row),
+            ...(moment === undefined ? [] : [moment]),
+          ])
+        : null;
     if (include.has("nodes")) body.nodes = result.rows.map(node);
     if (include.has("pageInfo")) {
       body.pageInfo = pageInfo(page, result, {
@@ -165,6 +203,6 @@ export async function searchEntries(
       });
     }
   }
-  if (include.has("count")) body.count = await countSearch(context.pool, sql);
+  if (include.has("count")) body.count = await countSearch(context.pool, new SearchSql(spec));
   return body;
 }

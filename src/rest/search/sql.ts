@@ -1,9 +1,11 @@
 import {
   compileFilterToIndexedSet,
   compileFilterToIndexedSql,
+  compileFilterToSql,
   type FilterNode,
 } from "../../filters/index.ts";
 import { ENTRIES, ENTRY_VALUES, VALUE_KEY_LENGTH } from "../../../projections/entries/index.ts";
+import { versionsAtSource } from "./versions.ts";
 import { UUID } from "../../history/index.ts";
 import type { FieldSelection } from "../fields.ts";
 import type { SortKey } from "../sort.ts";
@@ -15,6 +17,8 @@ export interface SearchSpec {
   readonly filter: FilterNode;
   readonly sort: readonly SortKey[];
   readonly selection: FieldSelection;
+  /** Answer as the directory was at this moment (`entry_versions`), not as it is now. */
+  readonly at?: Date;
 }
 
 /** One column of the order: a sort key, or the entryUUID that breaks ties. */
@@ -91,24 +95,34 @@ export class SearchSql {
 
   constructor(spec: SearchSpec) {
     const bind = (value: unknown) => `$${this.params.push(value)}`;
-    this.source = `${ENTRIES} AS e`;
     this.typeParam = bind(spec.type);
+    const at = spec.at;
+    // Now: the entries and their value index. At a moment: the versions valid then, with the
+    // same columns, filtered on their JSON by the compiler of the same semantics.
+    this.source = at ? versionsAtSource(this.typeParam, bind(at)) : `${ENTRIES} AS e`;
     const conditions = [`e.type = ${this.typeParam}`];
-    const filter = compileFilterToIndexedSql(spec.filter, {
-      valuesTable: ENTRY_VALUES,
-      entryColumn: "e.entry_uuid",
-      typeParam: this.typeParam,
-      keyLength: VALUE_KEY_LENGTH,
-      params: this.params,
-    });
+    const filter = at
+      ? compileFilterToSql(spec.filter, {
+          attributesColumn: "e.all_attributes",
+          params: this.params,
+        })
+      : compileFilterToIndexedSql(spec.filter, {
+          valuesTable: ENTRY_VALUES,
+          entryColumn: "e.entry_uuid",
+          typeParam: this.typeParam,
+          keyLength: VALUE_KEY_LENGTH,
+          params: this.params,
+        });
     this.filtered = filter !== "TRUE";
     const setParams: unknown[] = [spec.type];
-    const set = compileFilterToIndexedSet(spec.filter, {
-      valuesTable: ENTRY_VALUES,
-      typeParam: "$1",
-      keyLength: VALUE_KEY_LENGTH,
-      params: setParams,
-    });
+    const set = at
+      ? undefined
+      : compileFilterToIndexedSet(spec.filter, {
+          valuesTable: ENTRY_VALUES,
+          typeParam: "$1",
+          keyLength: VALUE_KEY_LENGTH,
+          params: setParams,
+        });
     this.matchSet = set === undefined ? undefined : { sql: set, params: setParams };
     if (this.filtered) conditions.push(filter);
     this.where = conditions.join(" AND ");
@@ -131,7 +145,8 @@ export class SearchSql {
       walked[index] = { attribute: key.name, attributeParam: name, descending: key.descending };
       return `(left(lower(${column} -> ${name}::text ->> 0), ${VALUE_KEY_LENGTH}) COLLATE "C") AS ${alias}`;
     });
-    const walk = walked[0];
+    // The value index holds today's values only: a search at a moment sorts its matches.
+    const walk = at ? undefined : walked[0];
     this.walk = walk;
     this.group = walk && walked[1];
     const first = spec.sort[0];

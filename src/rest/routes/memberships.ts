@@ -1,0 +1,59 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import {
+  currentEntry,
+  EntryNotFoundError,
+  globalId,
+  lastVersion,
+  membershipsDuring,
+} from "../../history/index.ts";
+import { applyPreferences, servedType, type RestContext } from "../context.ts";
+import { QueryParameters } from "../params.ts";
+import { readPreferences } from "../prefer.ts";
+import { parseInterval } from "../time.ts";
+import { checkType, entryUUIDOf } from "./entry.ts";
+import { spanNode } from "./search-during.ts";
+
+export const MEMBERSHIP_PARAMETERS = ["during"] as const;
+
+/**
+ * `GET /api/entries/{type}/{id}/memberships?during=<start>/<end>`: each group the entry
+ * belonged to during the interval (without `during`: ever), with when (`during`, from/to),
+ * whether directly, and through which nested groups (`via`), from `entry_versions`
+ * (`membershipsDuring`). A deleted entry's memberships are answered too.
+ */
+export async function entryMemberships(
+  context: RestContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  typeSegment: string,
+  id: string,
+): Promise<unknown> {
+  const type = servedType(context, typeSegment);
+  const preferences = readPreferences(request.headers.prefer);
+  applyPreferences(reply, preferences);
+  const params = new QueryParameters(request.query, MEMBERSHIP_PARAMETERS, preferences.handling);
+  const duringText = params.get("during");
+  const period =
+    duringText === undefined
+      ? { start: undefined, end: undefined }
+      : parseInterval("during", duringText, context.clock());
+  const uuid = await entryUUIDOf(context, type, id, "ever");
+  const known = (await currentEntry(context.pool, uuid)) ?? (await lastVersion(context.pool, uuid));
+  if (!known) throw new EntryNotFoundError(id, "unknown", { type: type.names.name });
+  checkType(known, type, id);
+  const memberships = await membershipsDuring(context.pool, uuid, period);
+  reply.header("cache-control", "no-store");
+  return {
+    nodes: memberships.map((membership) => ({
+      group: {
+        id: membership.type === null ? null : globalId(membership.type, membership.groupUUID),
+        entryUUID: membership.groupUUID,
+        dn: membership.dn,
+        type: membership.type,
+      },
+      during: membership.spans.map(spanNode),
+      direct: membership.direct,
+      via: membership.via,
+    })),
+  };
+}
