@@ -13,6 +13,7 @@ export interface TypeNames {
     readonly search: string; // searchUsers
     readonly lookup: string; // lookupUser
     readonly changes: string; // getUserChanges
+    readonly memberships: string; // getUserMemberships
   };
   readonly components: {
     readonly entry: string; // Entry_user
@@ -63,6 +64,7 @@ export function typeNamesOf(name: string): TypeNames {
       search: `search${pascal(plural)}`,
       lookup: `lookup${pascal(singular)}`,
       changes: `get${pascal(singular)}Changes`,
+      memberships: `get${pascal(singular)}Memberships`,
     },
     components: { entry: `Entry_${token}`, searchResponse: `SearchResponse_${token}` },
   };
@@ -108,6 +110,7 @@ export function checkTypeNames(types: readonly { readonly name: string }[]): Typ
       ["operationId", names.operations.search],
       ["operationId", names.operations.lookup],
       ["operationId", names.operations.changes],
+      ["operationId", names.operations.memberships],
       ["component name", names.components.entry],
       ["component name", names.components.searchResponse],
     ];

@@ -235,6 +235,24 @@ t.test("real responses, successes and every kind of error, are as the document s
   });
   t.equal(notModified.status, 304);
   await request(`/api/entries/users/${q(id)}/changes`, { token: reader });
+  await request(`/api/entries/users/${q(id)}/changes?during=${q("P30D/now")}`, { token: reader });
+  await request(`/api/entries/users?at=now-1h&sort=-uid&include=nodes,pageInfo,count&first=2`, {
+    token: reader,
+  });
+  await request(
+    `/api/entries/users?fields=uid&during=${q("2000-01-01/..")}&include=nodes,pageInfo,count`,
+    {
+      token: reader,
+    },
+  );
+  const memberships = await request(
+    `/api/entries/users/${q(id)}/memberships?during=${q("P1Y/now")}`,
+    {
+      token: reader,
+    },
+  );
+  t.equal(memberships.status, 200, memberships.body);
+  await request(`/api/entries/users/${q(id)}/memberships`, { token: reader });
   await request("/api/changes", { token: reader });
   await request("/api/changes?include=nodes,patch,pageInfo,count&first=5", { token: reader });
   await request("/api/changes?since=now-1d&type=add&entryType=user", { token: reader });
@@ -250,6 +268,9 @@ t.test("real responses, successes and every kind of error, are as the document s
   await exported("people.ndjson");
   await exported("people.ldif", '{"wrap":0}');
   await exported("people.jsonld");
+  await request(`/api/entries/users?fields=uid,cn,mail&filename=then.csv&at=${q("now-1m")}`, {
+    token: exporter,
+  });
   await request("/api.json");
   await request("/api", { headers: { accept: "application/yaml" } });
   await request("/api/entries/users?first=1", { headers: { cookie: await ldapSession("prossi") } });
@@ -269,6 +290,10 @@ t.test("real responses, successes and every kind of error, are as the document s
   await request("/api/entries/users?sort=%2C%2C", { token: reader });
   await request(`/api/entries/users/${q(id)}?at=${q("not a moment")}`, { token: reader });
   await request("/api/changes?type=explode", { token: reader });
+  await request(`/api/entries/users?during=${q("2026-03-02/2026-03-01")}`, { token: reader });
+  await request(`/api/entries/users?during=${q("march")}`, { token: reader });
+  await request(`/api/entries/users?during=${q("2026-03-01/..")}&at=now`, { token: reader });
+  await request(`/api/entries/users/${q(id)}/memberships?during=x`, { token: reader });
   await request("/api/changes?after=not-a-cursor", { token: reader });
   await exported("people.csv", '{"colour":"red"}');
   await exported("people.ldif", '{"wrap":3}');

@@ -6,6 +6,7 @@ import { parse as parseYaml } from "yaml";
 import { REST_ERROR_CODES } from "../../src/rest/index.ts";
 import { CHANGE_PARAMETERS } from "../../src/rest/routes/changes.ts";
 import { LOOKUP_PARAMETERS } from "../../src/rest/routes/entry.ts";
+import { MEMBERSHIP_PARAMETERS } from "../../src/rest/routes/memberships.ts";
 import { SEARCH_PARAMETERS } from "../../src/rest/routes/search.ts";
 import { PEOPLE, restHarness, testConfig } from "./fixtures/harness.ts";
 
@@ -82,15 +83,19 @@ base = "ou=records,dc=example,dc=org"
       "/api/entries/users",
       "/api/entries/users/{id}",
       "/api/entries/users/{id}/changes",
+      "/api/entries/users/{id}/memberships",
       "/api/entries/groups",
       "/api/entries/groups/{id}",
       "/api/entries/groups/{id}/changes",
+      "/api/entries/groups/{id}/memberships",
       "/api/entries/classes",
       "/api/entries/classes/{id}",
       "/api/entries/classes/{id}/changes",
+      "/api/entries/classes/{id}/memberships",
       "/api/entries/person-records",
       "/api/entries/person-records/{id}",
       "/api/entries/person-records/{id}/changes",
+      "/api/entries/person-records/{id}/memberships",
     ],
   );
   const operations = Object.values(document.paths).flatMap((item) =>
@@ -100,6 +105,7 @@ base = "ou=records,dc=example,dc=org"
     "searchUsers",
     "lookupUser",
     "getUserChanges",
+    "getUserMemberships",
     "searchClasses",
     "lookupClass",
     "getClassChanges",
@@ -167,6 +173,7 @@ t.test("every parameter, response and error code of the channel is described", a
   t.same(queryNames("/api/entries/users/{id}"), [...LOOKUP_PARAMETERS].sort());
   t.same(queryNames("/api/entries/users/{id}/changes"), [...CHANGE_PARAMETERS].sort());
   t.same(queryNames("/api/changes"), [...CHANGE_PARAMETERS].sort());
+  t.same(queryNames("/api/entries/users/{id}/memberships"), [...MEMBERSHIP_PARAMETERS].sort());
   for (const parameter of Object.values(document.components.parameters) as Json[]) {
     t.ok(parameter.description.length > 20, `${parameter.name} has a description`);
   }
@@ -232,6 +239,7 @@ t.test("without a directory schema, attributes are described generically", async
     "entryUUID",
     "dn",
     "type",
+    "during",
   ]);
   t.ok(document.components.schemas.Entry_user.additionalProperties);
   const result = await new Validator().validate(structuredClone(document));

@@ -68,6 +68,7 @@ function changesOperation(operationId: string, summary: string, tag: string, per
       param("limit"),
       param("range"),
       param("since"),
+      param("during"),
       param("changeType"),
       param("entryType"),
       param("actor"),
@@ -124,7 +125,7 @@ function typePaths(type: ServedType): Json {
         // The configured type served here, as changes name it (`entryType`).
         "x-annal-entry-type": names.name,
         summary: `Search ${names.path}`,
-        description: `Entries of type "${names.name}" matching \`filter\`, a page at a time (keyset pagination: pages never repeat or skip an entry). With \`filename\`, the whole result as a file.`,
+        description: `Entries of type "${names.name}" matching \`filter\`, a page at a time (keyset pagination: pages never repeat or skip an entry), now or \`at\` a past moment. With \`filename\`, the whole result as a file. With \`during\`, the entries that matched at any moment of an interval, each with when.`,
         tags: [tag],
         parameters: [
           param("filter"),
@@ -138,6 +139,8 @@ function typePaths(type: ServedType): Json {
           param("includeSearch"),
           param("filename"),
           param("export"),
+          param("atSearch"),
+          param("during"),
           param("prefer"),
         ],
         responses: {
@@ -205,6 +208,27 @@ function typePaths(type: ServedType): Json {
     },
     [`${base}/{id}/changes`]: {
       get: changesOperation(names.operations.changes, `Changes of one ${names.name}`, tag, true),
+    },
+    [`${base}/{id}/memberships`]: {
+      get: {
+        operationId: names.operations.memberships,
+        summary: `Groups of one ${names.name} over time`,
+        description:
+          "Each group the entry belonged to during the interval (default: ever), with from/to, including groups reached through nested groups (`via`), from the entries' recorded versions; renames of the entry and the groups are followed.",
+        tags: [tag],
+        parameters: [param("id"), param("during"), param("prefer")],
+        responses: {
+          "200": {
+            description: "The groups, by DN.",
+            headers: {
+              "Cache-Control": header("NoStore"),
+              "Preference-Applied": header("PreferenceApplied"),
+            },
+            content: { "application/json": { schema: schemaRef("MembershipsResponse") } },
+          },
+          ...errors("400", "401", "403", "404", "406", "414", "431", "503"),
+        },
+      },
     },
   };
 }

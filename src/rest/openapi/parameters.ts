@@ -87,6 +87,16 @@ export function parameterComponents(limits: {
       `The entry as it was at this moment: ISO 8601 (\`2026-11-20T10:00:00Z\`; without an offset in ${limits.timeZone}), \`now\`, \`now-1h\`, \`now+2h\`, a duration (\`24h\` ago), or a phrase (\`yesterday\`, \`last week\`, ...). 404 with \`reason\` when the entry did not exist then.`,
       { type: "string" },
     ),
+    atSearch: query(
+      "at",
+      `The directory as it was at this moment (from the entries' recorded versions): ISO 8601 (\`2026-11-20T10:00:00Z\`; without an offset in ${limits.timeZone}), \`now-1h\`, a duration (\`24h\` ago), or a phrase (\`yesterday\`, \`last month\`, ...). Filters, sorting, pages, \`count\` and exports answer as a search made then did; the pages of one search keep the moment its first page read. Not with \`during\`.`,
+      { type: "string" },
+    ),
+    during: query(
+      "during",
+      `An interval, ISO 8601 \`<start>/<end>\` (half-open: the end excluded), each side a moment as for \`at\` (read in ${limits.timeZone}), or one side a duration (\`2026-03-01/P1M\`, \`P7D/now\`), or \`..\` for an open side (\`2026-03-01/..\`). On a search: the entries that matched the filter at any moment of it, in entryUUID order, each with \`during\`, the sub-intervals in which it matched (\`to\` null: still matches); not with \`at\`, \`sort\` or \`filename\`. On changes: those that occurred in it (not with \`since\` or \`range\`). On memberships: the groups held in it (default: ever). A bad interval is 400 \`ANNAL_INTERVAL_INVALID\`, a start not before the end \`ANNAL_INTERVAL_REVERSED\`.`,
+      { type: "string" },
+    ),
     range: query(
       "range",
       "A time window: alone, the last this long; with `since`, this long from `since`. `90s`, `15m`, `24h`, `7d`, `2w`, `1h30m`, or ISO 8601 (`PT15M`, `P1D`, `P1M`).",

@@ -56,6 +56,12 @@ export function entrySchema(names: TypeNames, attributes: readonly AttributeInfo
     properties: {
       ...identifiers(names.name),
       ...Object.fromEntries(attributes.map((info) => [info.name, attributeSchema(info)])),
+      during: {
+        type: "array",
+        items: ref("Span"),
+        description:
+          "Only in a search with `during`: the sub-intervals of it in which the entry matched, in order.",
+      },
     },
     additionalProperties: ref("AttributeValues"),
   };
@@ -101,6 +107,59 @@ export function commonSchemas(): Record<string, Schema> {
         { type: ["string", "integer", "boolean", "null"] },
         { type: "array", items: { type: ["string", "integer", "boolean"] } },
       ],
+    },
+    Span: {
+      type: "object",
+      required: ["from", "to"],
+      description:
+        "A stretch of time: from `from` until `to` (excluded); `to` null while it still holds.",
+      properties: {
+        from: { type: "string", format: "date-time" },
+        to: { type: ["string", "null"], format: "date-time" },
+      },
+    },
+    MembershipsResponse: {
+      type: "object",
+      required: ["nodes"],
+      description: "The groups an entry belonged to during the interval, by the groups' DNs.",
+      properties: {
+        nodes: {
+          type: "array",
+          items: {
+            type: "object",
+            required: ["group", "during", "direct", "via"],
+            properties: {
+              group: {
+                type: "object",
+                required: ["id", "entryUUID", "dn", "type"],
+                description:
+                  "The group, with its DN and type in the last stretch it held the member.",
+                properties: {
+                  id: { type: ["string", "null"] },
+                  entryUUID: { type: "string", format: "uuid" },
+                  dn: { type: "string" },
+                  type: { type: ["string", "null"] },
+                },
+              },
+              during: {
+                type: "array",
+                items: ref("Span"),
+                description: "When it was a member, clipped to the interval.",
+              },
+              direct: {
+                type: "boolean",
+                description: "Whether the group listed the entry's own DN some of that time.",
+              },
+              via: {
+                type: "array",
+                items: { type: "string" },
+                description:
+                  "The DNs of the member groups through which it belonged (nested groups).",
+              },
+            },
+          },
+        },
+      },
     },
     PageInfo: {
       type: "object",
