@@ -4,6 +4,8 @@
  */
 export {
   inTransaction,
+  JOB_HEARTBEAT_SECONDS,
+  JOB_MONITOR_INTERVAL_SECONDS,
   JOBS_SCHEMA,
   startJobs,
   type InTransactionOptions,

@@ -8,6 +8,19 @@ import type { Logger } from "../logger.ts";
 /** Where annal's pg-boss keeps its tables, beside annal's own in the same database. */
 export const JOBS_SCHEMA = "pgboss";
 
+/**
+ * Every queue of annal's has a heartbeat: a worker refreshes each job it runs every
+ * `JOB_HEARTBEAT_SECONDS / 2` s, and a job whose heartbeat is older than this is failed (and
+ * retried, or dead-lettered) by the supervisor of any live workers process. A SIGKILLed worker's
+ * job is thus taken up again after at most `JOB_HEARTBEAT_SECONDS + JOB_MONITOR_INTERVAL_SECONDS`
+ * (15 s) plus its queue's retry delay, instead of at its expiry (minutes): on a `key_strict_fifo`
+ * queue every later job of its key waits for it. 10 s is pg-boss's least.
+ */
+export const JOB_HEARTBEAT_SECONDS = 10;
+
+/** How often a supervising process looks for expired jobs and stale heartbeats (pg-boss: 60 s). */
+export const JOB_MONITOR_INTERVAL_SECONDS = 5;
+
 export interface StartJobsOptions {
   /** annal's pool: pg-boss runs its statements on it (no second pool, no URL needed). */
   readonly pool?: Pool;
@@ -35,7 +48,8 @@ export interface Jobs {
   /**
    * Creates `name` unless it exists (pg-boss needs a queue before `send`); safe to call from
    * many processes at once. Options apply when the queue is created: an existing queue keeps
-   * its own (change them with `boss.updateQueue`).
+   * its own (change them with `boss.updateQueue`), except that one without a heartbeat is given
+   * `JOB_HEARTBEAT_SECONDS`.
    */
   ensureQueue(name: string, options?: Omit<Queue, "name">): Promise<void>;
   /**
@@ -70,6 +84,10 @@ export async function startJobs(options: StartJobsOptions): Promise<Jobs> {
     ...connection,
     schema,
     supervise: options.supervise ?? true,
+    // The monitor runs within the supervisor's pass, so both come this often; one process at a
+    // time runs a pass (pg-boss takes a per-queue try-lock), however many supervise.
+    superviseIntervalSeconds: JOB_MONITOR_INTERVAL_SECONDS,
+    monitorIntervalSeconds: JOB_MONITOR_INTERVAL_SECONDS,
     schedule: options.schedule ?? true,
     migrate: true,
   });
@@ -82,8 +100,15 @@ export async function startJobs(options: StartJobsOptions): Promise<Jobs> {
   return {
     boss,
     schema,
-    // create_queue() inserts with ON CONFLICT DO NOTHING under an advisory lock.
-    ensureQueue: (name, queueOptions) => boss.createQueue(name, queueOptions),
+    async ensureQueue(name, queueOptions) {
+      // create_queue() inserts with ON CONFLICT DO NOTHING under an advisory lock.
+      await boss.createQueue(name, { heartbeatSeconds: JOB_HEARTBEAT_SECONDS, ...queueOptions });
+      // A queue made by an annal without heartbeats gets one (its jobs queued from now on).
+      const existing = await boss.getQueue(name);
+      if (existing && existing.heartbeatSeconds == null) {
+        await boss.updateQueue(name, { heartbeatSeconds: JOB_HEARTBEAT_SECONDS });
+      }
+    },
     inTransaction,
     stop() {
       stopped ??= boss.stop({ graceful: true, close: true, timeout: 10_000 });

@@ -60,8 +60,9 @@ export function jobOptions(
           retryDelayMax: Math.max(delaySeconds, Math.ceil(retry.maxDelayMs / 1000)),
         }
       : { retryBackoff: false }),
-    // The worker ends an attempt at the provider's timeout itself; pg-boss's expiry is the
-    // backstop for a worker that died, so it comes later.
+    // The worker ends an attempt at the provider's timeout itself, and a worker that died is
+    // found by the queue's heartbeat (JOB_HEARTBEAT_SECONDS) within seconds; the expiry is the
+    // backstop for a worker alive but stuck, so it comes later.
     expireInSeconds: Math.ceil((provider?.timeoutMs ?? 300_000) / 1000) + 30,
   };
 }
