@@ -4,6 +4,7 @@ import pg from "pg";
 import type { AnnalConfig } from "../config/index.ts";
 import {
   createPool,
+  onAvailability,
   startEmbeddedPostgres,
   type EmbeddedDatabase,
   type Pool,
@@ -33,6 +34,31 @@ export interface OpenDatabase {
  * started here and kept across restarts.
  */
 export async function openDatabase(config: AnnalConfig, log: Logger): Promise<OpenDatabase> {
+  const opened = await openPool(config, log);
+  logAvailability(opened.pool, log);
+  return opened;
+}
+
+/**
+ * Logs once when PostgreSQL goes away (requests are answered 503 `ANNAL_DATABASE_UNREACHABLE`
+ * meanwhile, and each part waits and tries again) and once when annal reaches it again.
+ */
+function logAvailability(pool: Pool, log: Logger): void {
+  let since = 0;
+  onAvailability(pool, (unreachable, error) => {
+    if (unreachable) {
+      since = Date.now();
+      log.error(
+        { code: "ANNAL_DATABASE_UNREACHABLE", reason: (error as Error | undefined)?.message },
+        "the database is unreachable; requests are answered 503 until it is back",
+      );
+    } else {
+      log.info({ downMs: Date.now() - since }, "the database is reachable again");
+    }
+  });
+}
+
+async function openPool(config: AnnalConfig, log: Logger): Promise<OpenDatabase> {
   const { url, poolSize, connectionTimeout } = config.database;
   const bounds = { connectionTimeoutMs: connectionTimeout };
   if (url !== undefined) {

@@ -19,3 +19,5 @@ export class DatabaseBusyError extends AnnalError {
     this.poolSize = poolSize;
   }
 }
+
+export { DatabaseUnreachableError, isDatabaseUnreachable } from "../errors/database-unreachable.ts";

@@ -3,6 +3,7 @@ export type { EmbeddedDatabase, EmbeddedOptions } from "./embedded.ts";
 export {
   createPool,
   DEFAULT_CONNECTION_TIMEOUT_MS,
+  onAvailability,
   pipelinedPool,
   settleAll,
   withPipelinedTransaction,
@@ -10,7 +11,7 @@ export {
   withTransaction,
 } from "./pool.ts";
 export type { Pool, PoolClient, Queryable } from "./pool.ts";
-export { DatabaseBusyError } from "./errors.ts";
+export { DatabaseBusyError, DatabaseUnreachableError, isDatabaseUnreachable } from "./errors.ts";
 export { sideConnection } from "./side-connection.ts";
 export { closeSessionLocks, trySessionLock, type SessionLock } from "./session-locks.ts";
 export {

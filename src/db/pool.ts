@@ -1,5 +1,5 @@
 import pg from "pg";
-import { DatabaseBusyError } from "./errors.ts";
+import { DatabaseBusyError, isDatabaseUnreachable } from "./errors.ts";
 import { closeSessionLocks } from "./session-locks.ts";
 import { parseTimestamptz } from "./timestamps.ts";
 
@@ -54,18 +54,38 @@ type ConnectCallback = (
  * goes through `connect` too), and whose `end` closes its lock connection.
  */
 class BoundedPool extends pg.Pool {
+  /** Whether the last attempt to connect found the server unreachable (see `onAvailability`). */
+  unreachable = false;
+
   override connect(): Promise<PoolClient>;
   override connect(callback: ConnectCallback): void;
   override connect(callback?: ConnectCallback): Promise<PoolClient> | void {
     if (callback) {
-      super.connect((error, client, done) =>
-        callback(error && busyOrSame(error, this), client, done),
-      );
+      super.connect((error, client, done) => {
+        this.noteAvailability(error);
+        callback(error && busyOrSame(error, this), client, done);
+      });
       return;
     }
-    return super.connect().catch((error: unknown) => {
-      throw busyOrSame(error, this);
-    });
+    return super.connect().then(
+      (client) => {
+        this.noteAvailability(undefined);
+        return client;
+      },
+      (error: unknown) => {
+        this.noteAvailability(error);
+        throw busyOrSame(error, this);
+      },
+    );
+  }
+
+  /** Tells the `onAvailability` listeners when the server goes away and when it is back. */
+  noteAvailability(error: unknown): void {
+    const unreachable = error !== undefined && isDatabaseUnreachable(error);
+    if (error !== undefined && !unreachable) return; // a timeout or a refusal says neither
+    if (unreachable === this.unreachable) return;
+    this.unreachable = unreachable;
+    for (const listener of availabilityListeners.get(this) ?? []) listener(unreachable, error);
   }
 
   override end(): Promise<void>;
@@ -78,6 +98,18 @@ class BoundedPool extends pg.Pool {
     }
     return closed.then(() => super.end());
   }
+}
+
+type AvailabilityListener = (unreachable: boolean, error: unknown) => void;
+const availabilityListeners = new WeakMap<pg.Pool, AvailabilityListener[]>();
+
+/**
+ * Calls `listener(true, error)` once when `pool` first fails to connect because the server is
+ * unreachable (stopped, restarting, refusing), and `listener(false)` once when it connects
+ * again: so that an outage is logged once, not once a request. Only pools of `createPool`.
+ */
+export function onAvailability(pool: Pool, listener: AvailabilityListener): void {
+  availabilityListeners.set(pool, [...(availabilityListeners.get(pool) ?? []), listener]);
 }
 
 /** pg-pool's message when no connection came in `connectionTimeoutMillis`. */

@@ -2,6 +2,7 @@ import { STATUS_CODES } from "node:http";
 import { isAnnalError } from "./annal-error.ts";
 import { catalogEntry, type ErrorCode } from "./codes/index.ts";
 import { GRAPHQL_CODES } from "./graphql-codes.ts";
+import { DatabaseUnreachableError, isDatabaseUnreachable } from "./database-unreachable.ts";
 
 /**
  * What any error means to the one who made the request: the one reading of an error that
@@ -100,6 +101,11 @@ export function clientErrorCode(status: number): ErrorCode | undefined {
  * reply.code(c.status).headers(c.headers).send(problemOf(c, request.id));
  */
 export function classifyError(error: unknown, requestId: string): ClassifiedError {
+  // A connection refused or broken under a statement is PostgreSQL's absence (a restart), not
+  // annal's fault: a 503 to retry, logged once by the pool rather than with a stack each time.
+  if (!isAnnalError(error) && isDatabaseUnreachable(error)) {
+    return classifyError(new DatabaseUnreachableError(reasonOf(error), error), requestId);
+  }
   if (isAnnalError(error)) {
     const graphqlCode = graphqlCodeOf(error.kind, error.status);
     return {
@@ -111,7 +117,7 @@ export function classifyError(error: unknown, requestId: string): ClassifiedErro
       details: error.details,
       headers: error.headers,
       graphqlCode,
-      internal: error.status >= 500,
+      internal: error.status >= 500 && error.kind !== "ANNAL_DATABASE_UNREACHABLE",
     };
   }
   const status = clientErrorStatus(error);
@@ -169,4 +175,10 @@ function clientErrorStatus(error: unknown): number | undefined {
   return typeof statusCode === "number" && statusCode >= 400 && statusCode < 500
     ? statusCode
     : undefined;
+}
+
+function reasonOf(error: unknown): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const text = typeof message === "string" && message !== "" ? message : "the connection failed";
+  return typeof code === "string" ? `${text} (${code})` : text;
 }

@@ -466,11 +466,20 @@ function answer(
           hasData: payload.data !== undefined,
           codes: errors.map((error) => error.extensions.code),
         });
+  // The database gone under a field (a PostgreSQL restart): the whole answer is a 503 to send
+  // again, with Retry-After, as REST answers; application/json keeps its 200.
+  const unreachable = errors.find(
+    (error) => error.extensions.code === "ANNAL_DATABASE_UNREACHABLE",
+  );
+  if (unreachable) reply.header("retry-after", String(unreachable.extensions.retryAfter ?? 5));
   const body = {
     ...(payload.data === undefined ? {} : { data: payload.data }),
     ...(errors.length === 0 ? {} : { errors }),
   };
-  return reply.code(finalStatus).type(`${mediaType}; charset=utf-8`).send(JSON.stringify(body));
+  return reply
+    .code(unreachable && mediaType !== "application/json" ? 503 : finalStatus)
+    .type(`${mediaType}; charset=utf-8`)
+    .send(JSON.stringify(body));
 }
 
 function sendErrors(

@@ -1,19 +1,15 @@
-import { checkMigrations, MigrationMismatchError, type Queryable } from "../db/index.ts";
+import {
+  checkMigrations,
+  DatabaseUnreachableError,
+  MigrationMismatchError,
+  type Queryable,
+} from "../db/index.ts";
+
+export { DatabaseUnreachableError };
 import { AnnalError, catalogEntry, isAnnalError } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
 import { FAILING_AFTER_PASSES, type CaptureStatus } from "../capture/index.ts";
 import type { ProjectionStatus } from "../projector/index.ts";
-
-/** The database did not answer `SELECT 1` (refused, failed, or too slow). */
-export class DatabaseUnreachableError extends AnnalError {
-  constructor(reason: string, cause?: unknown) {
-    super("ANNAL_DATABASE_UNREACHABLE", `the database is unreachable: ${reason}`, {
-      status: 503,
-      hint: "check that PostgreSQL runs and that DATABASE_URL (or database.url) names it with the right user and password",
-      cause,
-    });
-  }
-}
 
 /** Runs `SELECT 1`, failing with `DatabaseUnreachableError` after `timeoutMs`. */
 export async function pingDatabase(db: Queryable, timeoutMs: number): Promise<void> {

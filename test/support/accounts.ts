@@ -113,6 +113,8 @@ export async function startAccountsAnnal(
     databaseToml?: string;
     seedLdif?: string;
     slapd?: Slapd;
+    /** The test's database (default: a new one on the suite's server). */
+    db?: TestDatabase;
     /** Between capture passes (default "1h": the tests that need capture run it themselves). */
     captureInterval?: string;
     /**
@@ -129,7 +131,7 @@ export async function startAccountsAnnal(
   const slapd =
     options.slapd ?? (await startSlapd({ seedLdif: `${sampleLdif()}\n${options.seedLdif ?? ""}` }));
   if (!options.slapd) test.teardown(() => slapd.stop());
-  const db = await testDatabase(test);
+  const db = options.db ?? (await testDatabase(test));
   const providerPort = await freePort();
   const config = await appConfig(test, {
     db,

@@ -68,8 +68,10 @@ export const HTTP_CODES = {
   },
   ANNAL_DATABASE_UNREACHABLE: {
     status: 503,
-    meaning: "The database does not answer; retry later.",
+    meaning:
+      "The database does not answer (it refuses connections, is restarting, or a connection broke under the request); send it again after `Retry-After` seconds.",
     hint: "check that PostgreSQL runs and that DATABASE_URL (or database.url) names it with the right user and password",
+    graphql: "ANNAL_DATABASE_UNREACHABLE",
     surfaces: ["rest", "readyz"],
   },
   ANNAL_DATABASE_BUSY: {
