@@ -26,7 +26,13 @@ export class DirectoryError extends AnnalError {
       cause?: unknown;
     },
   ) {
-    super(code, message, { status: context.status, hint: context.hint, cause: context.cause });
+    super(code, message, {
+      status: context.status,
+      hint: context.hint,
+      cause: context.cause,
+      // The directory busy or gone (a restart): the caller sends again shortly.
+      ...(context.status === 503 ? { headers: { "retry-after": "5" } } : {}),
+    });
     this.operation = context.operation;
     this.dn = context.dn;
     this.resultCode = context.resultCode;

@@ -48,8 +48,8 @@ export interface Jobs {
   /**
    * Creates `name` unless it exists (pg-boss needs a queue before `send`); safe to call from
    * many processes at once. Options apply when the queue is created: an existing queue keeps
-   * its own (change them with `boss.updateQueue`), except that one without a heartbeat is given
-   * `JOB_HEARTBEAT_SECONDS`.
+   * its own (change them with `boss.updateQueue`). A new queue has a heartbeat of
+   * `JOB_HEARTBEAT_SECONDS` unless `options` say otherwise.
    */
   ensureQueue(name: string, options?: Omit<Queue, "name">): Promise<void>;
   /**
@@ -100,15 +100,10 @@ export async function startJobs(options: StartJobsOptions): Promise<Jobs> {
   return {
     boss,
     schema,
-    async ensureQueue(name, queueOptions) {
-      // create_queue() inserts with ON CONFLICT DO NOTHING under an advisory lock.
-      await boss.createQueue(name, { heartbeatSeconds: JOB_HEARTBEAT_SECONDS, ...queueOptions });
-      // A queue made by an annal without heartbeats gets one (its jobs queued from now on).
-      const existing = await boss.getQueue(name);
-      if (existing && existing.heartbeatSeconds == null) {
-        await boss.updateQueue(name, { heartbeatSeconds: JOB_HEARTBEAT_SECONDS });
-      }
-    },
+    // create_queue() inserts with ON CONFLICT DO NOTHING under an advisory lock. Queues made
+    // before they had heartbeats were given one by a migration.
+    ensureQueue: (name, queueOptions) =>
+      boss.createQueue(name, { heartbeatSeconds: JOB_HEARTBEAT_SECONDS, ...queueOptions }),
     inTransaction,
     stop() {
       stopped ??= boss.stop({ graceful: true, close: true, timeout: 10_000 });

@@ -50,9 +50,9 @@ export async function startPart(
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const started = new Promise<string | undefined>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`annal --only ${part} did not start: ${stderr}`)),
-      options.timeoutMs ?? 60_000,
+    // A deadline, not a wait: rejecting after the start resolved does nothing.
+    AbortSignal.timeout(options.timeoutMs ?? 60_000).addEventListener("abort", () =>
+      reject(new Error(`annal --only ${part} did not start: ${stderr}`)),
     );
     createInterface({ input: child.stdout! }).on("line", (line) => {
       let entry: Record<string, unknown>;
@@ -63,12 +63,10 @@ export async function startPart(
       }
       lines.push(entry);
       if (Array.isArray(entry.parts) && String(entry.msg).startsWith("annal ")) {
-        clearTimeout(timer);
         resolve(typeof entry.url === "string" ? entry.url : undefined);
       }
     });
     child.once("exit", (code, signal) => {
-      clearTimeout(timer);
       reject(new Error(`annal --only ${part} exited (${code ?? signal}) at start: ${stderr}`));
     });
   });
