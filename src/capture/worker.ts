@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { sideConnection } from "../db/index.ts";
+import { logLoopFailure, sideConnection } from "../db/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { captureOnce, fullPassesIfDue, type FullPassSchedule } from "./service.ts";
@@ -68,7 +68,12 @@ export async function startCaptureWorker(
       return true;
     } catch (error) {
       failing = true;
-      context.log.error({ err: error }, "directory capture pass failed; the next pass retries");
+      logLoopFailure(
+        context.log,
+        error,
+        {},
+        "directory capture pass failed; the next pass retries",
+      );
       await recordPassFailed(context.pool, schedule.source, error).catch(() => {});
       return false;
     }

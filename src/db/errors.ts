@@ -20,4 +20,24 @@ export class DatabaseBusyError extends AnnalError {
   }
 }
 
+import { isDatabaseUnreachable } from "../errors/database-unreachable.ts";
+
 export { DatabaseUnreachableError, isDatabaseUnreachable } from "../errors/database-unreachable.ts";
+/**
+ * Logs a failure of a background loop (a projector batch, a jobs poll, a timer pass): at
+ * `error` with its stack, unless it is the database's absence, which the pool logs once for the
+ * whole outage (`onAvailability`): then at `debug` only, so that a PostgreSQL restart is one
+ * line in the log, not one stack a loop a second.
+ */
+export function logLoopFailure(
+  log: {
+    error(fields: object, message: string): void;
+    debug?(fields: object, message: string): void;
+  },
+  error: unknown,
+  fields: Record<string, unknown>,
+  message: string,
+): void {
+  if (isDatabaseUnreachable(error)) log.debug?.({ ...fields, err: error }, message);
+  else log.error({ ...fields, err: error }, message);
+}

@@ -11,7 +11,12 @@ export {
   withTransaction,
 } from "./pool.ts";
 export type { Pool, PoolClient, Queryable } from "./pool.ts";
-export { DatabaseBusyError, DatabaseUnreachableError, isDatabaseUnreachable } from "./errors.ts";
+export {
+  DatabaseBusyError,
+  DatabaseUnreachableError,
+  isDatabaseUnreachable,
+  logLoopFailure,
+} from "./errors.ts";
 export { sideConnection } from "./side-connection.ts";
 export { closeSessionLocks, trySessionLock, type SessionLock } from "./session-locks.ts";
 export {

@@ -2,7 +2,13 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { PgBoss, type ConstructorOptions, type Db, type Queue } from "pg-boss";
 import { AnnalError } from "../errors/index.ts";
-import { sideConnection, type Pool, type Queryable } from "../db/index.ts";
+import {
+  isDatabaseUnreachable,
+  logLoopFailure,
+  sideConnection,
+  type Pool,
+  type Queryable,
+} from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 
 /** Where annal's pg-boss keeps its tables, beside annal's own in the same database. */
@@ -26,7 +32,7 @@ export interface StartJobsOptions {
   readonly pool?: Pool;
   /** Or a connection URL, for a pool of pg-boss's own. One of the two is required. */
   readonly connectionString?: string;
-  readonly log: Pick<Logger, "error" | "warn">;
+  readonly log: Pick<Logger, "error" | "warn"> & Partial<Pick<Logger, "debug">>;
   /** Default `pgboss`. */
   readonly schema?: string;
   /**
@@ -93,7 +99,7 @@ export async function startJobs(options: StartJobsOptions): Promise<Jobs> {
   });
   // pg-boss emits `error` for failures of its own loops (maintenance, a fetch); an EventEmitter
   // with no listener for `error` would throw it and end the process.
-  boss.on("error", (error) => options.log.error({ err: error }, "pg-boss reported an error"));
+  boss.on("error", (error) => logLoopFailure(options.log, error, {}, "pg-boss reported an error"));
   boss.on("warning", (warning) => options.log.warn({ warning }, `pg-boss: ${warning.message}`));
   await boss.start();
   let stopped: Promise<void> | undefined;
@@ -165,7 +171,7 @@ function preparedName(text: string): string {
  * when it breaks it is made again (with backoff) and pg-boss told, so that every worker looks
  * once for what came meanwhile.
  */
-export function poolDb(pool: Pool, log: Pick<Logger, "warn">): Db {
+export function poolDb(pool: Pool, log: Pick<Logger, "warn"> & Partial<Pick<Logger, "debug">>): Db {
   return {
     ...inTransaction(pool),
     async listen(channel, onNotification, onReconnect) {
@@ -198,10 +204,14 @@ export function poolDb(pool: Pool, log: Pick<Logger, "warn">): Db {
       const again = async () => {
         while (!closed && !client) {
           await new Promise((resolve) =>
-            setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt++)),
+            setTimeout(resolve, Math.min(5_000, 500 * 2 ** attempt++)),
           );
           await subscribe().catch((error: unknown) =>
-            log.warn({ err: error }, "the jobs' notification listener could not listen yet"),
+            (isDatabaseUnreachable(error) ? log.debug : log.warn)?.call(
+              log,
+              { err: error },
+              "the jobs' notification listener could not listen yet",
+            ),
           );
         }
       };

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { sideConnection, withTransaction, type Pool } from "../db/index.ts";
+import { logLoopFailure, sideConnection, withTransaction, type Pool } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { projectionLag, projectionPosition } from "../metrics.ts";
 import {
@@ -121,7 +121,12 @@ export class Projector {
       } catch (error) {
         if (!this.running) return;
         failures++;
-        log.error({ err: error, projection: projection.name }, "projection batch failed; retrying");
+        logLoopFailure(
+          log,
+          error,
+          { projection: projection.name },
+          "projection batch failed; retrying",
+        );
         await this.sleep(Math.min(30_000, 250 * 2 ** failures));
       }
     }

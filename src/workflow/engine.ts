@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { advanceInstance, type EngineDeps } from "./advance.ts";
 import { wake, WAKE_QUEUE, type WakeJob } from "./commit.ts";
 import { fireDueTimers } from "./timers.ts";
+import { logLoopFailure } from "../db/index.ts";
 
 export interface WorkflowEngineOptions extends EngineDeps {
   /** Instances advanced at once by this process. Default 8. */
@@ -62,7 +63,7 @@ export async function startWorkflowEngine(options: WorkflowEngineOptions): Promi
           await sleep(ms, undefined, { signal: stopping.signal }).catch(() => {});
           if (stopping.signal.aborted) return;
           await work().catch((error: unknown) =>
-            log.error({ err: error }, `workflow engine: ${what} failed`),
+            logLoopFailure(log, error, {}, `workflow engine: ${what} failed`),
           );
         }
       })(),
@@ -80,7 +81,7 @@ export async function startWorkflowEngine(options: WorkflowEngineOptions): Promi
   // At start every instance that can go on is woken: those a stopped or killed process was
   // advancing included (their locks went with their connections).
   await sweep(0).catch((error: unknown) =>
-    log.error({ err: error }, "workflow engine: sweep failed"),
+    logLoopFailure(log, error, {}, "workflow engine: sweep failed"),
   );
   every(options.timerIntervalMs ?? 1000, fireTimers, "firing timers");
   every(options.sweepIntervalMs ?? 60_000, () => sweep(), "the sweep");

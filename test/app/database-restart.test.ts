@@ -88,6 +88,11 @@ t.test(
       lines.some((l) => l.msg === "the database is reachable again"),
       "the return is logged",
     );
+    t.same(
+      lines.filter((l) => l.level === "error" || l.level === "fatal").map((l) => l.msg),
+      ["the database is unreachable; requests are answered 503 until it is back"],
+      "the outage is the one error logged: no loop logs a stack for it",
+    );
     t.equal((await rest()).status, 200, "REST serves again");
     const again = await graphql(GRAPHQL_RESPONSE);
     t.equal(again.status, 200, "GraphQL serves again");
