@@ -18,6 +18,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "test/cli/support.ts":
     "a deadline, not a wait: it rejects the wait for annal's 'serves' log line if none comes",
   "test/architecture/no-sleeps.test.ts": "this check: its examples of what it finds",
+  "test/scale/support/load.ts":
+    "a load generator's pacing after a failed request, as a real client's; it waits for nothing",
 };
 
 /** The timers `text` uses, as `line: code`. */

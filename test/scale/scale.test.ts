@@ -1,0 +1,268 @@
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import t from "tap";
+import { createToken } from "../../src/auth/index.ts";
+import { sampleLdif } from "../../src/demo/index.ts";
+import { freePort } from "../../src/ports.ts";
+import { EventStore } from "../../src/store/index.ts";
+import { GATEWAY_TOML } from "../support/accounts.ts";
+import { startPart, type AnnalProcess } from "../support/annal-process.ts";
+import { eventually } from "../support/eventually.ts";
+import { testDatabase } from "../support/postgres.ts";
+import { restartablePostgres, restartableSlapd } from "../support/restartable.ts";
+import type { AnnalPart } from "../../src/app/parts.ts";
+import {
+  GRAPHQL_WRITE_DN,
+  newFigures,
+  OUTSIDE_WRITE_DN,
+  runLoad,
+  until,
+  type Acknowledged,
+} from "./support/load.ts";
+
+/**
+ * The scale suite (`npm run test:scale`; `npm test` skips it): 2 `--only api`, 2 `--only
+ * workers` and 1 `--only projector` processes on one PostgreSQL and a real slapd, under a mixed
+ * load (REST and GraphQL reads, GraphQL writes, signed webhook deliveries whose every fifth
+ * first attempt fails and is retried, directory writes made outside annal), while one process
+ * of each kind is SIGKILLed and started again and PostgreSQL is stopped for 10 s twice. It runs
+ * ANNAL_SCALE_SECONDS (default 180) of load, then checks the invariants and prints the figures.
+ */
+const SECONDS = Number(process.env.ANNAL_SCALE_SECONDS ?? 180);
+const RUN = process.env.npm_lifecycle_event === "test:scale";
+const SECRET = "scale-suite-secret-0123456789";
+const OUTAGE_MS = 10_000;
+
+t.setTimeout((SECONDS + 600) * 1000);
+
+const HOOKS = `
+import { z } from "zod";
+import { defineHooks, http } from "annal";
+
+const body = z.object({ id: z.string(), person: z.string(), at: z.string() });
+
+export default defineHooks({
+  name: "crm",
+  webhooks: {
+    people: http.webhook({
+      body,
+      signature: { secrets: ["\${CRM_SECRET}"] },
+      rateLimit: false,
+      map: (b) => [{ source: "crm", eventId: b.id, type: "person.updated", subject: b.person, occurredAt: b.at, data: {} }],
+    }),
+  },
+  provider: {
+    retry: { limit: 5, delay: "1s" },
+    async process(envelope, context) {
+      if (Number(envelope.eventId.slice(2)) % 5 === 0 && context.attempt === 1) {
+        throw new Error("the first attempt of every fifth delivery fails");
+      }
+      return { done: envelope.eventId };
+    },
+  },
+});
+`;
+
+t.test(
+  "many processes under load, killed in turn, across two PostgreSQL restarts",
+  { skip: RUN ? false : "run with npm run test:scale" },
+  async (t) => {
+    const postgres = await restartablePostgres(t);
+    const db = await testDatabase(t, { server: postgres.url });
+    const slapd = await restartableSlapd(t, { seedLdif: sampleLdif() });
+    const cwd = t.testdir({
+      "annal.toml": `[database]
+poolSize = 10
+connectionTimeout = "5s"
+
+[directory]
+url = "${slapd.url}"
+bindDN = "${slapd.bindDN}"
+password = "\${LDAP_PASSWORD}"
+base = "dc=example,dc=org"
+
+[[directory.types]]
+name = "user"
+base = "ou=people,dc=example,dc=org"
+filter = "(objectClass=inetOrgPerson)"
+
+[directory.capture]
+interval = "2s"
+
+[hooks]
+dir = "hooks"
+
+${GATEWAY_TOML}`,
+      hooks: { "crm.ts": HOOKS },
+    });
+    const env = { DATABASE_URL: db.url, LDAP_PASSWORD: slapd.password, CRM_SECRET: SECRET };
+    const apiPorts = [await freePort(), await freePort()];
+    const start = (part: AnnalPart, port?: number) =>
+      startPart(t, part, { cwd, env: port === undefined ? env : { ...env, PORT: String(port) } });
+    const processes: Record<string, AnnalProcess> = {};
+    // The first start imports the directory and migrates: one process first, then the others.
+    processes["api-1"] = await start("api", apiPorts[0]);
+    const others = await Promise.all([
+      start("api", apiPorts[1]),
+      start("workers"),
+      start("workers"),
+      start("projector"),
+    ]);
+    [processes["api-2"], processes["workers-1"], processes["workers-2"], processes.projector] =
+      others;
+    const store = await EventStore.open(db.pool);
+    const { token } = await createToken(db.pool, store, {
+      name: "scale",
+      access: ["read", "write"],
+    });
+
+    const figures = newFigures();
+    const acknowledged: Acknowledged = { deliveries: [], titles: [], descriptions: [] };
+    const stop = new AbortController();
+    const began = Date.now();
+    const load = runLoad(
+      {
+        apiUrls: () => apiPorts.map((port) => `http://127.0.0.1:${port}`),
+        token,
+        webhookSecret: SECRET,
+        ldap: { url: slapd.url, bindDN: slapd.bindDN, password: slapd.password },
+      },
+      stop.signal,
+      figures,
+      acknowledged,
+    );
+    const faults: { at: string; what: string }[] = [];
+    const fault = async (fraction: number, what: string, act: () => Promise<void>) => {
+      await until(began + fraction * SECONDS * 1000);
+      faults.push({ at: `${Math.round((Date.now() - began) / 1000)} s`, what });
+      await act();
+    };
+    const restart = async (name: string, part: AnnalPart, port?: number) => {
+      await processes[name]!.kill();
+      processes[name] = await start(part, port);
+    };
+    await fault(0.1, "SIGKILL api-1, start it again", () => restart("api-1", "api", apiPorts[0]));
+    await fault(0.22, "SIGKILL workers-1, start it again", () => restart("workers-1", "workers"));
+    await fault(0.34, "SIGKILL the projector, start it again", () =>
+      restart("projector", "projector"),
+    );
+    for (const fraction of [0.46, 0.72]) {
+      await fault(fraction, `PostgreSQL stopped (fast) for ${OUTAGE_MS / 1000} s`, async () => {
+        await postgres.stop();
+        await until(Date.now() + OUTAGE_MS);
+        await postgres.start();
+      });
+    }
+    await until(began + SECONDS * 1000);
+    stop.abort();
+    await load;
+    const loadMs = Date.now() - began;
+
+    for (const [name, running] of Object.entries(processes)) {
+      t.equal(running.child.exitCode, null, `${name} is still running`);
+    }
+    t.same(
+      Object.keys(figures.errors).filter((kind) => / 500 /.test(kind)),
+      [],
+      "no request was answered 500",
+    );
+
+    // Every delivery acknowledged is stored once and processed once.
+    await eventually(
+      async () => {
+        const { rows } = await db.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM events WHERE type = 'ChangeEventProcessed'",
+        );
+        return rows[0]!.n >= acknowledged.deliveries.length;
+      },
+      { what: "every acknowledged delivery is processed", timeout: 180_000, interval: 500 },
+    );
+    const received = await countBy(db.pool, "ChangeEventReceived", "data->>'eventId'");
+    const processed = await countBy(db.pool, "ChangeEventProcessed", "data->'result'->>'done'");
+    t.same(
+      acknowledged.deliveries.filter((id) => received.get(id) !== 1),
+      [],
+      "every acknowledged delivery is stored exactly once",
+    );
+    t.same(
+      acknowledged.deliveries.filter((id) => processed.get(id) !== 1),
+      [],
+      "every acknowledged delivery is processed exactly once",
+    );
+    t.same(
+      [...processed].filter(([, n]) => n > 1),
+      [],
+      "no delivery is processed twice",
+    );
+
+    // Every directory change, made through annal or outside it, is in the log exactly once.
+    const lastOf = (values: readonly string[]) => values.at(-1);
+    for (const [dn, attribute, values] of [
+      [GRAPHQL_WRITE_DN, "title", acknowledged.titles],
+      [OUTSIDE_WRITE_DN, "description", acknowledged.descriptions],
+    ] as const) {
+      await eventually(
+        async () => (await changesSetting(db.pool, dn, attribute)).has(lastOf(values) ?? ""),
+        { what: `capture records the last ${attribute} written`, timeout: 120_000, interval: 500 },
+      );
+      const recorded = await changesSetting(db.pool, dn, attribute);
+      t.same(
+        values.filter((value) => recorded.get(value) !== 1),
+        [],
+        `every ${attribute} written (${values.length}) is one change in the log`,
+      );
+    }
+
+    const report = {
+      seconds: Math.round(loadMs / 1000),
+      processes: "2 api, 2 workers, 1 projector",
+      faults,
+      served: figures.served,
+      servedTotal: Object.values(figures.served).reduce((a, b) => a + b, 0),
+      errors: figures.errors,
+      longestPauseMs: figures.longestPauseMs,
+      longestPauseBy: figures.longestPauseBy,
+      acknowledged: {
+        deliveries: acknowledged.deliveries.length,
+        graphqlWrites: acknowledged.titles.length,
+        outsideWrites: acknowledged.descriptions.length,
+      },
+    };
+    const file = path.join(tmpdir(), "annal-scale-figures.json");
+    writeFileSync(file, JSON.stringify(report, null, 2));
+    t.comment(`scale figures (also in ${file}):\n${JSON.stringify(report, null, 2)}`);
+  },
+);
+
+async function countBy(
+  pool: import("../../src/db/index.ts").Pool,
+  type: string,
+  key: string,
+): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ key: string; n: number }>(
+    `SELECT ${key} AS key, count(*)::int AS n FROM events WHERE type = $1 GROUP BY 1`,
+    [type],
+  );
+  return new Map(rows.map((r) => [r.key, r.n]));
+}
+
+/** How many EntryModified events of `dn` set `attribute` to each value (it was not that before). */
+async function changesSetting(
+  pool: import("../../src/db/index.ts").Pool,
+  dn: string,
+  attribute: string,
+): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ before: unknown; after: unknown }>(
+    `SELECT data->'before'->'attributes'->$2 AS before, data->'after'->'attributes'->$2 AS after
+       FROM events WHERE type = 'EntryModified' AND lower(data->>'dn') = lower($1)`,
+    [dn, attribute],
+  );
+  const counts = new Map<string, number>();
+  for (const { before, after } of rows) {
+    const value = Array.isArray(after) ? String(after[0]) : undefined;
+    const was = Array.isArray(before) ? String(before[0]) : undefined;
+    if (value !== undefined && value !== was) counts.set(value, (counts.get(value) ?? 0) + 1);
+  }
+  return counts;
+}
