@@ -178,7 +178,7 @@ ${GATEWAY_TOML}`,
       },
       { what: "every acknowledged delivery is processed", timeout: 180_000, interval: 500 },
     );
-    const received = await countBy(db.pool, "ChangeEventReceived", "data->>'eventId'");
+    const received = await countBy(db.pool, "ChangeEventReceived", "data->'envelope'->>'eventId'");
     const processed = await countBy(db.pool, "ChangeEventProcessed", "data->'result'->>'done'");
     t.same(
       acknowledged.deliveries.filter((id) => received.get(id) !== 1),

@@ -60,7 +60,9 @@ async function loop(
     try {
       outcome = await attempt();
     } catch (error) {
-      outcome = { ok: false, status: 0, code: (error as Error).name || "Error" };
+      // fetch's TypeError says little: its cause names the socket's failure (ECONNREFUSED).
+      const cause = (error as { cause?: { code?: string } }).cause?.code;
+      outcome = { ok: false, status: 0, code: cause ?? ((error as Error).name || "Error") };
     }
     const now = Date.now();
     if (outcome.ok) {
@@ -91,10 +93,12 @@ async function codeOf(response: Response): Promise<string> {
   try {
     const body = JSON.parse(text) as {
       code?: string;
+      error?: { code?: string } | string;
       errors?: { extensions?: { annalCode?: string; code?: string } }[];
     };
     return (
       body.code ??
+      (typeof body.error === "object" ? body.error.code : body.error) ??
       body.errors?.[0]?.extensions?.annalCode ??
       body.errors?.[0]?.extensions?.code ??
       "-"
@@ -205,6 +209,8 @@ export function runLoad(
       return { ok: false, status: 0, code: (error as Error).name };
     }
     acknowledged.descriptions.push(value);
+    // Another system's pace, not a flood: about 5 changes a second.
+    await pause(200, undefined, { signal: stop }).catch(() => {});
     return { ok: true, status: 200, code: "" };
   };
   return Promise.all([
