@@ -44,6 +44,9 @@ export const PAUSE_POINTS = [
   // from the directory and is about to compare them with the log; the subject is "poll" or
   // "reconcile".
   "capture.poll.pageRead",
+  // src/projector/apply-batch.ts: a projection has read its next batch of events and is about
+  // to apply it (its checkpoint not yet moved); the subject is the projection's name.
+  "projector.batch.beforeApply",
 ] as const;
 
 export type PausePointName = (typeof PAUSE_POINTS)[number];

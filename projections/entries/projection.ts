@@ -18,11 +18,12 @@ import { indexEntryValues } from "./values.ts";
  * entries the batch touched. A batch costs a few statements whatever its size: each entry's
  * outcome is worked out here and written at once.
  *
- * Version 2: `entry_values`, `entry_value_counts` and the (type, dn) index.
+ * Version 2: `entry_values`, `entry_value_counts` and the (type, dn) index. Version 3:
+ * `created_position`, the directory's order of its entries.
  */
 export const entriesProjection: Projection<EntryEventType> = {
   name: ENTRIES_PROJECTION,
-  version: 2,
+  version: 3,
   handles: ENTRY_EVENT_TYPES,
   tables: entriesTables,
   indexes: entriesIndexes,
@@ -67,6 +68,7 @@ export const entriesProjection: Projection<EntryEventType> = {
               ? (operationalTime(state, "modifyTimestamp") ?? last.occurredAt)
               : last.occurredAt,
           version: last.streamVersion,
+          created_position: first.position,
           position: last.position,
           transaction_id: last.transactionId,
         },
@@ -81,15 +83,15 @@ export const entriesProjection: Projection<EntryEventType> = {
         `WITH r AS (
            SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(entry_uuid uuid, type text, dn text,
                   dn_norm text, attributes jsonb, operational jsonb, created_at timestamptz,
-                  modified_at timestamptz, version bigint, position bigint, transaction_id xid8)),
+                  modified_at timestamptz, version bigint, created_position bigint, position bigint, transaction_id xid8)),
               same AS (
            SELECT e.entry_uuid FROM ${table("entries")} AS e JOIN r USING (entry_uuid)
             WHERE e.type IS NOT DISTINCT FROM r.type AND e.attributes = r.attributes
               AND e.operational = r.operational),
               written AS (
            INSERT INTO ${table("entries")} AS e
-             (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
-           SELECT entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id
+             (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id)
+           SELECT entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id
              FROM r
            ON CONFLICT (entry_uuid) DO UPDATE SET
              type = EXCLUDED.type, dn = EXCLUDED.dn, dn_norm = EXCLUDED.dn_norm,

@@ -39,6 +39,12 @@ export interface EntriesRow {
   readonly modified_at: Date;
   /** The entry stream's version this row is. */
   readonly version: number;
+  /**
+   * The log position of the event that made the entry (its add, or its first snapshot): the
+   * order entries were created in, which is the order a directory such as OpenLDAP's back-mdb
+   * returns them in (by entry id), kept through renames and moves as the directory keeps it.
+   */
+  readonly created_position: number;
   readonly position: number;
   readonly transaction_id: string;
 }
@@ -70,6 +76,7 @@ export const entriesTables = (table: (name: string) => string): readonly string[
      created_at timestamptz NOT NULL,
      modified_at timestamptz NOT NULL,
      version bigint NOT NULL,
+     created_position bigint NOT NULL,
      position bigint NOT NULL,
      transaction_id xid8 NOT NULL)`,
   `CREATE TABLE ${table("entry_values")} (
@@ -94,6 +101,7 @@ export const entriesTables = (table: (name: string) => string): readonly string[
 export const entriesIndexes = (table: (name: string) => string): readonly string[] => [
   `CREATE INDEX ON ${table("entries")} (type, entry_uuid)`,
   `CREATE INDEX ON ${table("entries")} (dn_norm)`,
+  `CREATE INDEX ON ${table("entries")} (created_position)`,
   `CREATE INDEX entries_type_dn ON ${table("entries")} (type, dn_norm COLLATE "C", entry_uuid)`,
   `CREATE INDEX ON ${table("entries")} USING gin (attributes jsonb_path_ops)`,
   `CREATE INDEX entry_values_match ON ${table("entry_values")}

@@ -6,6 +6,7 @@ import { hooksPlugin } from "../hooks/index.ts";
 import { waitForProjection } from "../projector/index.ts";
 import { restPlugin } from "../rest/index.ts";
 import { webPlugin } from "../web/index.ts";
+import { NameSet } from "../events/index.ts";
 import type { Services } from "./services.ts";
 
 /**
@@ -58,17 +59,30 @@ export async function mountChannels(
     // Each write a mutation makes is recorded first, so its captured change names it.
     beforeWrite: (write) => recordMutationWrite({ pool, store }, write),
     // Read-your-writes: before a mutation answers, its change is captured and the
-    // projections the REST channel reads show it.
+    // projections the REST channel and the gateway read show it.
     ...(capture && source
       ? {
-          afterWrite: async () => {
+          afterWrite: async (_write, timeoutMs) => {
             // Nothing recorded means another pass (or the first-start import) already
             // holds the change: then wait for everything stored so far.
+            const deadline = Date.now() + timeoutMs;
             const { position } = await captureOnce(capture, source);
             const target = position ?? (await store.head());
             for (const projection of CHANGE_READERS) {
-              await waitForProjection(pool, projection, target);
+              await waitForProjection(pool, projection, target, Math.max(1, deadline - Date.now()));
             }
+            return target;
+          },
+        }
+      : {}),
+    // The gateway's reads from the projections: what capture records.
+    ...(capture && directory.schema && config.directory
+      ? {
+          projection: {
+            db: pool,
+            base: config.directory.base,
+            schema: directory.schema,
+            redacted: new NameSet(config.directory.capture.redact),
           },
         }
       : {}),

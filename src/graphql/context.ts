@@ -108,6 +108,9 @@ export interface FieldReads {
   every: boolean;
 }
 
+/** Where a field's entries come from: `[graphql] reads`, or a directive's `reads` argument. */
+export type ReadSource = "projection" | "directory";
+
 /** The context of one GraphQL request: what a directive (or a resolver) knows of its request. */
 export interface GatewayContext {
   /** A uuid of the request's own (also sent as `x-request-id`). */
@@ -129,6 +132,13 @@ export interface GatewayContext {
   readonly directory: DirectoryClient | undefined;
   /** Batched, cached lookups for this request; undefined without a directory. */
   readonly loaders: EntryLoaders | undefined;
+  /**
+   * The directory and loaders of a field whose directive says where it reads (`reads:
+   * DIRECTORY` or `PROJECTION`); undefined when the gateway has no such source (no capture).
+   */
+  readonly readsFrom?: (
+    source: ReadSource,
+  ) => { directory: DirectoryClient; loaders: EntryLoaders } | undefined;
   /**
    * The attributes this request's searches read entries with: the loaders read with the same,
    * so that an entry a search primes them with is the entry a lookup would read.

@@ -16,6 +16,7 @@ import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EngineDeps } from "../workflow/index.ts";
 import type { DirectoryWrite, GatewayContext } from "./context.ts";
+import type { LogPosition } from "../store/index.ts";
 import {
   codedError,
   formatGraphqlError,
@@ -32,6 +33,8 @@ import { DocumentCache } from "./document-cache.ts";
 import { parseLimited, validationRules } from "./limits.ts";
 import { graphqlResponseStatus, responseMediaType, type ResponseMediaType } from "./media-type.ts";
 import { createEntryLoaders } from "./loaders.ts";
+import { projectionDirectory, type ProjectionSource } from "./projection-reads.ts";
+import { ReadState } from "./read-state.ts";
 import { costLimitRule } from "./cost.ts";
 import { entryBudget } from "./entry-budget.ts";
 import { valueDepth } from "./value-depth.ts";
@@ -54,9 +57,16 @@ export interface GraphqlPluginOptions {
   readonly log: Logger;
   /**
    * Called after each directory write a mutation makes, before its answer is sent: the place
-   * to capture the change and wait until the projections show it.
+   * to capture the change and wait until the projections show it, at most `timeoutMs`
+   * (`[graphql] readYourWritesTimeout`); it answers the log position they reached. A
+   * `ProjectionTimeoutError` makes the rest of the request read the directory.
    */
-  readonly afterWrite?: (write: DirectoryWrite) => Promise<void>;
+  readonly afterWrite?: (write: DirectoryWrite, timeoutMs: number) => Promise<LogPosition | void>;
+  /**
+   * What capture records, for reading it from the projections (`[graphql] reads`); without
+   * it every read goes to the directory.
+   */
+  readonly projection?: ProjectionSource;
   /**
    * Called just before each directory write (e.g. to note the write's cause so that capture
    * links the change to it). If it throws, the write is not made and the mutation fails.
@@ -232,14 +242,15 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
           );
         }
         const { operationName, query, variables } = getGraphQLParameters(helixRequest);
-        const context = (reads: Reads) => gatewayContext(caller, request, options, reads);
+        const state = await ReadState.start(options);
+        const context = (reads: Reads) => gatewayContext(caller, request, options, reads, state);
         const { status, headers, payload } = await runDocument(gateway, limits, context, {
           operationName,
           query,
           variables,
           request: helixRequest,
         });
-        return answer(reply.headers(headers), request, mediaType, status, payload);
+        return answer(reply.headers(headers), request, mediaType, status, payload, state);
       },
     });
   };
@@ -252,7 +263,8 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
     operationName,
   }) => {
     const gateway = await gatewayOf();
-    const context = (reads: Reads) => gatewayContext(caller, request, options, reads);
+    const state = await ReadState.start(options);
+    const context = (reads: Reads) => gatewayContext(caller, request, options, reads, state);
     const { payload } = await runDocument(gateway, limits, context, {
       operationName,
       query: source,
@@ -374,28 +386,61 @@ function gatewayContext(
   request: ContextRequest,
   options: GraphqlPluginOptions,
   reads: Reads,
+  state: ReadState,
 ): GatewayContext {
   const { config } = options;
-  const directory =
-    options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);
   const { attributes, binaryAttributes } = reads;
+  // One budget for both sources: `maxEntries` bounds what the request reads, wherever from.
+  const budgeted =
+    options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);
+  const sources = {
+    directory: budgeted && {
+      directory: budgeted,
+      loaders: createEntryLoaders({ directory: budgeted, attributes, binaryAttributes }),
+    },
+    projection:
+      budgeted && options.projection
+        ? (() => {
+            const directory = projectionDirectory(budgeted, options.projection);
+            return {
+              directory,
+              loaders: createEntryLoaders({ directory, attributes, binaryAttributes }),
+            };
+          })()
+        : undefined,
+  };
+  const current = () => sources[state.source] ?? sources.directory;
+  const afterWrite = options.afterWrite;
   return {
     requestId: request.id,
     viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
     clock: () => ({ now: new Date(), timeZone: config.rest.timeZone }),
     accessAt: (at) => accessAt(options.pool, at),
     workflows: options.workflows && { engine: options.workflows },
-    directory,
-    loaders:
-      directory === undefined
-        ? undefined
-        : createEntryLoaders({ directory, attributes, binaryAttributes }),
+    get directory() {
+      return current()?.directory;
+    },
+    get loaders() {
+      return current()?.loaders;
+    },
+    readsFrom: (source) => sources[source],
     attributes,
     binaryAttributes,
     languages: acceptedLanguages(request.headers["accept-language"]),
     log: request.log as unknown as Logger,
     beforeWrite: options.beforeWrite,
-    afterWrite: options.afterWrite,
+    afterWrite:
+      afterWrite &&
+      (async (write) => {
+        // The other source's loaders have not seen the write either.
+        sources.projection?.loaders.forget(write.dn);
+        sources.directory?.loaders.forget(write.dn);
+        if (write.newDN !== undefined) {
+          sources.projection?.loaders.forget(write.newDN);
+          sources.directory?.loaders.forget(write.newDN);
+        }
+        await state.written(() => afterWrite(write, config.graphql.readYourWritesTimeout));
+      }),
   };
 }
 
@@ -437,6 +482,7 @@ function answer(
   mediaType: ResponseMediaType,
   status: number,
   payload: Payload,
+  state: ReadState,
 ) {
   const fallback: GraphqlCode =
     status === 405
@@ -475,6 +521,7 @@ function answer(
   const body = {
     ...(payload.data === undefined ? {} : { data: payload.data }),
     ...(errors.length === 0 ? {} : { errors }),
+    ...state.extensions(),
   };
   return reply
     .code(unreachable && mediaType !== "application/json" ? 503 : finalStatus)

@@ -1,5 +1,6 @@
 import type { PoolClient, Queryable } from "../db/index.ts";
 import { eventsOfTypes } from "../events/index.ts";
+import { pausePoint } from "../pause-points.ts";
 import {
   markLogReader,
   readAll,
@@ -80,6 +81,7 @@ export async function applyBatch(
   if (!checkpoint) throw new Error(`projection schema ${schema} is missing`);
   const events = await read(tx, checkpoint, batchSize);
   if (events.length === 0) return 0;
+  await pausePoint("projector.batch.beforeApply", projection.name);
   // Its xid no longer holds back the other readers of the log while it applies.
   await markLogReader(tx);
   await applyEvents(tx, projection, schema, events, memory);

@@ -7,5 +7,5 @@ export {
 export type { ProjectorOptions } from "./projector.ts";
 export { rebuildProjection as replayProjection } from "./rebuild.ts";
 export type { RebuildOptions } from "./rebuild.ts";
-export { liveTable, schemaNames, tableIn } from "./schema.ts";
+export { liveTable, readCheckpoint, schemaNames, tableIn } from "./schema.ts";
 export type { AnyProjection, Projection, ProjectionContext, ProjectionStatus } from "./types.ts";

@@ -387,9 +387,9 @@ t.test("exports stream with backpressure; more than maxConcurrent at once get 42
   // 20,000 entries of 1 kB straight into the projection: far more than socket buffers hold.
   await pool.query(
     `INSERT INTO projection_entries.entries
-       (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
+       (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id)
      SELECT gen_random_uuid(), 'user', 'uid=u' || g || ',${PEOPLE}', 'uid=u' || g || ',${PEOPLE}',
-            jsonb_build_object('cn', jsonb_build_array(repeat('x', 1000))), '{}', now(), now(), 1, g, '1'::xid8
+            jsonb_build_object('cn', jsonb_build_array(repeat('x', 1000))), '{}', now(), now(), 1, g, g, '1'::xid8
        FROM generate_series(1, 20000) AS g`,
   );
   const address = await app.listen({ host: "127.0.0.1", port: 0 });

@@ -348,10 +348,10 @@ t.test("real responses, successes and every kind of error, are as the document s
   // more than socket buffers hold), and a second export meets the limit.
   await annal.db.pool.query(
     `INSERT INTO projection_entries.entries
-       (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
+       (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id)
      SELECT gen_random_uuid(), 'user', 'uid=bulk' || g || ',ou=people,dc=example,dc=org',
             'uid=bulk' || g || ',ou=people,dc=example,dc=org',
-            jsonb_build_object('cn', jsonb_build_array(repeat('x', 1000))), '{}', now(), now(), 1, g, '1'::xid8
+            jsonb_build_object('cn', jsonb_build_array(repeat('x', 1000))), '{}', now(), now(), 1, g, g, '1'::xid8
        FROM generate_series(1, 20000) AS g`,
   );
   const slow = httpRequest(new URL("/api/entries/users?fields=cn&filename=big.csv", annal.url), {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { integer, type SectionContext, text } from "../fields.ts";
+import { duration, integer, type SectionContext, text } from "../fields.ts";
 import { resolve } from "node:path";
 import { restBackendsSection } from "./rest-backends.ts";
 
@@ -99,6 +99,21 @@ export function graphqlSection(ctx: SectionContext) {
               "The DN a mutation writes as (RFC 4370 proxied authorization), so that the directory's log and annal's change history name the account: `{name}` is the service account's name, `{id}` its id, `{base}` the directory's base DN. It must contain `{name}` or `{id}`.",
             example: "uid={name},ou=robots,{base}",
           }),
+        reads: z
+          .enum(["projection", "directory"], {
+            error: 'expected "projection" or "directory"',
+          })
+          .default("projection")
+          .meta({
+            description:
+              'Where the `@ldap*` read directives read entries: `"projection"`, the `entries` projection of the event log whenever the read lies inside what capture records (below `[directory] base`, no redacted attribute, a filter the projection compares as the directory does), else the directory; `"directory"`, always the directory. A field overrides it with its directive\'s `reads: DIRECTORY` or `reads: PROJECTION`. Without capture (`[directory.capture]`), always the directory.',
+            example: "directory",
+          }),
+        readYourWritesTimeout: duration().prefault("5s").meta({
+          description:
+            "How long a mutation waits, at most, until capture has recorded its change and the projections show it. Past it, the mutation's answer and the rest of its request read the directory; `extensions.logPosition` of each response says which log position its projection reads reflect.",
+          example: "2s",
+        }),
         limits: limits(),
         types: z
           .record(

@@ -1,3 +1,4 @@
+import type { ReadSource } from "../context.ts";
 import { BadUserInputError } from "../errors.ts";
 import type { EntryObject } from "../entry.ts";
 import { decodeId } from "./values.ts";
@@ -8,6 +9,7 @@ import {
   dnsIn,
   needAttribute,
   NOTHING,
+  readSourceOf,
   shapeOf,
   siteError,
   textValuesOf,
@@ -27,6 +29,7 @@ import { getPossibleTypeNames } from "./types.ts";
 export const ldapFind: DirectiveCompiler = (site) => {
   const spec = searchSpec(site);
   const paged = site.args.disablePaging !== true;
+  const reads = readSourceOf(site);
   const shape = shapeOf(site.field);
   if (shape.list) throw siteError(site, "finds one entry: the field's type must not be a list");
   return async (input) => {
@@ -34,6 +37,7 @@ export const ldapFind: DirectiveCompiler = (site) => {
     if (base === undefined) return null;
     const entries = await searchEntries(input, base, spec, searchFilter(spec, input), 2, {
       paged,
+      reads,
     });
     return entries.length === 1 ? entries[0]!.as(shape.concrete) : null;
   };
@@ -68,8 +72,9 @@ export const ldapFindByAttribute: DirectiveCompiler = (site) => {
   // entries it finds, and only the values that match (`byAttribute`), unless the request
   // reads it whole for another field.
   const shape = shapeOf(site.field);
+  const reads = readSourceOf(site);
   return async (input) => {
-    const { loaders } = directoryOf(input.context);
+    const { loaders } = directoryOf(input.context, reads);
     const base = baseDN(spec, input);
     const values = textIn(input.value);
     if (base === undefined || values.length === 0) return shape.list ? [] : null;
@@ -113,6 +118,7 @@ export const ldapFindByDn: DirectiveCompiler = (site) => {
     );
   }
   const shape = shapeOf(site.field);
+  const reads = readSourceOf(site);
   return async (input) => {
     const dns =
       fixed !== undefined
@@ -122,7 +128,7 @@ export const ldapFindByDn: DirectiveCompiler = (site) => {
           : input.value !== NOTHING
             ? dnsIn(input.value)
             : dnsIn(input.args.dn);
-    return loadEntries(input, dns, shape.list, shape.concrete);
+    return loadEntries(input, dns, shape.list, shape.concrete, reads);
   };
 };
 
@@ -132,8 +138,9 @@ export async function loadEntries(
   dns: readonly string[],
   list: boolean,
   typeName: string | undefined,
+  reads?: ReadSource,
 ): Promise<EntryObject | EntryObject[] | null> {
-  const { loaders } = directoryOf(input.context);
+  const { loaders } = directoryOf(input.context, reads);
   if (!list) {
     if (dns[0] === undefined) return null;
     return (await loaders.byDN.load(dns[0]))?.as(typeName) ?? null;

@@ -4,8 +4,10 @@ import type { FilterNode } from "../../filters/index.ts";
 import { connection, pageRequest } from "../connection.ts";
 import { EntryObject } from "../entry.ts";
 import { baseDN, searchFilter, searchSpec, type SearchSpec } from "./search-spec.ts";
+import type { ReadSource } from "../context.ts";
 import {
   directoryOf,
+  readSourceOf,
   siteError,
   type DirectiveCompiler,
   type DirectiveSite,
@@ -37,9 +39,9 @@ export async function searchEntries(
   spec: Pick<SearchSpec, "scope">,
   filter: FilterNode,
   limit: number,
-  options: { paged?: boolean } = {},
+  options: { paged?: boolean; reads?: ReadSource | undefined } = {},
 ): Promise<EntryObject[]> {
-  const { directory, loaders } = directoryOf(input.context);
+  const { directory, loaders } = directoryOf(input.context, options.reads);
   const { attributes, binaryAttributes } = input.context;
   const entries: EntryObject[] = [];
   try {
@@ -67,8 +69,9 @@ async function countEntries(
   base: string,
   spec: SearchSpec,
   filter: FilterNode,
+  reads: ReadSource | undefined,
 ): Promise<number> {
-  const { directory } = directoryOf(input.context);
+  const { directory } = directoryOf(input.context, reads);
   let count = 0;
   try {
     for await (const page of directory.search(base, {
@@ -95,18 +98,21 @@ async function countEntries(
 export const ldapSearch: DirectiveCompiler = (site) => {
   const spec = searchSpec(site);
   const node = connectionNodeType(site);
+  const reads = readSourceOf(site);
   return async (input) => {
     const base = baseDN(spec, input);
     const filter = searchFilter(spec, input);
     const scope = `${site.owner.name}.${site.field.name}|${base}|${spec.scope}|${renderFilter(filter)}`;
     const page = pageRequest(input.args, scope);
     if (base === undefined) return connection([], page, false, scope, () => 0);
-    const entries = await searchEntries(input, base, spec, filter, page.offset + page.first + 1);
+    const entries = await searchEntries(input, base, spec, filter, page.offset + page.first + 1, {
+      reads,
+    });
     const nodes = entries
       .slice(page.offset, page.offset + page.first)
       .map((entry) => entry.as(node.concrete ? node.name : undefined));
     return connection(nodes, page, entries.length > page.offset + page.first, scope, () =>
-      countEntries(input, base, spec, filter),
+      countEntries(input, base, spec, filter, reads),
     );
   };
 };

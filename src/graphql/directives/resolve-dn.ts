@@ -7,6 +7,7 @@ import {
   dnsIn,
   needAttribute,
   NOTHING,
+  readSourceOf,
   shapeOf,
   siteError,
   textValuesOf,
@@ -40,7 +41,8 @@ function dnSource(site: DirectiveSite): (input: StepInput) => string[] {
 export const resolveDn: DirectiveCompiler = (site) => {
   const dns = dnSource(site);
   const shape = shapeOf(site.field);
-  return (input) => loadEntries(input, dns(input), shape.list, shape.concrete);
+  const reads = readSourceOf(site);
+  return (input) => loadEntries(input, dns(input), shape.list, shape.concrete, reads);
 };
 
 /**

@@ -12,7 +12,7 @@ import {
   type GraphQLResolveInfo,
 } from "graphql";
 import type { DirectoryClient } from "../../directory/index.ts";
-import type { DirectiveEnvironment, FieldReads, GatewayContext } from "../context.ts";
+import type { DirectiveEnvironment, FieldReads, GatewayContext, ReadSource } from "../context.ts";
 import { isEntry, valuesOf, type EntryObject } from "../entry.ts";
 import { DirectoryNotConfiguredError, GatewaySchemaError } from "../errors.ts";
 import type { EntryLoaders } from "../loaders.ts";
@@ -147,14 +147,24 @@ export function fieldArgument(input: StepInput, name: string): unknown {
   return value === null ? undefined : value;
 }
 
-export function directoryOf(context: GatewayContext): {
+export function directoryOf(
+  context: GatewayContext,
+  reads?: ReadSource,
+): {
   directory: DirectoryClient;
   loaders: EntryLoaders;
 } {
   if (context.directory === undefined || context.loaders === undefined) {
     throw new DirectoryNotConfiguredError();
   }
-  return { directory: context.directory, loaders: context.loaders };
+  const chosen = reads === undefined ? undefined : context.readsFrom?.(reads);
+  return chosen ?? { directory: context.directory, loaders: context.loaders };
+}
+
+/** A read directive's `reads` argument (`DIRECTORY`, `PROJECTION`), if it has one. */
+export function readSourceOf(site: DirectiveSite): ReadSource | undefined {
+  const reads = site.args.reads;
+  return reads === "DIRECTORY" ? "directory" : reads === "PROJECTION" ? "projection" : undefined;
 }
 
 /** Text values of a parent's attribute or property (Buffers and objects left out). */

@@ -1,0 +1,252 @@
+import type { Queryable } from "../db/index.ts";
+import {
+  normalizeDN,
+  type DirectoryClient,
+  type DirectoryEntry,
+  type DirectorySchema,
+  type ReadOptions,
+  type SearchOptions,
+} from "../directory/index.ts";
+import type { NameSet } from "../events/index.ts";
+import { checkAttributes, compileFilterToSql, type FilterNode } from "../filters/index.ts";
+import { ENTRIES } from "../../projections/entries/index.ts";
+
+/**
+ * What capture records, which a read must lie within to be answered from the projection:
+ * the entries at and below the directory's base (the import and the accesslog cover them
+ * all), every attribute but the redacted ones.
+ */
+export interface ProjectionSource {
+  readonly db: Queryable;
+  /** `[directory] base`. */
+  readonly base: string;
+  readonly schema: DirectorySchema;
+  /** `[directory.capture] redact` with the built-in list: their values are not recorded. */
+  readonly redacted: NameSet;
+}
+
+/**
+ * Operational attributes the directory computes as it answers rather than stores: the
+ * projection computes them too (`entryDN` is the row's DN, `hasSubordinates` whether a row
+ * lies below it) and a filter on them goes to the directory.
+ */
+const COMPUTED = new Set(["entrydn", "hassubordinates"]);
+
+/** The largest page a projection search reads at once (a gateway search asks for fewer). */
+const PAGE_MAX = 500;
+
+/**
+ * The directory as the gateway's reads see it with `[graphql] reads = "projection"`: searches
+ * and reads that lie inside what capture records (`covers`) are answered from the `entries`
+ * projection, with the entries, order (the directory's: creation order, `created_position`),
+ * paging and values the directory would give; everything else, writes included, goes to
+ * `directory`. Matched values (RFC 3876) are not applied: every value comes, of which the
+ * loaders use the ones they asked for.
+ *
+ * @example
+ * const reads = projectionDirectory(client, { db: pool, base, schema, redacted });
+ * for await (const page of reads.search(PEOPLE, { filter })) ...; // from `entries`
+ */
+export function projectionDirectory(
+  directory: DirectoryClient,
+  source: ProjectionSource,
+): DirectoryClient {
+  const base = normalizeDN(source.base);
+  return new Proxy(directory, {
+    get(target, property, receiver) {
+      if (property === "search") {
+        return (dn: string, options: SearchOptions = {}) => {
+          const filter = coveredFilter(source, base, dn, options);
+          return filter === undefined
+            ? target.search(dn, options)
+            : searchProjection(source, dn, options, filter);
+        };
+      }
+      if (property === "get") {
+        return async (dn: string, options: ReadOptions = {}) => {
+          const filter = coveredFilter(source, base, dn, options);
+          if (filter === undefined) return target.get(dn, options);
+          for await (const page of searchProjection(
+            source,
+            dn,
+            { ...options, scope: "base" },
+            filter,
+          )) {
+            return page[0];
+          }
+          return undefined;
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? (value as Function).bind(target) : value; // eslint-disable-line @typescript-eslint/no-unsafe-function-type
+    },
+  });
+}
+
+/**
+ * The search's filter with the schema's names when the projection can answer it; undefined
+ * when it lies outside what capture records: above or beside the directory's base, a redacted
+ * attribute asked for or filtered on, or a filter the SQL compiler would read otherwise than
+ * the directory (an unknown attribute, a computed one, an approximate or ordering match,
+ * whose meaning depends on the attribute's matching rules).
+ */
+function coveredFilter(
+  source: ProjectionSource,
+  base: string,
+  dn: string,
+  options: ReadOptions & Pick<SearchOptions, "filter">,
+): FilterNode | undefined {
+  let normalized: string;
+  try {
+    normalized = normalizeDN(dn);
+  } catch {
+    return undefined;
+  }
+  if (normalized !== base && !normalized.endsWith(`,${base}`)) return undefined;
+  for (const name of options.attributes ?? []) {
+    if (source.redacted.has(name)) return undefined;
+  }
+  const filter = options.filter ?? { op: "present", attribute: "objectClass" };
+  let comparable = true;
+  const visit = (node: FilterNode): void => {
+    switch (node.op) {
+      case "and":
+      case "or":
+        node.filters.forEach(visit);
+        return;
+      case "not":
+        visit(node.filter);
+        return;
+      case "approx":
+      case "ge":
+      case "le":
+      case "gt":
+      case "lt":
+        comparable = false;
+        return;
+      default:
+        if (source.redacted.has(node.attribute) || COMPUTED.has(node.attribute.toLowerCase())) {
+          comparable = false;
+        }
+    }
+  };
+  visit(filter);
+  if (!comparable) return undefined;
+  const { ast, unknown } = checkAttributes(filter, (name) => source.schema.canonical(name));
+  return unknown.length === 0 ? ast : undefined;
+}
+
+interface EntryRow {
+  readonly dn: string;
+  readonly values: Record<string, string[]>;
+  readonly has_subordinates: boolean | null;
+}
+
+/** The scope's condition on `e.dn_norm`, binding the base's normalised DN. */
+function scopeSql(scope: NonNullable<SearchOptions["scope"]>, base: string): string {
+  const below = `right(e.dn_norm, length(${base}::text) + 1) = ',' || ${base}::text`;
+  switch (scope) {
+    case "base":
+      return `e.dn_norm = ${base}::text`;
+    case "children":
+      return below;
+    case "one":
+      // The part before the base is one RDN: no comma in it but escaped ones.
+      return `${below} AND left(e.dn_norm, length(e.dn_norm) - length(${base}::text) - 1) ~ '^([^,\\\\]|\\\\.)*$'`;
+    case "sub":
+      return `(e.dn_norm = ${base}::text OR ${below})`;
+  }
+}
+
+/** A search answered from `entries`, in pages as the directory would send them. */
+async function* searchProjection(
+  source: ProjectionSource,
+  dn: string,
+  options: SearchOptions,
+  filter: FilterNode,
+): AsyncGenerator<DirectoryEntry[], void, undefined> {
+  const params: unknown[] = [];
+  const bind = (value: unknown) => `$${params.push(value)}`;
+  const scope = scopeSql(options.scope ?? "sub", bind(normalizeDN(dn)));
+  const where = compileFilterToSql(filter, { attributesColumn: "e.a", params });
+  const select = selection(source.schema, options.attributes);
+  const subordinates = select.computed.has("hassubordinates")
+    ? `EXISTS (SELECT 1 FROM ${ENTRIES} AS c
+         WHERE right(c.dn_norm, length(e.dn_norm) + 1) = ',' || e.dn_norm)`
+    : "NULL::boolean";
+  const limit = options.sizeLimit ?? null;
+  const pageSize = Math.max(1, Math.min(options.pageSize ?? PAGE_MAX, PAGE_MAX));
+  const sql = `SELECT e.dn, e.a AS values, ${subordinates} AS has_subordinates
+      FROM (SELECT e.*, e.attributes || e.operational AS a FROM ${ENTRIES} AS e
+             WHERE ${scope}) AS e
+     WHERE ${where}
+     ORDER BY e.created_position, e.entry_uuid
+     LIMIT ${bind(limit)}::bigint OFFSET ${bind(0)}::bigint`;
+  const offsetParam = params.length - 1;
+  const binary = new Set((options.binaryAttributes ?? []).map((name) => baseName(name)));
+  const paged = options.paged !== false;
+  for (let offset = 0; ;) {
+    const count = limit === null ? pageSize : Math.min(pageSize, limit - offset);
+    if (count <= 0) return;
+    params[offsetParam - 1] = paged ? count : limit;
+    params[offsetParam] = offset;
+    const result = await source.db.query<EntryRow>(sql, params);
+    if (result.rows.length > 0) {
+      yield result.rows.map((row) => entryOf(source.schema, row, select, binary));
+    }
+    offset += result.rows.length;
+    if (!paged || result.rows.length < count) return;
+  }
+}
+
+const baseName = (name: string): string => (name.split(";")[0] ?? name).toLowerCase();
+
+/** Which attributes a search returns: by lower-case name, and the all-user and all-operational marks. */
+interface Selection {
+  readonly names: ReadonlySet<string>;
+  readonly allUser: boolean;
+  readonly allOperational: boolean;
+  readonly computed: ReadonlySet<string>;
+}
+
+/** The attributes asked for, as LDAP reads the list: none means every user attribute. */
+function selection(schema: DirectorySchema, attributes: readonly string[] | undefined): Selection {
+  const asked = attributes ?? [];
+  const names = new Set<string>();
+  let allUser = asked.length === 0;
+  let allOperational = false;
+  for (const name of asked) {
+    if (name === "*") allUser = true;
+    else if (name === "+") allOperational = true;
+    else if (name !== "1.1") names.add(baseName(schema.canonical(baseName(name)) ?? name));
+  }
+  const computed = new Set(
+    [...COMPUTED].filter((name) => allOperational || names.has(name.toLowerCase())),
+  );
+  return { names, allUser, allOperational, computed };
+}
+
+/** One row as the directory client gives an entry: the selected attributes, bytes for binary ones. */
+function entryOf(
+  schema: DirectorySchema,
+  row: EntryRow,
+  select: Selection,
+  binary: ReadonlySet<string>,
+): DirectoryEntry {
+  const attributes: Record<string, string[] | Buffer[]> = {};
+  for (const [name, values] of Object.entries(row.values)) {
+    const key = baseName(name);
+    if (COMPUTED.has(key)) continue;
+    const operational = schema.isOperational(name);
+    const wanted = select.names.has(key) || (operational ? select.allOperational : select.allUser);
+    if (!wanted || !Array.isArray(values)) continue;
+    attributes[name] = binary.has(key)
+      ? values.map((value) => Buffer.from(value, "base64"))
+      : values;
+  }
+  if (select.computed.has("entrydn")) attributes.entryDN = [row.dn];
+  if (select.computed.has("hassubordinates")) {
+    attributes.hasSubordinates = [row.has_subordinates === true ? "TRUE" : "FALSE"];
+  }
+  return { dn: row.dn, attributes };
+}
