@@ -16,6 +16,7 @@ import { startSlapd } from "../test/support/slapd.ts";
 import {
   benchDatabase,
   benchSize,
+  type BenchDatabase,
   cpuMs,
   fmt,
   machine,
@@ -26,6 +27,12 @@ import {
   sizeOption,
 } from "./support.ts";
 import { createAuthentication } from "../src/auth/index.ts";
+import { BUILT_IN_REDACTED_ATTRIBUTES } from "../src/config/index.ts";
+import { loadDirectorySchema } from "../src/directory/index.ts";
+import { NameSet } from "../src/events/index.ts";
+import { createNormalizer, importEntries } from "../src/capture/index.ts";
+import { Projector, waitForProjection } from "../src/projector/index.ts";
+import { allProjections } from "../projections/index.ts";
 
 const REQUESTS = 300;
 const WARMUP = 30;
@@ -91,6 +98,69 @@ function counted(directory: DirectoryClient): { client: DirectoryClient; trips: 
 /** People in the directory: the demo's 300 unless `--size` says (`--size 1m`). */
 const SIZE = benchSize(0);
 
+/**
+ * Where the gateway reads: `--reads projection` imports the directory into the log and reads
+ * the `entries` projection (`[graphql] reads = "projection"`); the default reads the directory.
+ */
+const READS: "projection" | "directory" = process.argv.includes("--reads")
+  ? process.argv[process.argv.indexOf("--reads") + 1] === "projection"
+    ? "projection"
+    : "directory"
+  : "directory";
+
+/**
+ * The directory's entries imported into the log as the first start imports them, and the
+ * projections brought up to date: what the gateway reads with `--reads projection`.
+ */
+async function importDirectory(
+  database: BenchDatabase,
+  slapd: { url: string; bindDN: string; password: string },
+) {
+  const directory = createDirectoryClient({ ...slapd, poolSize: 2 });
+  const quiet = { info() {}, warn() {}, error() {}, debug() {} };
+  try {
+    const store = await EventStore.open(database.pool);
+    const schema = await loadDirectorySchema(directory);
+    await importEntries(
+      {
+        pool: database.pool,
+        store,
+        directory,
+        normalizer: createNormalizer(schema, {
+          types: [
+            { name: "user", base: PEOPLE, filter: "(objectClass=inetOrgPerson)" },
+            {
+              name: "group",
+              base: `ou=groups,${SLAPD_BASE}`,
+              filter: "(objectClass=groupOfNames)",
+            },
+          ],
+          capture: {
+            source: "accesslog",
+            interval: 2000,
+            reconcileInterval: 600_000,
+            snapshotInterval: 0,
+            redact: [...BUILT_IN_REDACTED_ATTRIBUTES],
+          },
+        }),
+        base: SLAPD_BASE,
+        log: quiet,
+      },
+      // One writer: the log keeps the directory's order of its entries.
+      { reason: "import", writers: 1 },
+    );
+    const projector = await Projector.start({
+      pool: database.pool,
+      projections: allProjections.filter((projection) => projection.name === "entries"),
+      log: createLogger("silent"),
+    });
+    await waitForProjection(database.pool, "entries", await store.head(), 3_600_000);
+    await projector.stop();
+  } finally {
+    await directory.close();
+  }
+}
+
 /** The private slapd the requests read: the demo organisation, or one of `SIZE` people. */
 async function benchSlapd() {
   if (SIZE === 0) return startSlapd({ seedLdif: sampleLdif() });
@@ -103,6 +173,7 @@ const ROLE = "graphql-server";
 interface ServerData {
   readonly role: typeof ROLE;
   readonly database: string;
+  readonly reads: "projection" | "directory";
   readonly slapd: { readonly url: string; readonly bindDN: string; readonly password: string };
 }
 
@@ -126,6 +197,15 @@ async function serve(data: ServerData): Promise<void> {
   const store = await EventStore.open(pool);
   const { token } = await createToken(pool, store, { name: "bench", access: ["read"] });
   const { client, trips } = counted(directory);
+  const projection =
+    data.reads === "projection"
+      ? {
+          db: pool,
+          base: SLAPD_BASE,
+          schema: await loadDirectorySchema(directory),
+          redacted: new NameSet(BUILT_IN_REDACTED_ATTRIBUTES),
+        }
+      : undefined;
   await server.register(
     graphqlPlugin({
       pool,
@@ -134,6 +214,7 @@ async function serve(data: ServerData): Promise<void> {
       config,
       log: createLogger("silent"),
       gateway: await buildGateway(config),
+      ...(projection ? { projection } : {}),
     }),
   );
   const url = `${await server.listen({ host: "127.0.0.1", port: 0 })}/graphql`;
@@ -190,8 +271,10 @@ export async function graphqlBenchmark(): Promise<void> {
       return client;
     }),
   );
+  if (READS === "projection") await importDirectory(db, slapd);
   const server = await startServer({
     database: db.url,
+    reads: READS,
     slapd: { url: slapd.url, bindDN: slapd.bindDN, password: slapd.password },
   });
   try {
@@ -242,10 +325,10 @@ export async function graphqlBenchmark(): Promise<void> {
     };
 
     recordResults(
-      SIZE === 0 ? "graphql" : `graphql-${SIZE}`,
-      `## GraphQL gateway${SIZE === 0 ? "" : `, ${fmt(SIZE)} people`}
+      `graphql${READS === "projection" ? "-projection" : ""}${SIZE === 0 ? "" : `-${SIZE}`}`,
+      `## GraphQL gateway${SIZE === 0 ? "" : `, ${fmt(SIZE)} people`}${READS === "projection" ? ", reading the projections" : ""}
 
-Command: \`npm run bench -- graphql${sizeOption()}\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- graphql${sizeOption()}${READS === "projection" ? " --reads projection" : ""}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}; slapd from Debian (private, loopback)
 
 One request resolves 100 people with 5 fields each (\`uid displayName mail title

@@ -243,7 +243,8 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
         }
         const { operationName, query, variables } = getGraphQLParameters(helixRequest);
         const state = await ReadState.start(options);
-        const context = (reads: Reads) => gatewayContext(caller, request, options, reads, state);
+        const context = (reads: Reads, mutation: boolean) =>
+          gatewayContext(caller, request, options, reads, state, mutation);
         const { status, headers, payload } = await runDocument(gateway, limits, context, {
           operationName,
           query,
@@ -264,7 +265,8 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
   }) => {
     const gateway = await gatewayOf();
     const state = await ReadState.start(options);
-    const context = (reads: Reads) => gatewayContext(caller, request, options, reads, state);
+    const context = (reads: Reads, mutation: boolean) =>
+      gatewayContext(caller, request, options, reads, state, mutation);
     const { payload } = await runDocument(gateway, limits, context, {
       operationName,
       query: source,
@@ -313,7 +315,7 @@ function documentLimits(config: AnnalConfig) {
 async function runDocument(
   gateway: Gateway,
   limits: DocumentLimits,
-  context: (reads: Reads) => GatewayContext,
+  context: (reads: Reads, mutation: boolean) => GatewayContext,
   params: {
     readonly operationName: string | undefined;
     readonly query: string | undefined;
@@ -346,7 +348,8 @@ async function runDocument(
     validate: (schema, document) =>
       limits.documents.validate(schema, document, [costLimitRule(limits.maxCost, () => given)]),
     // The context is made for the document: its searches read what its fields need.
-    contextFactory: ({ document, operation }) => context(gateway.reads.of(document, operation)),
+    contextFactory: ({ document, operation }) =>
+      context(gateway.reads.of(document, operation), operation?.operation === "mutation"),
   });
   if (result.type === "RESPONSE") {
     // Helix's own headers but its Content-Type, which the answer sets: `Allow` for a 405.
@@ -387,8 +390,13 @@ function gatewayContext(
   options: GraphqlPluginOptions,
   reads: Reads,
   state: ReadState,
+  mutation: boolean,
 ): GatewayContext {
   const { config } = options;
+  // A mutation checks the entry it writes, and answers with it, as the directory has it: the
+  // projections may not show it yet (a change another writer just made, an import not yet
+  // applied). Its wait for its change makes the requests after it read their writes.
+  if (mutation) state.readDirectory();
   const { attributes, binaryAttributes } = reads;
   // One budget for both sources: `maxEntries` bounds what the request reads, wherever from.
   const budgeted =

@@ -1,6 +1,6 @@
 import type { AnnalConfig } from "../config/index.ts";
 import type { Queryable } from "../db/index.ts";
-import { ProjectionTimeoutError, readCheckpoint, schemaNames } from "../projector/index.ts";
+import { readCheckpoint, schemaNames } from "../projector/index.ts";
 import { comparePositions, type LogPosition } from "../store/index.ts";
 import type { ReadSource } from "./context.ts";
 
@@ -10,10 +10,10 @@ const ENTRIES = "entries";
 /**
  * Where one request reads entries, and which log position its answer reflects
  * (`extensions.logPosition`): the `entries` projection's checkpoint when the request began,
- * raised to the position each of its mutations waited for (read-your-writes). A mutation
- * whose change the projections did not show within `[graphql] readYourWritesTimeout` turns
- * the rest of the request to the directory (`extensions.reads: "directory"`), so that its
- * answer still shows the write.
+ * raised to the position each of its mutations waited for (read-your-writes: the requests
+ * after it read their writes). A mutation reads the directory (`extensions.reads:
+ * "directory"`), so its answer shows its write whether or not the projections show it within
+ * `[graphql] readYourWritesTimeout`; a query reads the projections.
  *
  * @example
  * const state = await ReadState.start({ config, projection });
@@ -52,19 +52,20 @@ export class ReadState {
     return this.#source;
   }
 
+  /** Turns the request's reads to the directory (a mutation's). */
+  readDirectory(): void {
+    this.#source = "directory";
+  }
+
   /**
    * Runs a mutation's wait for its change (`afterWrite`): the position it reached raises the
-   * request's; a timeout turns the request to the directory (and is thrown on, to be logged).
+   * request's. A `ProjectionTimeoutError` is thrown on (the mutation logs it) and leaves the
+   * position where it was: the answer, read from the directory, stands.
    */
   async written(wait: () => Promise<LogPosition | void>): Promise<void> {
-    try {
-      const reached = await wait();
-      if (reached && (!this.#position || comparePositions(reached, this.#position) > 0)) {
-        this.#position = reached;
-      }
-    } catch (error) {
-      if (error instanceof ProjectionTimeoutError) this.#source = "directory";
-      throw error;
+    const reached = await wait();
+    if (reached && (!this.#position || comparePositions(reached, this.#position) > 0)) {
+      this.#position = reached;
     }
   }
 
