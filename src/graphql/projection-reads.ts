@@ -176,7 +176,8 @@ async function* searchProjection(
     : "NULL::boolean";
   const limit = options.sizeLimit ?? null;
   const pageSize = Math.max(1, Math.min(options.pageSize ?? PAGE_MAX, PAGE_MAX));
-  const sql = `SELECT e.dn, e.a AS values, ${subordinates} AS has_subordinates
+  const values = valuesSql(select, options.matchedValues, bind);
+  const sql = `SELECT e.dn, ${values} AS values, ${subordinates} AS has_subordinates
       FROM (SELECT e.*, e.attributes || e.operational AS a FROM ${ENTRIES} AS e
              WHERE ${scope}) AS e
      WHERE ${where}
@@ -197,6 +198,39 @@ async function* searchProjection(
     offset += result.rows.length;
     if (!paged || result.rows.length < count) return;
   }
+}
+
+/**
+ * The attributes a row brings, chosen in the database: a group's thousands of members stay
+ * there when no field reads them. The matched values (RFC 3876) of one attribute, when every
+ * equality item names that one (the loaders' lookups by attribute), keep only its values that
+ * equal one of the items', folded as the filters compare; other items keep every value.
+ */
+function valuesSql(
+  select: Selection,
+  matchedValues: readonly FilterNode[] | undefined,
+  bind: (value: unknown) => string,
+): string {
+  if (select.allUser && select.allOperational) return "e.a";
+  const whole = [
+    ...(select.allUser ? ["e.attributes"] : []),
+    ...(select.allOperational ? ["e.operational"] : []),
+  ];
+  const equal = (matchedValues ?? []).flatMap((item) => (item.op === "eq" ? [item] : []));
+  const matched = new Set(equal.map((item) => baseName(item.attribute)));
+  let value = "a.value";
+  if (matched.size === 1 && !whole.length) {
+    const name = bind([...matched][0]);
+    const wanted = bind(equal.map((item) => item.value.toLowerCase()));
+    value = `CASE WHEN lower(a.key) = ${name}::text
+      THEN (SELECT coalesce(jsonb_agg(v.value), '[]'::jsonb)
+              FROM jsonb_array_elements_text(a.value) AS v(value)
+             WHERE lower(v.value) = ANY(${wanted}::text[]))
+      ELSE a.value END`;
+  }
+  const named = `coalesce((SELECT jsonb_object_agg(a.key, ${value}) FROM jsonb_each(e.a) AS a
+      WHERE lower(a.key) = ANY(${bind([...select.names])}::text[])), '{}'::jsonb)`;
+  return [named, ...whole].join(" || ");
 }
 
 const baseName = (name: string): string => (name.split(";")[0] ?? name).toLowerCase();
