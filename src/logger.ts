@@ -200,6 +200,11 @@ export interface LoggerOptions {
    * is a terminal (`logFormatFor`); a pipe or a file gets JSON.
    */
   readonly pretty?: boolean;
+  /**
+   * A file that gets every line too, as JSON (appended; its directory made when missing):
+   * `annal start` keeps its log in the data directory for `annal logs`.
+   */
+  readonly file?: string;
 }
 
 /** JSON for pipes and files (a log collector); pretty lines for a person at a terminal. */
@@ -228,9 +233,25 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logg
       log: (object: Record<string, unknown>) => redactSecrets(object),
     },
   };
-  if (options.pretty) {
+  const file = options.file;
+  const alsoToFile = (stream: DestinationStream | number): Logger => {
+    if (file === undefined) {
+      return typeof stream === "number" ? pino(settings) : pino(settings, stream);
+    }
+    const primary =
+      typeof stream === "number" ? pino.destination({ dest: stream, sync: true }) : stream;
+    const copy = pino.destination({ dest: file, mkdir: true, append: true, sync: true });
+    // Each stream takes every line the logger's own level lets through.
     return pino(
       settings,
+      pino.multistream([
+        { level: "trace", stream: primary },
+        { level: "trace", stream: copy },
+      ]),
+    );
+  };
+  if (options.pretty) {
+    return alsoToFile(
       pretty({
         destination: options.destination ?? 1,
         sync: true,
@@ -241,5 +262,5 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logg
       }),
     );
   }
-  return options.destination ? pino(settings, options.destination) : pino(settings);
+  return alsoToFile(options.destination ?? 1);
 }

@@ -24,6 +24,13 @@ import { checkConfiguration } from "./preflight.ts";
 import { startJobs } from "../jobs/index.ts";
 import { deployDefinitions } from "../workflow/index.ts";
 import { startDemoMailCatcher } from "../demo/index.ts";
+import {
+  checkPortFree,
+  checkPostgresVersion,
+  PortInUseError,
+  portOwner,
+  registerProcess,
+} from "../operations/index.ts";
 
 export interface StartAnnalOptions {
   readonly config: AnnalConfig;
@@ -80,6 +87,9 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
     } = await checkConfiguration(config, {
       development,
     });
+    // A port in use stops start-up before anything starts (the embedded PostgreSQL takes
+    // seconds), naming the process that holds it when /proc says.
+    if (runs("api")) await checkPortFree(config.server.host, config.server.port);
     // A whole annal owns its data directory (the embedded PostgreSQL, the demo slapd): a
     // second one beside it stops here, before touching any of its files.
     const instance = ownsDataDir(config, options.only)
@@ -88,6 +98,8 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
     if (instance) started.add("instance", () => instance.release());
     const database = await openDatabase(config, log);
     started.add("database", () => database.close());
+    // Before migrations: an older server would fail them halfway with a syntax error.
+    await checkPostgresVersion(database.pool);
     const store = await prepareEventStore(database.pool, log);
     // The publication of the log for logical-replication clients (docs/publication.md).
     const publication = config.events.publication;
@@ -96,6 +108,11 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
       if (outcome !== "unchanged")
         log.info({ publication, outcome }, `publication ${publication} ${outcome}`);
     }
+
+    // This process in the registry (`annal status`), refreshed until it stops; stopped before
+    // the database, so a clean shutdown leaves no row behind.
+    const registered = await registerProcess({ pool: database.pool, parts, log });
+    started.add("registry", () => registered.stop());
 
     // Definitions are deployed before anything may start an instance; a changed bundle under
     // a deployed version stops start-up here (WF_DEFINITION_BUNDLE_CHANGED).
@@ -182,6 +199,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
       await mountChannels(server, services, rules);
       url = await listen(server, config);
       await instance?.publish(url);
+      await registered.publishUrl(url);
     }
 
     log.info(
@@ -252,11 +270,16 @@ async function listen(server: ReturnType<typeof createServer>, config: AnnalConf
     return await server.listen({ host, port });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE" || code === "EACCES") {
+    // Taken since the preflight check (or by a process that shares it): named as there.
+    if (code === "EADDRINUSE") throw new PortInUseError(host, port, portOwner(port));
+    if (code === "EACCES") {
       throw new AnnalError(
-        code === "EADDRINUSE" ? "ANNAL_PORT_IN_USE" : "ANNAL_PORT_DENIED",
-        `cannot listen on ${host}:${port}: ${code === "EADDRINUSE" ? "the port is in use" : "permission denied"}`,
-        { hint: "choose another port with PORT or server.port", cause: error },
+        "ANNAL_PORT_DENIED",
+        `cannot listen on ${host}:${port}: permission denied`,
+        {
+          hint: "choose another port with PORT or server.port",
+          cause: error,
+        },
       );
     }
     throw error;

@@ -19,7 +19,7 @@ export {
 export type { CaptureSource, FullPassSchedule } from "./service.ts";
 export type { CaptureContext, CaptureResult } from "./context.ts";
 export { readCaptureCheckpoint } from "./checkpoints.ts";
-export { retireCaptureQueue, startCaptureWorker } from "./worker.ts";
+export { CAPTURE_LOCK_APPLICATION, retireCaptureQueue, startCaptureWorker } from "./worker.ts";
 export type { CaptureSchedule, CaptureWorker } from "./worker.ts";
 export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } from "./intents.ts";
 export type { WriteCause } from "./intents.ts";

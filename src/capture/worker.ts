@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import type pg from "pg";
 import { logLoopFailure, sideConnection } from "../db/index.ts";
 import type { Jobs } from "../jobs/index.ts";
@@ -20,6 +21,13 @@ export interface CaptureWorker {
 
 /** The session advisory lock whose holder is the one process that runs capture's passes. */
 const CAPTURE_LOCK = "annal:capture";
+
+/**
+ * The application name of the lock's connection is `annal-capture-lock:<pid>@<host>`, so that
+ * `annal status` can say which process holds capture: PostgreSQL knows the backend that holds
+ * the lock, not the annal process behind it.
+ */
+export const CAPTURE_LOCK_APPLICATION = "annal-capture-lock";
 
 /** How often a process that does not hold the lock tries to take it. */
 const STANDBY_MS = 1000;
@@ -136,7 +144,10 @@ export async function startCaptureWorker(
     let client = connection;
     try {
       if (!client) {
-        const opened = sideConnection(context.pool, "annal-capture-lock");
+        const opened = sideConnection(
+          context.pool,
+          `${CAPTURE_LOCK_APPLICATION}:${process.pid}@${hostname()}`,
+        );
         opened.on("error", () => drop(opened));
         connection = client = opened;
         await opened.connect();

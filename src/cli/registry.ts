@@ -105,6 +105,39 @@ SIGINT or SIGTERM; --dev reloads the rules file and its imports when they change
   positionals: NO_POSITIONALS,
 });
 
+export const STATUS = usage({
+  words: ["status"],
+  synopsis: "[--json] [--config <file>]",
+  description: `every annal process attached to the database (parts, host, pid, version, started, last
+seen; one not seen for 30 s is gone), each projection's position and lag, which process holds
+capture, the job queues' depths, failed work and the active Access Configuration`,
+  options: { ...CONFIG_OPTION, json: { type: "boolean" } },
+  positionals: NO_POSITIONALS,
+});
+
+export const STOP = usage({
+  words: ["stop"],
+  synopsis: "[--timeout <duration>] [--config <file>]",
+  description: `stop the annal started from this directory (the pid file in its data directory): SIGTERM,
+then up to --timeout (default 30s) for it to finish its requests and stop`,
+  options: { ...CONFIG_OPTION, timeout: { type: "string" } },
+  positionals: NO_POSITIONALS,
+});
+
+export const LOGS = usage({
+  words: ["logs"],
+  synopsis: "[--follow] [--since <moment>] [--config <file>]",
+  description: `the log of the annal started from this directory (<dataDir>/annal.log, JSON lines), from
+--since (2026-11-27T10:00:00Z, now-10m, yesterday) if given; --follow prints new lines as they
+come, until Ctrl-C`,
+  options: {
+    ...CONFIG_OPTION,
+    follow: { type: "boolean", short: "f" },
+    since: { type: "string" },
+  },
+  positionals: NO_POSITIONALS,
+});
+
 export const TOKEN_CREATE = usage({
   words: ["token", "create"],
   synopsis: "--name <name> --access <read,export,...> [--config <file>]",
@@ -164,6 +197,9 @@ export const WORKFLOWS_LIST = usage({
 /** Every command, in the order `annal --help` lists them. */
 export const COMMANDS: readonly Command[] = [
   { name: "start", usages: [START], load: () => import("./commands/start.ts") },
+  { name: "status", usages: [STATUS], load: () => import("./commands/status.ts") },
+  { name: "stop", usages: [STOP], load: () => import("./commands/stop.ts") },
+  { name: "logs", usages: [LOGS], load: () => import("./commands/logs.ts") },
   { name: "replay", usages: [REPLAY], load: () => import("./commands/replay.ts") },
   { name: "import", usages: [IMPORT], load: () => import("./commands/import.ts") },
   {

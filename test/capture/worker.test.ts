@@ -212,7 +212,7 @@ t.test(
     const tries = async () => {
       const found = await pool.query<{ pid: number; at: Date }>(
         `SELECT pid, state_change AS at FROM pg_stat_activity
-          WHERE application_name = 'annal-capture-lock' AND pid <> $1
+          WHERE application_name LIKE 'annal-capture-lock:%' AND pid <> $1
             AND state = 'idle' AND query LIKE '%pg_try_advisory_lock%'`,
         [holder],
       );

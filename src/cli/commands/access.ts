@@ -13,10 +13,10 @@ import { parseCommandLine, UsageError } from "../usage.ts";
  * `--at`'s moment in the grammar of `src/time/`, as the REST channel and GraphQL read it
  * (`2026-11-24T10:00:00Z`, `now-1m`, `yesterday`); anything else is `ANNAL_USAGE`.
  */
-export function momentOption(text: string, clock: Clock): Date {
+export function momentOption(text: string, clock: Clock, option = "--at"): Date {
   const reading = readMoment(text, clock);
   if (reading.moment === undefined) {
-    throw new UsageError(`--at: ${reading.problem}`, `write ${MOMENT_FORMS}`);
+    throw new UsageError(`${option}: ${reading.problem}`, `write ${MOMENT_FORMS}`);
   }
   return reading.moment;
 }

@@ -1,6 +1,8 @@
 import { isAnnalPart, shutdownSignal, startAnnal } from "../../app/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import { createLogger, logFormatFor } from "../../logger.ts";
+import { logFilePath, writePidFile } from "../../operations/index.ts";
+import { checkNodeVersion } from "./verify.ts";
 import { UsageError } from "../usage.ts";
 import type { CommandModule } from "../command.ts";
 import { START } from "../registry.ts";
@@ -22,9 +24,14 @@ export async function runStart(options: {
   if (only !== undefined && !isAnnalPart(only)) {
     throw new UsageError(`--only takes api, workers or projector, not "${only}"`);
   }
+  checkNodeVersion(process.version);
   const config = await loadConfig({ configPath: options.config, argv: [] });
+  const { dataDir } = config.database;
+  // The log goes to the data directory too, for `annal logs`; the pid file there lets
+  // `annal stop` find this process.
   const log = createLogger(config.log.level, {
     pretty: logFormatFor(process.stdout) === "pretty",
+    file: logFilePath(dataDir),
   });
   const signalled = shutdownSignal(log);
   const annal = await startAnnal({
@@ -33,6 +40,8 @@ export async function runStart(options: {
     log,
     ...(options.dev === true ? { development: true } : {}),
   });
+  // Written once started: a start refused (ANNAL_ALREADY_RUNNING) leaves the running one's.
+  const removePidFile = await writePidFile(dataDir);
 
   const signal = await signalled;
   log.info({ signal }, `${signal}: stopping`);
@@ -48,6 +57,7 @@ export async function runStart(options: {
     return 1; // each part that failed to stop is logged
   } finally {
     clearTimeout(deadline);
+    await removePidFile();
   }
 }
 

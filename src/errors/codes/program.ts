@@ -76,6 +76,21 @@ export const PROGRAM_CODES = {
     hint: "choose another port with PORT or server.port",
     surfaces: ["startup"],
   },
+  ANNAL_POSTGRES_VERSION_TOO_OLD: {
+    status: 500,
+    meaning: "The PostgreSQL server is older than the oldest version annal supports.",
+    surfaces: ["startup"],
+  },
+  ANNAL_NOT_RUNNING: {
+    status: 404,
+    meaning:
+      "`annal stop` or `annal logs` found no annal started from this directory (no pid file in its data directory, or its process is gone).",
+    hint: "annal start runs one here; annal status lists every process attached to the database",
+  },
+  ANNAL_STOP_TIMEOUT: {
+    status: 500,
+    meaning: "The annal asked to stop (SIGTERM) was still running after the grace period.",
+  },
   ANNAL_EMBEDDED_POSTGRES_FAILED: {
     status: 500,
     meaning: "The embedded PostgreSQL did not start.",
