@@ -61,8 +61,8 @@ export async function readStatus(
     captureHolder(pool),
     options.captureSource === undefined ? null : readCaptureStatus(pool, options.captureSource),
     queueDepths(pool),
-    countFailedWork(pool),
-    accessAt(pool),
+    whenBuilt(countFailedWork(pool), 0),
+    whenBuilt(accessAt(pool), { configuration: null }),
   ]);
   const configuration = report.configuration;
   return {
@@ -132,6 +132,19 @@ async function queueDepths(db: Queryable): Promise<QueueDepth[]> {
       GROUP BY name ORDER BY name`,
   );
   return rows;
+}
+
+/**
+ * A projection's read, or `fallback` while its tables do not exist yet (no projector has run
+ * on this database): status answers on a database no annal has started on.
+ */
+async function whenBuilt<T, F>(read: Promise<T>, fallback: F): Promise<T | F> {
+  try {
+    return await read;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "42P01") return fallback;
+    throw error;
+  }
 }
 
 async function countFailedWork(db: Queryable): Promise<number> {

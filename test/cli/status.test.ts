@@ -199,3 +199,18 @@ t.test(
     t.match(bad.stderr, /annal: ANNAL_USAGE: --timeout soon/);
   },
 );
+
+t.test(
+  "annal status on a database no annal has started on says so, and fails on none",
+  async (t) => {
+    const db = await testDatabase(t);
+    const { dir } = await configDir(t, "");
+    const run = await runAnnal(["status"], { cwd: dir, env: { DATABASE_URL: db.url } });
+    t.equal(run.code, 0, run.stderr);
+    t.match(run.stdout, /^processes: 0 running\n/);
+    t.match(run.stdout, /capture: held by no process/);
+    t.match(run.stdout, /queues:\n {2}no work waiting/);
+    t.match(run.stdout, /failed work: 0\n/);
+    t.match(run.stdout, /access: no Access Configuration is active \(ANNAL_ACCESS_NOT_ACTIVE\)/);
+  },
+);
