@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".annal/", ".tap/", "coverage/"] },
+  { ignores: ["node_modules/", ".annal/", ".tap/", "coverage/", "dist/"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// The `annal` command. annal's sources are TypeScript that Node.js runs directly (type
-// stripping), which takes Node.js 26:
+// The `annal` command. In a checkout annal's sources are TypeScript that Node.js runs directly
+// (type stripping); an installed package runs the JavaScript built when it was packed
+// (dist/src/, see ops/package/prepack.ts), since Node.js strips no types under node_modules.
+// Either way it takes Node.js 26:
 // - on Node.js 26 or newer, src/cli.ts is imported into this very process: no second
 //   process, and signals reach annal unforwarded;
 // - on an older Node.js (a `#!/usr/bin/env node` shebang finds whatever `node` is first on
@@ -8,7 +10,7 @@
 //   binary (node_modules/node/bin/node, what node_modules/.bin/node links to), with the exit
 //   status and signals passed through.
 import { spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,12 +18,15 @@ import { fileURLToPath } from "node:url";
 const REQUIRED_MAJOR = 26;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const launcher = fileURLToPath(import.meta.url);
+// The sources when they are here (a checkout), else the built JavaScript (a package).
+const code = existsSync(path.join(root, "src", "cli.ts")) ? "../src/" : "../dist/src/";
+const extension = code === "../src/" ? ".ts" : ".js";
 
 if (Number.parseInt(process.versions.node, 10) >= REQUIRED_MAJOR) {
   // V8's heap settings first, before annal's modules load (src/cli/heap.ts says why).
-  const { setHeapFor } = await import(new URL("../src/cli/heap.ts", import.meta.url).href);
+  const { setHeapFor } = await import(new URL(`${code}cli/heap${extension}`, import.meta.url).href);
   setHeapFor(process.argv.slice(2));
-  await import(new URL("../src/cli.ts", import.meta.url).href);
+  await import(new URL(`${code}cli${extension}`, import.meta.url).href);
 } else {
   const node = pinnedNode();
   if (node === undefined) {

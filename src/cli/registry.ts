@@ -54,6 +54,17 @@ to --url, by default annal's own server on this machine ([server] host and port,
   positionals: { min: 1, max: 1, what: "the webhook: annal hooks send <hook>/<webhook>" },
 });
 
+export const INIT = usage({
+  words: ["init"],
+  synopsis: "<dir> [--annal <version>]",
+  description: `write a new project that uses annal: package.json (npm start, npm test), annal.toml
+with .env.example, workflows/ with an example, tests/, hooks/, exercises/, a README; the
+directory must be new or empty; --annal sets how package.json asks for annal (default
+^<this version>; a tarball's path works)`,
+  options: { annal: { type: "string" } },
+  positionals: { min: 1, max: 1, what: "the new project's directory: annal init <dir>" },
+});
+
 export const IMPORT = usage({
   words: ["import"],
   synopsis: "[--config <file>]",
@@ -136,6 +147,16 @@ come, until Ctrl-C`,
     since: { type: "string" },
   },
   positionals: NO_POSITIONALS,
+});
+
+export const TEST = usage({
+  words: ["test"],
+  synopsis: "[<pattern>]",
+  description: `run the project's workflow tests (tests/**/*.test.ts, or those whose path contains
+<pattern> or matches it as a glob) with Node.js's test runner, each test on a database of its
+own (DATABASE_URL's server, or an embedded PostgreSQL); exit 1 when one fails`,
+  options: {},
+  positionals: { min: 0, max: 1, what: "" },
 });
 
 export const TOKEN_CREATE = usage({
@@ -222,6 +243,8 @@ export const COMMANDS: readonly Command[] = [
   { name: "access", usages: [ACCESS_SHOW], load: () => import("./commands/access.ts") },
   { name: "verify", usages: [VERIFY], load: () => import("./commands/verify.ts") },
   { name: "mail", usages: [MAIL], load: () => import("./commands/mail.ts") },
+  { name: "init", usages: [INIT], load: () => import("./commands/init.ts") },
+  { name: "test", usages: [TEST], load: () => import("./commands/test.ts") },
 ];
 
 /** The options of `annal` itself, without a command. */

@@ -3,9 +3,10 @@ import { readFile, realpath } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { AnnalError } from "../errors/index.ts";
+import { PACKAGE_ROOT } from "../package-root.ts";
 
 /** The directory holding annal's `package.json`, `src/` and (in a checkout) `.git`. */
-export const SOURCE_ROOT = path.resolve(import.meta.dirname, "../..");
+export const SOURCE_ROOT = PACKAGE_ROOT;
 
 const COMMIT = /^[0-9a-f]{40}$/;
 

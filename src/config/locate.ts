@@ -1,9 +1,10 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { AnnalError } from "../errors/index.ts";
+import { PACKAGE_ROOT } from "../package-root.ts";
 
 /** The bundled demo configuration, used when nothing else is found. */
-export const DEMO_CONFIG_PATH = resolve(import.meta.dirname, "../../ops/demo/annal.toml");
+export const DEMO_CONFIG_PATH = resolve(PACKAGE_ROOT, "ops/demo/annal.toml");
 
 export interface LocatedConfig {
   /** Absolute path of the file to read. */

@@ -2,8 +2,9 @@ import path from "node:path";
 import { loadMigrationFiles, migrate } from "postgres-migrations";
 import { AnnalError } from "../errors/index.ts";
 import type { Pool, Queryable } from "./pool.ts";
+import { PACKAGE_ROOT } from "../package-root.ts";
 
-export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../migrations");
+export const MIGRATIONS_DIR = path.resolve(PACKAGE_ROOT, "migrations");
 
 export interface MigrationKey {
   readonly id: number;

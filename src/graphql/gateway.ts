@@ -23,9 +23,10 @@ import { GatewaySchemaError } from "./errors.ts";
 import { Translations } from "./i18n.ts";
 import { attachResolvers } from "./resolvers.ts";
 import { SCALARS } from "./scalars.ts";
+import { PACKAGE_ROOT } from "../package-root.ts";
 
 /** Where annal's own SDL lives: scalars, directives, helper types, `Query.viewer`. */
-export const BUILT_IN_SCHEMA_DIR = resolve(import.meta.dirname, "../../schema");
+export const BUILT_IN_SCHEMA_DIR = resolve(PACKAGE_ROOT, "schema");
 
 /** The gateway's schema and what its resolvers need besides a request. */
 export interface Gateway {

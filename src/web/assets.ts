@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { build } from "esbuild";
 import { AnnalError } from "../errors/index.ts";
+import { PACKAGE_ROOT } from "../package-root.ts";
 
 /** One built file of the web application, as served. */
 export interface WebAsset {
@@ -11,8 +12,8 @@ export interface WebAsset {
   readonly etag: string;
 }
 
-/** The client's sources: shipped in the package beside this file. */
-export const CLIENT_ENTRY = path.join(import.meta.dirname, "client", "main.ts");
+/** The client's sources: shipped in the package as they are (esbuild bundles them). */
+export const CLIENT_ENTRY = path.join(PACKAGE_ROOT, "src", "web", "client", "main.ts");
 
 const TYPES: Readonly<Record<string, string>> = {
   ".js": "text/javascript; charset=utf-8",

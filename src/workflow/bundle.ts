@@ -4,6 +4,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { build, type BuildOptions } from "esbuild";
 import { AnnalError } from "../errors/index.ts";
+import { codeFile } from "../package-root.ts";
 
 /** A definition file bundled: the code, and its SHA-256 (hex), the version's identity. */
 export interface Bundle {
@@ -82,7 +83,7 @@ export async function bundleDefinition(file: string): Promise<Bundle> {
 const MODULE_MARKER = /^\/\/ [^\s]+\.(?:[cm]?[jt]sx?|json)$/;
 
 /** Where `annal` resolves for a bundle: this copy of annal's own package face. */
-const ANNAL_FACE = pathToFileURL(path.resolve(import.meta.dirname, "../index.ts")).href;
+const ANNAL_FACE = pathToFileURL(codeFile("index.ts")).href;
 
 /** The URL a bundle's import of `specifier` is bound to, or undefined to leave it as it is. */
 function boundSpecifier(specifier: string, shared: readonly string[]): string | undefined {

@@ -1,9 +1,10 @@
-import { relative, resolve } from "node:path";
+import { relative } from "node:path";
 import { DEMO_CONFIG_PATH } from "../locate.ts";
 import { ENV_OVERRIDES } from "../overrides.ts";
 import { SECRET_KEYS } from "../secrets.ts";
+import { PACKAGE_ROOT } from "../../package-root.ts";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
+const ROOT = PACKAGE_ROOT;
 
 /**
  * What the reference says before the tables: which file annal reads, environment references,

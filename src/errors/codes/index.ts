@@ -6,6 +6,7 @@ import { WEBHOOK_CODES } from "./hooks.ts";
 import { HTTP_CODES } from "./http.ts";
 import { PROGRAM_CODES } from "./program.ts";
 import { REST_CODES } from "./rest.ts";
+import { STARTER_CODES } from "./starter.ts";
 import type { ErrorCodeSpec } from "./spec.ts";
 import { WORKFLOW_CODES, WORKFLOW_TEST_CODES } from "./workflow.ts";
 
@@ -27,6 +28,7 @@ export const ERROR_CATALOG = {
   ...WORKFLOW_TEST_CODES,
   ...AUTH_CODES,
   ...ENDPOINT_CODES,
+  ...STARTER_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -8,6 +8,7 @@ import { stringify } from "yaml";
 import type { RestContext } from "../context.ts";
 import { RestError } from "../errors.ts";
 import { openApiDocument } from "../openapi/document.ts";
+import { PACKAGE_ROOT } from "../../package-root.ts";
 
 const SWAGGER_UI = path.dirname(
   createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"),
@@ -86,7 +87,7 @@ export function docsRoutes(context: RestContext) {
     // Rebuilt at most once a minute: without a schema, attributes come from the entries.
     if (!cached || Date.now() - cached.at > 60_000) {
       const manifest = JSON.parse(
-        await readFile(new URL("../../../package.json", import.meta.url), "utf8"),
+        await readFile(path.join(PACKAGE_ROOT, "package.json"), "utf8"),
       ) as { version: string };
       const json = openApiDocument({
         version: manifest.version,

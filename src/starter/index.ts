@@ -1,0 +1,13 @@
+/**
+ * The starter: what the people who write workflows use in a project of their own.
+ * `annal init` writes the project from the template (`starter/` at the package's top),
+ * `annal test` runs its workflow tests.
+ */
+export { initProject, projectManifest, TEMPLATE_DIR, type InitOptions } from "./init.ts";
+export {
+  describeFailure,
+  runProjectTests,
+  selectTestFiles,
+  type RunTestsOptions,
+  type TestSummary,
+} from "./run-tests.ts";

@@ -1,0 +1,115 @@
+import { cp, mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { AnnalError } from "../errors/index.ts";
+import { PACKAGE_ROOT } from "../package-root.ts";
+
+/** The template project, data beside the code like `ops/demo/`. */
+export const TEMPLATE_DIR = path.join(PACKAGE_ROOT, "starter");
+
+/**
+ * Files the template keeps under another name: npm leaves a package's `.gitignore` out of its
+ * tarball, and a dot file is easy to lose in a copy.
+ */
+const RENAMED: Readonly<Record<string, string>> = {
+  gitignore: ".gitignore",
+  "env.example": ".env.example",
+};
+
+/** The versions a new project pins: the Node.js and TypeScript annal itself is built with. */
+interface PackageVersions {
+  readonly annal: string;
+  readonly node: string;
+  readonly typescript: string;
+  readonly typesNode: string;
+  readonly zod: string;
+  readonly allowScripts: Readonly<Record<string, boolean>>;
+}
+
+export interface InitOptions {
+  /** The directory to write the project into: new, or empty. */
+  readonly dir: string;
+  /** How the project's package.json asks for annal (default `^<this version>`). */
+  readonly annal?: string;
+}
+
+/**
+ * `annal init <dir>`: writes a project that has annal as its dependency: package.json
+ * (`npm start`, `npm test`), annal.toml (every secret a `${VARIABLE}`) with .env.example,
+ * workflows/ with an example definition, tests/ with its workflow tests, hooks/, exercises/,
+ * a README and a .gitignore. Returns the files written, relative to `dir`.
+ *
+ * @throws AnnalError `ANNAL_INIT_DIRECTORY_NOT_EMPTY` when `dir` holds anything.
+ */
+export async function initProject(options: InitOptions): Promise<string[]> {
+  const dir = path.resolve(options.dir);
+  const present = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [];
+    throw error;
+  });
+  if (present.length > 0) {
+    throw new AnnalError(
+      "ANNAL_INIT_DIRECTORY_NOT_EMPTY",
+      `${options.dir} is not empty (${present.slice(0, 3).join(", ")}${present.length > 3 ? ", ..." : ""})`,
+    );
+  }
+  await mkdir(dir, { recursive: true });
+  await cp(TEMPLATE_DIR, dir, { recursive: true });
+  for (const [stored, name] of Object.entries(RENAMED)) {
+    await rename(path.join(dir, stored), path.join(dir, name));
+  }
+  const versions = await packageVersions(options.annal);
+  await writeFile(
+    path.join(dir, "package.json"),
+    `${JSON.stringify(projectManifest(path.basename(dir), versions), null, 2)}\n`,
+  );
+  const written = await readdir(dir, { recursive: true, withFileTypes: true });
+  return written
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/** The new project's package.json. */
+export function projectManifest(name: string, versions: PackageVersions): Record<string, unknown> {
+  return {
+    name: name.toLowerCase().replace(/[^a-z0-9-._~]/g, "-"),
+    version: "0.1.0",
+    private: true,
+    type: "module",
+    scripts: {
+      start: "annal start",
+      test: "annal test",
+      verify: "annal verify",
+      annal: "annal",
+    },
+    dependencies: { annal: versions.annal, zod: versions.zod },
+    devDependencies: {
+      // npm scripts run on the Node.js this pins (annal needs 26), whatever the machine has.
+      node: versions.node,
+      typescript: versions.typescript,
+      "@types/node": versions.typesNode,
+    },
+    engines: { node: ">=26" },
+    // The install scripts annal needs: Node.js itself, esbuild's binary, PostgreSQL's links.
+    allowScripts: versions.allowScripts,
+  };
+}
+
+async function packageVersions(annal: string | undefined): Promise<PackageVersions> {
+  const manifest = JSON.parse(await readFile(path.join(PACKAGE_ROOT, "package.json"), "utf8")) as {
+    version: string;
+    dependencies: Record<string, string>;
+    devDependencies?: Record<string, string>;
+    allowScripts?: Record<string, boolean>;
+  };
+  const pinned = (name: string, fallback: string) =>
+    manifest.devDependencies?.[name] ?? manifest.dependencies[name] ?? fallback;
+  return {
+    annal: annal ?? `^${manifest.version}`,
+    node: pinned("node", "26"),
+    typescript: pinned("typescript", "6"),
+    typesNode: pinned("@types/node", "26"),
+    zod: pinned("zod", "4"),
+    allowScripts: manifest.allowScripts ?? {},
+  };
+}
