@@ -3,7 +3,8 @@
  * no types under node_modules, so the package ships JavaScript and declarations built here
  * (`dist/`, from `tsconfig.build.json`), while the repository goes on running its sources:
  * - builds dist/ with tsc (`.ts` imports rewritten to `.js`);
- * - writes COMMIT, so that `annal --version --json` names the commit without a `.git`;
+ * - writes COMMIT (`git rev-parse HEAD`, or ANNAL_COMMIT), so that `annal --version --json`
+ *   names the commit without a `.git`;
  * - points package.json's `exports` at the built files, keeping the repository's own in
  *   `package.repository.json` for postpack.ts to put back.
  */
@@ -19,7 +20,10 @@ execFileSync(process.execPath, [tsc, "-p", path.join(ROOT, "tsconfig.build.json"
   stdio: "inherit",
 });
 
-const commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+// ANNAL_COMMIT names it for a copy of the tree that is not a git checkout.
+const commit =
+  process.env.ANNAL_COMMIT ??
+  execFileSync("git", ["rev-parse", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
 writeFileSync(path.join(ROOT, "COMMIT"), `${commit}\n`);
 
 const manifestPath = path.join(ROOT, "package.json");

@@ -1,0 +1,69 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parse } from "smol-toml";
+import t from "tap";
+import { findSecretLiterals } from "../../src/config/secrets.ts";
+import { initProject } from "../../src/starter/index.ts";
+import { runAnnal } from "../cli/support.ts";
+
+async function scratch(t: { teardown(fn: () => unknown): void }): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), "annal-init-"));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+t.test("annal init writes a project with annal as its dependency", async (t) => {
+  const dir = path.join(await scratch(t), "hr-flows");
+  const run = await runAnnal(["init", dir]);
+  t.equal(run.code, 0, run.stderr);
+  for (const file of [
+    "package.json",
+    "annal.toml",
+    ".env.example",
+    ".gitignore",
+    "README.md",
+    "workflows/welcome.ts",
+    "tests/welcome.test.ts",
+    "hooks/README.md",
+    "exercises/README.md",
+  ]) {
+    t.match(run.stdout, `wrote ${file}\n`, file);
+  }
+  const manifest = JSON.parse(await readFile(path.join(dir, "package.json"), "utf8")) as {
+    name: string;
+    scripts: Record<string, string>;
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+  const own = JSON.parse(await readFile("package.json", "utf8")) as { version: string };
+  t.equal(manifest.name, "hr-flows");
+  t.equal(manifest.dependencies.annal, `^${own.version}`);
+  t.equal(manifest.scripts.start, "annal start");
+  t.equal(manifest.scripts.test, "annal test");
+  t.ok(manifest.devDependencies.node, "npm scripts run on the pinned Node.js");
+
+  // Every secret is a ${VARIABLE} reference, and .env.example names each variable used.
+  const toml = await readFile(path.join(dir, "annal.toml"), "utf8");
+  t.same(findSecretLiterals(parse(toml)), []);
+  t.match(toml, /password = "\$\{LDAP_PASSWORD/);
+  const example = await readFile(path.join(dir, ".env.example"), "utf8");
+  for (const [, name] of toml.matchAll(/= "\$\{([A-Z_]+)/g)) t.match(example, `${name}=`);
+  t.match(await readFile(path.join(dir, ".gitignore"), "utf8"), /^\.annal\/$/m);
+});
+
+t.test("annal init refuses a directory that is not empty", async (t) => {
+  const dir = await scratch(t);
+  await writeFile(path.join(dir, "notes.txt"), "mine\n");
+  const run = await runAnnal(["init", dir]);
+  t.equal(run.code, 1);
+  t.match(run.stderr, /^annal: ANNAL_INIT_DIRECTORY_NOT_EMPTY: .* is not empty \(notes\.txt\)/m);
+  t.equal(await readFile(path.join(dir, "notes.txt"), "utf8"), "mine\n", "nothing is touched");
+  const empty = path.join(dir, "empty");
+  await mkdir(empty);
+  t.ok((await initProject({ dir: empty, annal: "file:../annal.tgz" })).includes("package.json"));
+  t.match(
+    await readFile(path.join(empty, "package.json"), "utf8"),
+    /"annal": "file:\.\.\/annal\.tgz"/,
+  );
+});
