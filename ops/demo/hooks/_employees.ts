@@ -9,7 +9,7 @@
  * Change events of one subject (here the uid) are processed one at a time, in order, so two
  * of them never read and write one employee's stream at once.
  */
-import type { ProviderContext } from "../../../src/index.ts";
+import type { ProviderContext } from "annal";
 
 /** What HR started for an employee, the latest last. */
 export type EmployeeWorkflowEvent =

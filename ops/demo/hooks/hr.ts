@@ -27,15 +27,13 @@
  *     "at":"2026-11-22T08:30:00Z","employee":{"uid":"ada"}}'
  */
 import { z } from "zod";
-import { eq } from "../../../src/directory/index.ts";
-// In a project of your own: import { defineHooks, http, PermanentFailure } from "annal";
 import {
   defineHooks,
   http,
   PermanentFailure,
   type HookWorkflows,
   type ProviderContext,
-} from "../../../src/index.ts";
+} from "annal";
 import { latestFor, note } from "./_employees.ts";
 
 /** uid is part of a DN: only letters a DN never needs escaped. */
@@ -129,7 +127,7 @@ async function updated(employee: z.output<typeof updatedData>, context: Provider
   if (!directory || employee.title === undefined) return { directory: "unchanged" };
   const found: string[] = [];
   for await (const page of directory.search(`ou=people,${directory.base}`, {
-    filter: eq("uid", employee.uid),
+    filter: { op: "eq", attribute: "uid", value: employee.uid },
     attributes: ["title"],
     sizeLimit: 2,
   })) {

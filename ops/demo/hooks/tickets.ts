@@ -17,8 +17,7 @@
  *     "at":"2026-11-24T09:30:00Z"}'
  */
 import { z } from "zod";
-// In a project of your own: import { defineHooks, http, PermanentFailure } from "annal";
-import { defineHooks, http, PermanentFailure } from "../../../src/index.ts";
+import { defineHooks, http, PermanentFailure } from "annal";
 
 const update = z.object({
   /** The ticket system's id of this update: resending it is harmless. */

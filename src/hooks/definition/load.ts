@@ -1,7 +1,9 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
 import { isAnnalError } from "../../errors/index.ts";
+import { bundleOptions, loadBundle } from "../../workflow/index.ts";
 import { isHooks } from "./define.ts";
 import { HooksDirectoryNotFoundError, HooksInvalidError } from "../errors.ts";
 import { resolveHooks, type HooksRegistry, type ResolveOptions } from "./registry.ts";
@@ -51,7 +53,9 @@ export async function loadHooks(options: LoadHooksOptions): Promise<HooksRegistr
 async function importHooksFile(file: string): Promise<Hooks> {
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    module = file.split(path.sep).includes("node_modules")
+      ? await importBundled(file)
+      : ((await import(pathToFileURL(file).href)) as Record<string, unknown>);
   } catch (error) {
     // `defineHooks` checks its options when the file runs: its error already says what is
     // wrong. Compared by code: the file may have imported another copy of annal's module.
@@ -75,4 +79,14 @@ async function importHooksFile(file: string): Promise<Hooks> {
     );
   }
   return hooks;
+}
+
+/**
+ * A hooks file under node_modules (the demo's, when annal is an installed package): Node.js
+ * strips no types there, so it is bundled with esbuild as a workflow is, its `annal` imports
+ * bound to this copy of annal.
+ */
+async function importBundled(file: string): Promise<Record<string, unknown>> {
+  const result = await build(bundleOptions(file));
+  return loadBundle(result.outputFiles[0]?.text ?? "");
 }
