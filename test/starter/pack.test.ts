@@ -7,6 +7,7 @@
  * One pack serves every step.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import {
   chmod,
   cp,
@@ -66,7 +67,7 @@ async function run(
 
 const base = await mkdtemp(path.join(tmpdir(), "annal-pack-"));
 await chmod(base, 0o755); // the embedded PostgreSQL runs as `postgres` when this runs as root
-t.teardown(() => rm(base, { recursive: true, force: true }));
+t.teardown(() => rm(base, { recursive: true, force: true, maxRetries: 5 }));
 const commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
 const own = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")) as {
   version: string;
@@ -206,6 +207,12 @@ t.test("npx annal start serves the project until /readyz answers", async (t) => 
       process.kill(-child.pid!, "SIGTERM");
       await exited(child);
     }
+    // npx may end before annal has stopped its PostgreSQL, which writes until it is down.
+    const postmaster = path.join(project, ".annal", "postgres", "postmaster.pid");
+    await eventually(() => !existsSync(postmaster), {
+      timeout: 60_000,
+      what: "the project's embedded PostgreSQL has stopped",
+    });
   });
   const ready = await eventually(
     async () => {
