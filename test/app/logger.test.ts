@@ -139,3 +139,30 @@ t.test("at a terminal the log is lines for a person, still redacted; elsewhere J
   t.match(text, /"password": "\[Redacted\]"/);
   t.notMatch(text, /p-1|^\{/m);
 });
+
+t.test(
+  "with a file the log goes there too, as redacted JSON, beside the pretty lines",
+  async (t) => {
+    const { mkdtemp, readFile } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const file = path.join(await mkdtemp(path.join(tmpdir(), "annal-log-")), "data", "annal.log");
+    const chunks: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk.toString());
+        done();
+      },
+    });
+    const log = createLogger("info", { pretty: true, destination, file });
+    log.debug("below the level");
+    log.info({ password: "p-2" }, "kept in the file");
+    t.match(chunks.join(""), /INFO: kept in the file/);
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+    t.equal(lines.length, 1, "only what the level lets through");
+    const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+    t.equal(line.msg, "kept in the file");
+    t.equal(line.password, "[Redacted]");
+    t.match(line.time, /^\d{4}-\d{2}-\d{2}T/);
+  },
+);

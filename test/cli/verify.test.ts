@@ -25,12 +25,13 @@ t.test("annal verify prints one ok line per check and passes", async (t) => {
     "ok graphql: 0 schema file(s)",
     "ok workflows: none configured",
     /^ok database: postgres:\/\/.+ answers$/,
+    /^ok postgres: \d+\.\d+/,
     "ok migrations: current",
     // No [authorization.activate]: not a failure, but said with its code and a hint.
     /^warn access: ANNAL_ACCESS_NOT_ACTIVE: no Access Configuration will be active/,
     /^warn access: hint: .*\[authorization\.activate\]/,
   ]);
-  t.equal(lines.length, 10);
+  t.equal(lines.length, 11);
 });
 
 t.test("annal verify says pending migrations will be applied, and passes", async (t) => {

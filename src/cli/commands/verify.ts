@@ -7,6 +7,7 @@ import { checkEndpoints } from "../../endpoints/index.ts";
 import { AnnalError } from "../../errors/index.ts";
 import { pingDatabase } from "../../http/index.ts";
 import { createLogger } from "../../logger.ts";
+import { checkPostgresVersion } from "../../operations/index.ts";
 import { EventStore } from "../../store/index.ts";
 import type { Output } from "../output.ts";
 import type { CommandModule } from "../command.ts";
@@ -38,7 +39,7 @@ export function checkNodeVersion(version: string): void {
  * fails: the Node.js version, the configuration and the files that go with it (hooks, GraphQL
  * schema, workflow definitions bundled and loaded: the same checks start makes before it
  * serves, `checkConfiguration`), the rules file's factory run as start runs it, the database,
- * its migrations.
+ * the PostgreSQL server's version, its migrations.
  * Pending migrations pass (start applies them); unknown ones fail. One `ok` line per passed
  * check. `cwd` and `env` default to the process's.
  */
@@ -79,6 +80,7 @@ export async function runVerify(
     }
     await pingDatabase(database.pool, 5000);
     output.out(`ok database: ${database.description} answers`);
+    output.out(`ok postgres: ${await checkPostgresVersion(database.pool)}`);
     const { pending } = await checkMigrations(database.pool);
     output.out(
       pending === 0
