@@ -1,5 +1,5 @@
 import type { AnnalConfig } from "../config/index.ts";
-import { calendarsOf } from "../time/business.ts";
+import { calendarsOf } from "../time/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { Logger } from "../logger.ts";

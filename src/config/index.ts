@@ -23,3 +23,4 @@ export { ACCESS_NAME, type AuthorizationConfig } from "./sections/authorization.
 export type { RulesConfig } from "./sections/rules.ts";
 export type { MessagingConfig } from "./sections/messaging.ts";
 export type { TemplatingConfig } from "./sections/templating.ts";
+export { calendarsSection } from "./sections/calendars.ts";

@@ -1,4 +1,4 @@
-import { AnnalError } from "../errors/index.ts";
+import { AnnalError, isDatabaseUnreachable } from "../errors/index.ts";
 
 /**
  * No pooled connection came free within `[database] connectionTimeout`: every connection is in
@@ -20,9 +20,7 @@ export class DatabaseBusyError extends AnnalError {
   }
 }
 
-import { isDatabaseUnreachable } from "../errors/database-unreachable.ts";
-
-export { DatabaseUnreachableError, isDatabaseUnreachable } from "../errors/database-unreachable.ts";
+export { DatabaseUnreachableError, isDatabaseUnreachable } from "../errors/index.ts";
 /**
  * Logs a failure of a background loop (a projector batch, a jobs poll, a timer pass): at
  * `error` with its stack, unless it is the database's absence, which the pool logs once for the

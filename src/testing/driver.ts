@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { calendarsSection } from "../config/sections/calendars.ts";
-import { type BusinessCalendar, Calendars, calendarsOf } from "../time/business.ts";
-import { parseDuration } from "../config/index.ts";
+
+import { type BusinessCalendar, Calendars, calendarsOf } from "../time/index.ts";
+import { calendarsSection, parseDuration } from "../config/index.ts";
 import { startJobs, type Jobs } from "../jobs/index.ts";
 import { EventStore } from "../store/index.ts";
 import {

@@ -3,6 +3,15 @@
  * durations (`30s`, `1w`, `PT5M`) that every channel, the command line, the configuration,
  * hooks and workflows read; and date-fns-tz's zone functions, loaded lightly.
  */
+export {
+  BusinessCalendar,
+  type BusinessSpan,
+  type CalendarSpec,
+  Calendars,
+  calendarsOf,
+  CLOCK_TIME,
+  knownHolidayRegion,
+} from "./business.ts";
 export { shift, withinYears } from "./calendar.ts";
 export {
   DURATION_FORMS,

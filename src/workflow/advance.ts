@@ -23,7 +23,7 @@ import {
 } from "../../projections/workflows/index.ts";
 import type { ReplayDeps } from "./flow.ts";
 import { passed } from "./time.ts";
-import type { Calendars } from "../time/business.ts";
+import type { Calendars } from "../time/index.ts";
 import type { StandardSchemaV1 } from "../schema/index.ts";
 
 const INSTANCE_TYPES: ReadonlySet<string> = new Set(INSTANCE_EVENT_TYPES);

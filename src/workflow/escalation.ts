@@ -1,5 +1,5 @@
 import type { ActorRef, DialogEscalationPlan } from "../events/index.ts";
-import type { Calendars } from "../time/business.ts";
+import type { Calendars } from "../time/index.ts";
 import type { Escalation, EscalationAfter, EscalationAssignees } from "./define.ts";
 import { recordError } from "./errors.ts";
 import { deadline } from "./time.ts";

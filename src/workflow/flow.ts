@@ -22,7 +22,7 @@ import { runStep, type StepRunner } from "./step.ts";
 import type { CallRecord, InstanceState } from "../../projections/workflows/index.ts";
 import { deadline, passed } from "./time.ts";
 import { ESCALATION_ACTOR, escalatedAssignees, planEscalation } from "./escalation.ts";
-import type { Calendars } from "../time/business.ts";
+import type { Calendars } from "../time/index.ts";
 
 /**
  * Thrown to unwind the run function when the instance must wait (a dialog, a retry, a child).

@@ -4,7 +4,7 @@ import {
   EXACT_DURATION_FORMS,
   readIsoMoment,
 } from "../time/index.ts";
-import type { BusinessSpan, Calendars } from "../time/business.ts";
+import type { BusinessSpan, Calendars } from "../time/index.ts";
 import type { BusinessUntil, Until } from "./define.ts";
 
 /**

@@ -172,9 +172,10 @@ t.test(
       process.execPath,
       [
         "-e",
-        "process.on('SIGTERM', () => console.log('ignored')); console.log('ready'); setInterval(() => {}, 1000)",
+        "process.on('SIGTERM', () => console.log('ignored')); console.log('ready'); process.stdin.resume()",
       ],
-      { stdio: ["ignore", "pipe", "inherit"] },
+      // Its open stdin keeps it alive until it is killed.
+      { stdio: ["pipe", "pipe", "inherit"] },
     );
     t.teardown(() => stubborn.kill("SIGKILL"));
     await new Promise((resolve) => stubborn.stdout.once("data", resolve));

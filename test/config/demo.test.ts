@@ -60,6 +60,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       timerInterval: 1_000,
       stepsPerAdvance: 100,
     },
+    events: {},
     calendars: [
       {
         name: "office",
@@ -80,6 +81,8 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
     },
     graphql: {
       introspection: true,
+      reads: "projection",
+      readYourWritesTimeout: 5000,
       schema: [join(demoDir, "gateway/*.graphql")],
       actorDN: "cn={name},ou=service-accounts,{base}",
       limits: {

@@ -25,6 +25,8 @@ t.test("an empty file gives every default and no directory", async (t) => {
     },
     graphql: {
       introspection: false,
+      reads: "projection",
+      readYourWritesTimeout: 5000,
       schema: [],
       actorDN: "cn={name},ou=service-accounts,{base}",
       limits: {

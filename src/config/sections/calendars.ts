@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CLOCK_TIME, knownHolidayRegion } from "../../time/business.ts";
+import { CLOCK_TIME, knownHolidayRegion } from "../../time/index.ts";
 import { text, timeZone } from "../fields.ts";
 
 const NAME = /^[a-z][a-z0-9_-]*$/;
