@@ -8,11 +8,15 @@ import { GRAPHQL_CODES } from "./errors.ts";
  * `GRAPHQL_ENTRY_LIMIT_EXCEEDED` (on its field; the rest of the answer stands). The cost
  * limit refuses what it can foresee; this bounds what it cannot (a list's real size).
  */
-export function entryBudget(directory: DirectoryClient, maxEntries: number): DirectoryClient {
-  let read = 0;
+export function entryBudget(
+  directory: DirectoryClient,
+  maxEntries: number,
+  /** What the request has read so far, shared by the directories it reads (directory, projection). */
+  spent: { read: number } = { read: 0 },
+): DirectoryClient {
   const spend = (count: number) => {
-    read += count;
-    if (read > maxEntries) {
+    spent.read += count;
+    if (spent.read > maxEntries) {
       throw new GraphQLError(
         `this request read more than ${maxEntries} directory entries, the limit of one request`,
         { extensions: { code: GRAPHQL_CODES.entryLimit, limit: maxEntries } },

@@ -399,17 +399,22 @@ function gatewayContext(
   if (mutation) state.readDirectory();
   const { attributes, binaryAttributes } = reads;
   // One budget for both sources: `maxEntries` bounds what the request reads, wherever from.
-  const budgeted =
-    options.directory && entryBudget(options.directory, config.graphql.limits.maxEntries);
+  const spent = { read: 0 };
+  const { maxEntries } = config.graphql.limits;
+  const budgeted = options.directory && entryBudget(options.directory, maxEntries, spent);
   const sources = {
     directory: budgeted && {
       directory: budgeted,
       loaders: createEntryLoaders({ directory: budgeted, attributes, binaryAttributes }),
     },
     projection:
-      budgeted && options.projection
+      options.directory && options.projection
         ? (() => {
-            const directory = projectionDirectory(budgeted, options.projection);
+            const directory = entryBudget(
+              projectionDirectory(options.directory, options.projection),
+              maxEntries,
+              spent,
+            );
             return {
               directory,
               loaders: createEntryLoaders({ directory, attributes, binaryAttributes }),

@@ -85,6 +85,8 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       readYourWritesTimeout: 5000,
       schema: [join(demoDir, "gateway/*.graphql")],
       actorDN: "cn={name},ou=service-accounts,{base}",
+      reads: "projection",
+      readYourWritesTimeout: 5000,
       limits: {
         maxTokens: 1000,
         maxDepth: 20,
