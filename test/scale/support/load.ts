@@ -30,6 +30,30 @@ export interface LoadTarget {
   readonly ldap: { url: string; bindDN: string; password: string };
 }
 
+/** The change feed as one client walked it by cursor, page after page, across the whole run. */
+export interface FeedWalk {
+  cursor: string | undefined;
+  /** Every change id the feed served, in the order served. */
+  readonly changeIds: string[];
+}
+
+/** Reads the feed's next page after `walk.cursor`; how many changes it served (-1: refused). */
+export async function walkFeed(url: string, token: string, walk: FeedWalk): Promise<number> {
+  const after = walk.cursor === undefined ? "" : `&after=${encodeURIComponent(walk.cursor)}`;
+  const response = await fetch(`${url}/api/changes?include=nodes,pageInfo&first=200${after}`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(30_000),
+  });
+  if (!response.ok) return -1;
+  const body = (await response.json()) as {
+    nodes: { changeId: string }[];
+    pageInfo: { endCursor: string | null };
+  };
+  for (const node of body.nodes) walk.changeIds.push(node.changeId);
+  if (body.pageInfo.endCursor !== null) walk.cursor = body.pageInfo.endCursor;
+  return body.nodes.length;
+}
+
 /** What the write clients saw acknowledged. */
 export interface Acknowledged {
   /** Webhook event ids answered 202. */
@@ -114,6 +138,7 @@ export function runLoad(
   stop: AbortSignal,
   figures: Figures,
   acknowledged: Acknowledged,
+  feed: FeedWalk,
 ): Promise<void> {
   const bearer = { authorization: `Bearer ${target.token}` };
   const timeout = () => AbortSignal.timeout(30_000);
@@ -213,8 +238,13 @@ export function runLoad(
     await pause(200, undefined, { signal: stop }).catch(() => {});
     return { ok: true, status: 200, code: "" };
   };
+  const feedReader: Attempt = async () => {
+    const served = await walkFeed(pick(target), target.token, feed);
+    return { ok: served >= 0, status: served >= 0 ? 200 : 503, code: served >= 0 ? "" : "-" };
+  };
   return Promise.all([
     loop("rest-read", figures, stop, restRead),
+    loop("feed-walk", figures, stop, feedReader),
     loop("rest-read-2", figures, stop, restRead),
     loop("graphql-read", figures, stop, graphqlRead),
     loop("graphql-write", figures, stop, graphqlWrite),
