@@ -81,8 +81,6 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
     },
     graphql: {
       introspection: true,
-      reads: "projection",
-      readYourWritesTimeout: 5000,
       schema: [join(demoDir, "gateway/*.graphql")],
       actorDN: "cn={name},ou=service-accounts,{base}",
       reads: "projection",
