@@ -32,6 +32,8 @@ import {
   registerProcess,
 } from "../operations/index.ts";
 
+import { startChainer } from "../audit/index.ts";
+
 export interface StartAnnalOptions {
   readonly config: AnnalConfig;
   /** Run this part alone; default all of them. */
@@ -157,6 +159,12 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
       ? await Projector.start({ pool: database.pool, projections, log })
       : undefined;
     if (projector) started.add("projector", () => projector.stop());
+    // The log's hash chain follows the log where the projector does (one chainer at a time
+    // across processes).
+    if (runs("projector")) {
+      const chainer = startChainer({ pool: database.pool, log });
+      started.add("chainer", () => chainer.stop());
+    }
 
     // The services every part is given. Jobs run where the api or the workers do.
     const services: Services = {

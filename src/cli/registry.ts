@@ -73,6 +73,16 @@ export const IMPORT = usage({
   positionals: NO_POSITIONALS,
 });
 
+export const LOG_VERIFY = usage({
+  words: ["log", "verify"],
+  synopsis: "[--from <position>] [--to <position>] [--config <file>]",
+  description: `walk the event log's hash chain, recomputing every event's hash, from the event at
+--from (default the first) to the one at --to (default the chain's head); names the first event
+that does not match (ANNAL_LOG_TAMPERED, exit 1), or prints the head it reached`,
+  options: { ...CONFIG_OPTION, from: { type: "string" }, to: { type: "string" } },
+  positionals: NO_POSITIONALS,
+});
+
 export const MAIL = usage({
   words: ["mail"],
   synopsis: "[--limit N] [--json] [--config <file>]",
@@ -245,6 +255,8 @@ export const COMMANDS: readonly Command[] = [
   { name: "mail", usages: [MAIL], load: () => import("./commands/mail.ts") },
   { name: "init", usages: [INIT], load: () => import("./commands/init.ts") },
   { name: "test", usages: [TEST], load: () => import("./commands/test.ts") },
+
+  { name: "log", usages: [LOG_VERIFY], load: () => import("./commands/log.ts") },
 ];
 
 /** The options of `annal` itself, without a command. */

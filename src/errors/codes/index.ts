@@ -1,3 +1,4 @@
+import { AUDIT_CODES } from "./audit.ts";
 import { AUTH_CODES } from "./auth.ts";
 import { DIRECTORY_CODES } from "./directory.ts";
 import { ENDPOINT_CODES } from "./endpoints.ts";
@@ -29,6 +30,8 @@ export const ERROR_CATALOG = {
   ...AUTH_CODES,
   ...ENDPOINT_CODES,
   ...STARTER_CODES,
+
+  ...AUDIT_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
