@@ -7,6 +7,7 @@ import { RestError } from "./errors.ts";
 import { ExportGate } from "./export/gate.ts";
 import { sendProblem } from "../http/index.ts";
 import { answerChanges } from "./routes/changes.ts";
+import { answerLogHead } from "./routes/log-head.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { entryChanges, lookupEntry } from "./routes/entry.ts";
 import { entryMemberships } from "./routes/memberships.ts";
@@ -87,6 +88,7 @@ export function restPlugin(deps: RestDeps) {
       data.addHook("onRequest", deps.authentication.require("read"));
       data.addHook("preHandler", requireAcceptable);
       data.get("/api/changes", (request, reply) => answerChanges(context, request, reply));
+      data.get("/api/log/head", (_request, reply) => answerLogHead(context, reply));
       data.get<{ Params: { type: string } }>("/api/entries/:type", (request, reply) =>
         searchEntries(context, request, reply),
       );

@@ -6,6 +6,7 @@ import type { ServedType } from "../context.ts";
 import { EXPORT_FORMATS } from "../export/formats.ts";
 import { MAX_URL_LENGTH } from "../../http/index.ts";
 import { REST_ERROR_CODES } from "./error-codes.ts";
+import { auditPaths, auditSchemas } from "./audit.ts";
 import { parameterComponents } from "./parameters.ts";
 import { commonSchemas, entrySchema, searchResponseSchema } from "./schemas.ts";
 
@@ -276,6 +277,7 @@ export function openApiDocument(input: DescriptionInput): Json {
         description: `Entries under ${type.base} matching ${type.filter}`,
       })),
       { name: "changes", description: "The change feed of every entry" },
+      { name: "audit", description: "The log's hash chain and the keys that sign exports" },
       { name: "description", description: "This description and the documentation" },
     ],
     paths: {
@@ -283,6 +285,7 @@ export function openApiDocument(input: DescriptionInput): Json {
       "/api/changes": {
         get: changesOperation("getChanges", "The change feed", "changes", false),
       },
+      ...auditPaths(),
       "/api": {
         get: {
           operationId: "getApiDescription",
@@ -371,7 +374,7 @@ export function openApiDocument(input: DescriptionInput): Json {
         RetryAfter: { description: "Seconds to wait.", schema: { type: "integer" } },
       },
       responses: problemResponses(),
-      schemas: { ...commonSchemas(), ...typeSchemas },
+      schemas: { ...commonSchemas(), ...auditSchemas(), ...typeSchemas },
     },
   };
 }

@@ -1,0 +1,23 @@
+import type { FastifyReply } from "fastify";
+import { readChainHead } from "../../audit/index.ts";
+import type { RestContext } from "../context.ts";
+
+/** The head before anything is chained: position 0, the chain's starting hash. */
+const EMPTY_HEAD = { position: 0, hash: "0".repeat(64), time: null };
+
+/**
+ * `GET /api/log/head`: the hash chain's head, the last event chained (its position and hash)
+ * and when it was chained, for an auditor to pin and check later with `annal log verify`.
+ */
+export async function answerLogHead(context: RestContext, reply: FastifyReply) {
+  const head = await readChainHead(context.pool);
+  return reply.header("cache-control", "no-store").send(
+    head
+      ? {
+          position: head.at.position,
+          hash: head.hash.toString("hex"),
+          time: head.chainedAt.toISOString(),
+        }
+      : EMPTY_HEAD,
+  );
+}
