@@ -6,3 +6,8 @@ export type { VerifiedChain, VerifyChainOptions } from "./chain/verify.ts";
 export { readChainHead, readLinkAtOrBefore } from "./chain/rows.ts";
 export type { ChainLink } from "./chain/rows.ts";
 export { LogPositionUnknownError, LogTamperedError } from "./errors.ts";
+export { loadSigningKey, GENERATED_KEY_FILE } from "./signing/keys.ts";
+export type { PublicJwk, SigningKey } from "./signing/keys.ts";
+export { signStatement } from "./signing/statement.ts";
+export type { ExportStatement } from "./signing/statement.ts";
+export { verifyExport } from "./signing/verify-export.ts";

@@ -83,6 +83,21 @@ that does not match (ANNAL_LOG_TAMPERED, exit 1), or prints the head it reached`
   positionals: NO_POSITIONALS,
 });
 
+export const VERIFY_EXPORT = usage({
+  words: ["verify-export"],
+  synopsis: "<file> <signature> --keys <file|url>",
+  description: `check a signed export offline: <signature> is a file holding the export's
+Annal-Signature trailer, --keys the public keys (a JWK set: a file, or a URL such as
+https://annal.example.org/api/keys); prints what the signature says, or fails with
+ANNAL_SIGNATURE_INVALID (exit 1) when a byte changed`,
+  options: { keys: { type: "string" } },
+  positionals: {
+    min: 2,
+    max: 2,
+    what: "the export and its signature: annal verify-export <file> <signature>",
+  },
+});
+
 export const MAIL = usage({
   words: ["mail"],
   synopsis: "[--limit N] [--json] [--config <file>]",
@@ -257,6 +272,11 @@ export const COMMANDS: readonly Command[] = [
   { name: "test", usages: [TEST], load: () => import("./commands/test.ts") },
 
   { name: "log", usages: [LOG_VERIFY], load: () => import("./commands/log.ts") },
+  {
+    name: "verify-export",
+    usages: [VERIFY_EXPORT],
+    load: () => import("./commands/verify-export.ts"),
+  },
 ];
 
 /** The options of `annal` itself, without a command. */

@@ -1,6 +1,7 @@
 import type { FastifyReply } from "fastify";
 import type { Authentication } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
+import type { SigningKey } from "../audit/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { FilterNode } from "../filters/index.ts";
 import type { DirectorySchema } from "../directory/index.ts";
@@ -61,6 +62,8 @@ export interface RestContext {
   /** See `RestDeps.customPaths`. */
   readonly customPaths: () => Record<string, Record<string, unknown>>;
   clock(): Clock;
+  /** The key that signs exports, loaded (or generated) on first use. */
+  signingKey(): Promise<SigningKey>;
 }
 
 /** The served type at a path segment; 404 `ANNAL_TYPE_UNKNOWN` naming the ones there are. */

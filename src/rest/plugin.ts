@@ -7,7 +7,8 @@ import { RestError } from "./errors.ts";
 import { ExportGate } from "./export/gate.ts";
 import { sendProblem } from "../http/index.ts";
 import { answerChanges } from "./routes/changes.ts";
-import { answerLogHead } from "./routes/log-head.ts";
+import { answerLogHead, answerPublicKeys } from "./routes/audit.ts";
+import { loadSigningKey, type SigningKey } from "../audit/index.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { entryChanges, lookupEntry } from "./routes/entry.ts";
 import { entryMemberships } from "./routes/memberships.ts";
@@ -68,6 +69,7 @@ export function restPlugin(deps: RestDeps) {
     );
     const redacted = config.directory?.capture.redact ?? [...BUILT_IN_REDACTED_ATTRIBUTES];
     const now = deps.now ?? (() => new Date());
+    let signingKey: Promise<SigningKey> | undefined;
     const context: RestContext = {
       pool,
       config: config.rest,
@@ -80,10 +82,23 @@ export function restPlugin(deps: RestDeps) {
       exports: new ExportGate(config.rest.export.maxConcurrent),
       customPaths: deps.customPaths ?? (() => ({})),
       clock: () => ({ now: now(), timeZone: config.rest.timeZone }),
+      signingKey: () =>
+        (signingKey ??= loadSigningKey({
+          pem: config.audit.signingKey,
+          dataDir: config.database.dataDir,
+        }).catch((error: unknown) => {
+          signingKey = undefined;
+          throw error;
+        })),
     };
 
     server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));
     await server.register(docsRoutes(context));
+    // The public keys are public, like an OpenID provider's: a signed export is checked with
+    // them by whoever holds it.
+    await server.register(async (keys) => {
+      keys.get("/api/keys", (_request, reply) => answerPublicKeys(context, reply));
+    });
     await server.register(async (data) => {
       data.addHook("onRequest", deps.authentication.require("read"));
       data.addHook("preHandler", requireAcceptable);

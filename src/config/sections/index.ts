@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { SectionContext } from "../fields.ts";
+import { auditSection } from "./audit.ts";
 import { authSection } from "./auth.ts";
 import { authorizationSection } from "./authorization.ts";
 import { calendarsSection } from "./calendars.ts";
@@ -42,4 +43,6 @@ export const sections = {
   messaging: messagingSection,
   templating: templatingSection,
   events: eventsSection,
+
+  audit: auditSection,
 } satisfies Record<string, (ctx: SectionContext) => z.ZodType>;

@@ -52,7 +52,11 @@ export function exportOptions<Options>(
       throw optionsError(format, "must be a JSON object of options");
     }
   }
-  const result = format.options.safeParse(input);
+  const { sign, ...formatInput } = input as Record<string, unknown>;
+  if (sign !== undefined && typeof sign !== "boolean") {
+    throw optionsError(format, "sign: expected true or false");
+  }
+  const result = format.options.safeParse(formatInput);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) =>
     issue.code === "unrecognized_keys"
@@ -60,6 +64,14 @@ export function exportOptions<Options>(
       : `${issue.path.join(".") || "options"}: ${issue.message}`,
   );
   throw optionsError(format, problems.join("; "));
+}
+
+/**
+ * `export={"sign":true}`: whether the export is to be signed (every format takes `sign`; see
+ * `beginSignedExport`). Call after `exportOptions`, which checks the text.
+ */
+export function exportSigned(text: string | undefined): boolean {
+  return text !== undefined && (JSON.parse(text) as { sign?: boolean }).sign === true;
 }
 
 function optionsError(format: ExportFormat, why: string): RestError {

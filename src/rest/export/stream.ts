@@ -8,6 +8,7 @@ import { RestError } from "../errors.ts";
 import type { SearchRow } from "../search/page.ts";
 import type { SearchSql } from "../search/sql.ts";
 import { contentDisposition } from "./filename.ts";
+import { beginSignedExport, type SignedExport } from "./sign.ts";
 import type { ExportFormat, ExportShape } from "./types.ts";
 
 /** Bytes buffered between the database and the socket before reading pauses. */
@@ -19,6 +20,8 @@ export interface ExportRequest {
   readonly format: ExportFormat;
   readonly options: unknown;
   readonly filename: string;
+  /** Sign it (`export={"sign":true}`): see `beginSignedExport`. */
+  readonly sign?: boolean;
 }
 
 /** An export that would hold more rows than `[rest.export] maxRows`. */
@@ -51,9 +54,12 @@ export async function sendExport(
   const release = context.exports.enter();
   let client: PoolClient | undefined;
   let cursor: Cursor<SearchRow> | undefined;
+  let signed: SignedExport | undefined;
   const cleanUp = async () => {
     try {
       await cursor?.close();
+      // A signed export read in a transaction of its own (read only: nothing to keep).
+      if (signed) await client?.query("ROLLBACK");
     } catch {
       // the connection may be gone already; releasing it below discards it
     }
@@ -73,8 +79,10 @@ export async function sendExport(
       );
       if ((counted.rows[0]?.count ?? 0) > maxRows) throw new ExportTooLargeError(maxRows);
     }
+    const key = job.sign ? await context.signingKey() : undefined;
     const connection = await context.pool.connect();
     client = connection;
+    if (key) signed = await beginSignedExport(connection, key);
     const reading = connection.query(
       new Cursor<SearchRow>(
         `SELECT * FROM (${sql.inner}) AS q ORDER BY ${sql.orderBy("forward")}`,
@@ -98,7 +106,9 @@ export async function sendExport(
         await cleanUp();
       }
     }
-    const body = Readable.from(chunks(), { objectMode: false, highWaterMark: HIGH_WATER_MARK });
+    const source = signed ? signed.sign(chunks(), reply.raw) : chunks();
+    const body = Readable.from(source, { objectMode: false, highWaterMark: HIGH_WATER_MARK });
+    if (signed) reply.headers(signed.headers);
     return reply
       .header("content-type", job.format.contentType(job.options))
       .header("content-disposition", contentDisposition(job.filename))

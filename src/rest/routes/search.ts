@@ -9,7 +9,7 @@ import {
 import { queryDigest } from "../cursor.ts";
 import { RestError, refuseUnknown } from "../errors.ts";
 import { checkFilename } from "../export/filename.ts";
-import { exportOptions, formatOf } from "../export/formats.ts";
+import { exportOptions, exportSigned, formatOf } from "../export/formats.ts";
 import { sendExport } from "../export/stream.ts";
 import { parseFields } from "../fields.ts";
 import { entryNode } from "../nodes.ts";
@@ -137,6 +137,7 @@ export async function searchEntries(
       format,
       options,
       filename,
+      sign: exportSigned(params.get("export")),
     });
   }
   // An empty options object asks for nothing (the documentation sends one by default).

@@ -21,3 +21,12 @@ export async function answerLogHead(context: RestContext, reply: FastifyReply) {
       : EMPTY_HEAD,
   );
 }
+
+/** `GET /api/keys`: the public keys that check signed exports, as a JWK set (RFC 7517). */
+export async function answerPublicKeys(context: RestContext, reply: FastifyReply) {
+  const key = await context.signingKey();
+  return reply
+    .header("cache-control", "public, max-age=300")
+    .type("application/jwk-set+json")
+    .send({ keys: [key.publicJwk] });
+}

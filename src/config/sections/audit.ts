@@ -1,0 +1,21 @@
+import { z } from "zod";
+import { text } from "../fields.ts";
+
+export function auditSection() {
+  return z
+    .strictObject(
+      {
+        signingKey: text().optional().meta({
+          description:
+            "The Ed25519 private key (PEM, PKCS #8) that signs exports, as a `${VARIABLE}` reference. Without it annal generates one into `<database.dataDir>/export-signing-key.pem` on first use and keeps it; processes on several machines need this key configured, so they sign alike. Its public half is served at `/api/keys`.",
+          example: "${ANNAL_SIGNING_KEY}",
+        }),
+      },
+      { error: "expected a table: [audit]" },
+    )
+    .prefault({})
+    .meta({
+      description:
+        'The tamper-evident log and signed exports: the key that signs exports (`export={"sign":true}`).',
+    });
+}
