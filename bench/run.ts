@@ -4,6 +4,7 @@
  */
 import { authBenchmark } from "./auth.ts";
 import { captureBenchmark } from "./capture.ts";
+import { chainBenchmark } from "./chain.ts";
 import { demoWorkflowsBenchmark } from "./demo-workflows.ts";
 import { hooksBenchmark } from "./hooks.ts";
 import { logScaleBenchmark } from "./log-scale.ts";
@@ -18,6 +19,7 @@ import { workflowsBenchmark } from "./workflows.ts";
 
 const suites: Record<string, () => Promise<void>> = {
   store: storeBenchmark,
+  chain: chainBenchmark,
   graphql: graphqlBenchmark,
   capture: captureBenchmark,
   hooks: hooksBenchmark,
