@@ -4,6 +4,7 @@ import path from "node:path";
 import t from "tap";
 import { chainBatch } from "../../src/audit/index.ts";
 import { runAnnal } from "../cli/support.ts";
+import { OpenApiResponses } from "../support/openapi-responses.ts";
 import { addPeople, restHarness, testConfig } from "./fixtures/harness.ts";
 
 t.setTimeout(300_000);
@@ -40,6 +41,18 @@ t.test(
     const jwks = keys.json() as { keys: { kty: string; crv: string; kid: string; x: string }[] };
     t.match(jwks.keys, [{ kty: "OKP", crv: "Ed25519", alg: "EdDSA", kid: String, x: String }]);
     t.notOk("d" in jwks.keys[0]!, "no private part");
+    const document = new OpenApiResponses((await h.get("/api.json")).json());
+    t.same(
+      document.departures({
+        method: "GET",
+        path: "/api/keys",
+        status: keys.statusCode,
+        contentType: keys.headers["content-type"] as string | undefined,
+        body: keys.body,
+      }),
+      [],
+      "as the OpenAPI document describes it",
+    );
 
     const address = await h.app.listen({ host: "127.0.0.1", port: 0 });
     const url = new URL(

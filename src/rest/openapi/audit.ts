@@ -27,11 +27,51 @@ export function auditPaths(): Json {
         },
       },
     },
+    "/api/keys": {
+      get: {
+        operationId: "getSigningKeys",
+        summary: "The public keys that check signed exports",
+        description:
+          'A JWK set (RFC 7517) of Ed25519 keys (RFC 8037). An export asked for with `export={"sign":true}` carries the `Annal-Signature` trailer, signed by the key its statement names (`kid`); `annal verify-export <file> <signature> --keys <this URL>` checks it offline.',
+        tags: ["audit"],
+        security: [],
+        responses: {
+          "200": {
+            description: "The public keys.",
+            content: {
+              "application/jwk-set+json": { schema: { $ref: "#/components/schemas/JwkSet" } },
+            },
+          },
+          ...problems("414", "431"),
+        },
+      },
+    },
   };
 }
 
 export function auditSchemas(): Record<string, Json> {
   return {
+    JwkSet: {
+      type: "object",
+      required: ["keys"],
+      properties: {
+        keys: {
+          type: "array",
+          items: {
+            type: "object",
+            required: ["kty", "crv", "x", "kid"],
+            properties: {
+              kty: { const: "OKP" },
+              crv: { const: "Ed25519" },
+              x: { type: "string", description: "The public key, base64url." },
+              kid: { type: "string", description: "Its RFC 7638 thumbprint." },
+              alg: { const: "EdDSA" },
+              use: { const: "sig" },
+            },
+          },
+        },
+      },
+    },
     LogHead: {
       type: "object",
       additionalProperties: false,
