@@ -164,6 +164,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
         signature: join(demoDir, "templates/signature.hbs"),
       },
     },
+    audit: {},
   });
   t.equal(config.database.url, undefined, "no url: the embedded PostgreSQL");
 });

@@ -49,6 +49,8 @@ t.test("an empty file gives every default and no directory", async (t) => {
     },
     authorization: { grants: {} },
     events: {},
+
+    audit: {},
   });
   t.equal(config.directory, undefined);
 });
