@@ -10,9 +10,12 @@ export interface PidFile {
   readonly log: string;
 }
 
-/** `<dataDir>/annal.pid`: the annal started from this directory. */
+/**
+ * `<dataDir>/annal.process`: the annal started from this directory (JSON). Not `annal.pid`,
+ * which is the embedded PostgreSQL's lock (src/app/embedded-lock.ts).
+ */
 export function pidFilePath(dataDir: string): string {
-  return path.join(dataDir, "annal.pid");
+  return path.join(dataDir, "annal.process");
 }
 
 /** `<dataDir>/annal.log`: its log, JSON lines, appended across starts. */

@@ -153,7 +153,7 @@ t.test("annal stop removes a pid file whose process is gone", async (t) => {
   await import("node:fs/promises").then((fs) => fs.mkdir(path.join(dir, ".annal")));
   const gone = spawnAnnal(["--version"], { cwd: dir });
   await exited(gone);
-  const file = path.join(dir, ".annal", "annal.pid");
+  const file = path.join(dir, ".annal", "annal.process");
   await writeFile(file, JSON.stringify({ pid: gone.pid, startedAt: "x", log: "annal.log" }));
   const run = await runAnnal(["stop"], { cwd: dir });
   t.equal(run.code, 1);
@@ -182,7 +182,7 @@ t.test(
     const { mkdir } = await import("node:fs/promises");
     await mkdir(path.join(dir, ".annal"));
     await writeFile(
-      path.join(dir, ".annal", "annal.pid"),
+      path.join(dir, ".annal", "annal.process"),
       JSON.stringify({ pid: stubborn.pid, startedAt: new Date().toISOString(), log: "annal.log" }),
     );
     const run = await runAnnal(["stop", "--timeout", "1s"], { cwd: dir });
