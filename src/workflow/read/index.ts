@@ -5,6 +5,8 @@ export {
   type DeadlineView,
   type DialogView,
   type ErrorView,
+  type EscalationLevelView,
+  type EscalationView,
   type InstanceView,
   type Moment,
   type StepView,

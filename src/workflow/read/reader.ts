@@ -1,3 +1,4 @@
+import type { DialogEscalation } from "../../../projections/workflows/index.ts";
 import type { Pool } from "../../db/index.ts";
 import { maySeeDefinition, maySeeInstance, type Actor } from "../access.ts";
 import { instanceEvents, loadInstance } from "../advance.ts";
@@ -182,6 +183,7 @@ export class WorkflowReader {
         until: iso(row.until),
         state: row.state as "pending",
         openedAt: row.opened_at,
+        ...(row.escalation ? { escalation: row.escalation as DialogEscalation } : {}),
       }),
     );
   }

@@ -1,5 +1,9 @@
 import type { ActorRef, RecordedError } from "../../events/index.ts";
-import type { CallRecord, InstanceState } from "../../../projections/workflows/index.ts";
+import type {
+  CallRecord,
+  DialogEscalation,
+  InstanceState,
+} from "../../../projections/workflows/index.ts";
 
 /**
  * An instance, its steps, its dialogs and its deadlines as every channel serves them: plain
@@ -55,6 +59,27 @@ export interface DialogView {
   readonly answeredBy: ActorView | null;
   readonly openedAt: string | null;
   readonly endedAt: string | null;
+  /** Its escalation chain and where it stands; null: it has none. */
+  readonly escalation: EscalationView | null;
+}
+
+/** A level of a dialog's escalation chain: when it comes, and who it asked once it came. */
+export interface EscalationLevelView {
+  readonly at: string;
+  readonly mode: "reassign" | "add";
+  /** Who may answer from the level on; null before it came. */
+  readonly assignees: readonly string[] | null;
+  readonly reachedAt: string | null;
+  /** Why the level asked nobody new (the assignees stayed as they were). */
+  readonly error: ErrorView | null;
+}
+
+export interface EscalationView {
+  /** How many levels have come (0: none yet; the level standing now is `levels[reached - 1]`). */
+  readonly reached: number;
+  readonly levels: readonly EscalationLevelView[];
+  /** The chain's end: the dialog's deadline, and the answer it gives then (null: it times out). */
+  readonly final: { readonly at: string; readonly answer: unknown } | null;
 }
 
 export interface DeadlineView {
@@ -212,6 +237,22 @@ export function dialogView(
     answeredBy: actorView(call.by),
     openedAt: iso(call.openedAt),
     endedAt: iso(call.endedAt),
+    escalation: call.escalation ? escalationView(call.escalation, call.until) : null,
+  };
+}
+
+/** A dialog's chain as the fold (or the projection's `escalation` column) left it. */
+export function escalationView(escalation: DialogEscalation, until: string | null): EscalationView {
+  return {
+    reached: escalation.reached,
+    levels: escalation.levels.map((level) => ({
+      at: level.at,
+      mode: level.mode,
+      assignees: level.assignees ?? null,
+      reachedAt: iso(level.reachedAt),
+      error: errorView(level.error),
+    })),
+    final: until === null ? null : { at: iso(until)!, answer: escalation.finalAnswer ?? null },
   };
 }
 
