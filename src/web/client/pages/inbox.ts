@@ -3,6 +3,7 @@ import { announce, errorBox, fill, h, link, time } from "../dom.ts";
 import { personView } from "../names.ts";
 import type { PageContext } from "../router.ts";
 import { schemaForm, type JsonSchema } from "../schema-form.ts";
+import { ESCALATION_FIELDS, escalationView, type EscalationNode } from "../escalation.ts";
 import { dataView, deadline } from "../workflow-data.ts";
 
 interface DialogNode {
@@ -16,9 +17,10 @@ interface DialogNode {
   openedAt: string;
   assignees: string[];
   instance: { id: string; startedBy: { name: string; dn: string | null } } | null;
+  escalation: EscalationNode | null;
 }
 
-const DIALOG_FIELDS = `id name workflow state form data until openedAt assignees instance { id startedBy { name dn } }`;
+const DIALOG_FIELDS = `id name workflow state form data until openedAt assignees instance { id startedBy { name dn } } ${ESCALATION_FIELDS}`;
 
 /** `/app/inbox`: the viewer's open dialogs, oldest first, each with its form. */
 export async function inboxPage({ main }: PageContext): Promise<void> {
@@ -80,6 +82,14 @@ function dialogCard(dialog: DialogNode): HTMLElement {
       deadline(dialog.until),
     ),
     dataView(dialog.data),
+    dialog.escalation
+      ? h(
+          "details",
+          { class: "escalation-box", open: true },
+          h("summary", null, "Escalation"),
+          escalationView(dialog.escalation, dialog),
+        )
+      : null,
     form.element,
     submit,
     result,

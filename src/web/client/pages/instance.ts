@@ -5,6 +5,13 @@ import { errorBox, fill, h, link, time, type Child } from "../dom.ts";
 import { CAUSE_FIELDS, causeFromGraphql, type GraphqlCause } from "../graphql-cause.ts";
 import { dnView, personView } from "../names.ts";
 import type { PageContext } from "../router.ts";
+import {
+  assigneeView,
+  ESCALATION_FIELDS,
+  escalationView,
+  joinViews,
+  type EscalationNode,
+} from "../escalation.ts";
 import { dataView, deadline } from "../workflow-data.ts";
 import { INSTANCE_LIST_FIELDS, instanceActions, type InstanceListNode } from "./instances.ts";
 
@@ -37,6 +44,9 @@ interface InstanceDetail extends InstanceListNode {
     assignees: string[];
     answer: unknown;
     answeredBy: { name: string; dn: string | null } | null;
+    openedAt: string;
+    endedAt: string | null;
+    escalation: EscalationNode | null;
   }[];
   children: { id: string; workflow: string; state: string }[];
   deadlines: {
@@ -62,22 +72,11 @@ interface InstanceDetail extends InstanceListNode {
 
 const INSTANCE_QUERY = `query($id: ID!) { instance(id: $id) { ${INSTANCE_LIST_FIELDS} parameters result until parent { id workflow }
   steps { seq kind name state attempts startedAt endedAt error { code message } actingFor { name dn } }
-  dialogs { id name state until assignees answer answeredBy { name dn } }
+  dialogs { id name state until assignees answer answeredBy { name dn } openedAt endedAt ${ESCALATION_FIELDS} }
   children { id workflow state }
   deadlines { kind seq name dueAt passed }
   events { id type version occurredAt }
   directoryChanges(first: 100) { nodes { id dn changeType occurredAt actor attributes ${CAUSE_FIELDS} } } } }`;
-
-/** A dialog's assignee: a person or group by name (DN on hover), or an account by its id. */
-function assigneeView(assignee: string): HTMLElement | string {
-  if (assignee.startsWith("account:")) return `the account ${assignee.slice("account:".length)}`;
-  return personView(assignee);
-}
-
-const joinViews = (views: (HTMLElement | string)[]) =>
-  views.flatMap((view, index) =>
-    index === 0 ? [view] : [index === views.length - 1 ? " or " : ", ", view],
-  );
 
 /** Who must act now: the open dialogs' assignees, each dialog with its deadline. */
 function waitingOn(i: InstanceDetail): HTMLElement | null {
@@ -227,6 +226,7 @@ function instanceView(i: InstanceDetail, context: PageContext, redraw: () => voi
                 d.answeredBy ? [" by ", personView(d.answeredBy.dn, d.answeredBy.name)] : "",
                 d.state === "pending" ? [" · ", deadline(d.until)] : null,
                 d.answer !== null ? dataView(d.answer) : null,
+                d.escalation ? escalationView(d.escalation, d) : null,
               ),
             ),
           ),
