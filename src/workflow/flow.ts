@@ -179,8 +179,14 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
         form: jsonSchemaOf(options.schema),
         data: toJson(options.data ?? null),
         until,
+        // A chain without a final answer records none (not null): its dialog times out.
         ...(escalation
-          ? { escalation: { ...escalation, finalAnswer: toJson(escalation.finalAnswer) } }
+          ? {
+              escalation:
+                escalation.finalAnswer === undefined
+                  ? escalation
+                  : { ...escalation, finalAnswer: toJson(escalation.finalAnswer) },
+            }
           : {}),
       });
       if (until) this.#timer(until, `dialog ${seq}`);

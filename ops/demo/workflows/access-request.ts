@@ -15,24 +15,27 @@
  *   group   the group's cn ("on-call") or its DN ("cn=on-call,ou=groups,dc=example,dc=org")
  *   reason  why, 3 to 500 characters: the owner reads it
  *
- * Dialogs (answered with completeDialog; both take the same answer, `decision` below):
- *   "approve"              assigned to the group's owners (its `owner` DNs), until 3 working
- *                          days (the "office" calendar of annal.toml: Berlin's holidays)
- *   "approve (escalated)"  assigned to the operators, cn=annal-operators,ou=roles, until 5
- *                          working days: when the owners did not answer in time, or the
- *                          group has no owner (the roles under ou=roles have none)
+ * Dialog "approve" (answered with completeDialog; the answer is `decision` below), one dialog
+ * with an escalation chain, counted in working days of the "office" calendar of annal.toml
+ * (Berlin's holidays):
+ *   1. assigned to the group's owners (its `owner` DNs);
+ *   2. after 3 working days the first owner's manager (`manager` in the directory) is added;
+ *   3. after 2 more the operators, cn=annal-operators,ou=roles, are added too;
+ *   4. after 3 more nobody has answered: the request expires.
+ *   A group with no owner (the roles under ou=roles have none), or whose only owner asks,
+ *   goes to the operators at once, until 5 working days.
  *   answer                 { "approved": true | false, "comment"?: "at most 500 characters" }
  *   data (what the form shows)  { group, groupName, requester: { name, dn }, reason, why? }
  *
  * Result: { outcome, group, member, decidedBy?, comment?, escalated }, where outcome is
  * "approved" (the membership is in the directory), "denied", "expired" (nobody answered) or
- * "already a member".
+ * "already a member", and escalated tells whether someone other than an owner was asked.
  *
  * The membership is added by a step acting for the approver (`{ as: by }`): the directory write
  * is made as them (proxied authorization), and the change annal captures names this instance,
  * the step and the approver. Nothing is written before someone approved.
  */
-import { bind, defineWorkflow, NonRetryableError, TimeoutError, type Flow } from "annal";
+import { bind, defineWorkflow, managerOf, NonRetryableError, TimeoutError, type Flow } from "annal";
 import { z } from "zod";
 import { addMember, findGroup, OPERATORS, sameDN, values } from "./shared/directory.ts";
 
@@ -70,19 +73,29 @@ interface Ask {
 }
 
 /**
- * Asks `assignees` for a decision until `until`; undefined when nobody answered in time. The
- * deadline is the engine's: a TimeoutError thrown at the dialog once the database's clock
- * passes it.
+ * Asks for a decision: the owners, then (while nobody answers) the first owner's manager, then
+ * the operators; with no owner to ask, the operators at once. Undefined when nobody answered
+ * before the chain's end: a TimeoutError thrown at the dialog once the database's clock passes it.
  */
-async function decide(
-  flow: Pick<Flow, "dialog">,
-  name: string,
-  assignees: readonly string[],
-  until: string,
-  ask: Ask,
-) {
+async function decide(flow: Pick<Flow, "dialog">, owners: readonly string[], ask: Ask) {
   try {
-    return await flow.dialog({ name, assignees, schema: decision, until, data: ask });
+    return await flow.dialog(
+      owners.length > 0
+        ? {
+            name: "approve",
+            assignees: owners,
+            schema: decision,
+            data: ask,
+            escalation: {
+              levels: [
+                { after: "3bd", assignees: managerOf(owners[0]!), mode: "add" },
+                { after: "2bd", assignees: [OPERATORS], mode: "add" },
+              ],
+              final: { after: "3bd" },
+            },
+          }
+        : { name: "approve", assignees: [OPERATORS], schema: decision, until: "5bd", data: ask },
+    );
   } catch (error) {
     if (error instanceof TimeoutError) return undefined;
     throw error;
@@ -95,7 +108,7 @@ export default defineWorkflow({
   title: "Ask to join a group",
   parameters,
   bindings: { directory: bind.directory() },
-  // 3 working days for the owner and 5 for the operators; past that the instance times out.
+  // The chain ends after 8 working days; past 9 the instance times out.
   until: { businessDays: 9 },
   access: { start: [] }, // every signed-in account may ask
   async run(flow, { group, reason }) {
@@ -134,21 +147,23 @@ export default defineWorkflow({
     };
     // An owner asking for their own group does not decide it: someone else does.
     const owners = target.owners.filter((owner) => !sameDN(owner, member));
-    let answered =
-      owners.length > 0 ? await decide(flow, "approve", owners, "3bd", ask) : undefined;
-    const escalated = answered === undefined;
-    answered ??= await decide(flow, "approve (escalated)", [OPERATORS], "5bd", {
-      ...ask,
-      why:
-        owners.length > 0
-          ? "the owner did not answer within 3 working days"
-          : target.owners.length > 0
-            ? "the requester is its only owner"
-            : "the group has no owner",
-    });
-    if (!answered) return { outcome: "expired", ...result, escalated };
+    const answered = await decide(
+      flow,
+      owners,
+      owners.length > 0
+        ? ask
+        : {
+            ...ask,
+            why:
+              target.owners.length > 0
+                ? "the requester is its only owner"
+                : "the group has no owner",
+          },
+    );
+    if (!answered) return { outcome: "expired", ...result, escalated: true };
 
     const { answer, by } = answered;
+    const escalated = !owners.some((owner) => by.dn !== null && sameDN(owner, by.dn));
     const decided = { decidedBy: by.name, ...(answer.comment ? { comment: answer.comment } : {}) };
     // An operator may be the requester too: nobody approves their own request.
     if (by.accountId === requester.accountId && answer.approved) {
