@@ -35,14 +35,14 @@ const STATUS_WORDS: Record<LevelStatus, string> = {
   passed: "passed",
   now: "now",
   ahead: "ahead",
-  skipped: "not reached",
+  skipped: "skipped",
 };
 
 /**
  * Where a dialog's chain stands: the opening, each level with its moment and whom it asked
  * (once it came; a level that found nobody says why), and the chain's end. The level standing
  * now is marked (`data-status="now"`); once the dialog is answered, the levels it did not
- * reach are `not reached`.
+ * reach are `skipped`.
  */
 export function escalationView(
   escalation: EscalationNode,
