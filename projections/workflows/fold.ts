@@ -62,6 +62,8 @@ export type CallRecord =
       readonly state: "pending" | "completed" | "timed_out" | "cancelled";
       readonly answer?: unknown;
       readonly by?: ActorRef;
+      /** The assignee `by` answered for through a delegation. */
+      readonly for?: ActorRef | null;
       readonly openedAt: Date;
       /** Its escalation chain and where it stands (`reached`: the levels come so far). */
       readonly escalation?: DialogEscalation;
@@ -259,6 +261,7 @@ function apply(state: Mutable<InstanceState>, event: InstanceEvent): void {
         state: "completed",
         answer: event.data.answer,
         by: event.data.by,
+        for: event.data.for ?? null,
         endedAt: at,
       });
       return;

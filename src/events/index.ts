@@ -103,4 +103,10 @@ export {
   type WorkflowRetried,
   type WorkflowStarted,
 } from "./workflow.ts";
+export {
+  DELEGATION_EVENT_TYPES,
+  delegationStream,
+  type DelegationEnded,
+  type DelegationGranted,
+} from "./delegation.ts";
 export { MAIL_SENT, mailStream, type MailSent } from "./mail.ts";

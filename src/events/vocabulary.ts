@@ -20,6 +20,7 @@ import type {
   ChangeEventReceived,
   ChangeEventRetryRequested,
 } from "./change-event.ts";
+import type { DelegationEnded, DelegationGranted } from "./delegation.ts";
 import type { DirectoryWriteRequested } from "./directory-write.ts";
 import type { EntryChange, EntrySnapshot } from "./entry.ts";
 import type { MailSent } from "./mail.ts";
@@ -98,6 +99,9 @@ export interface AnnalEventMap {
   readonly WorkflowErrored: WorkflowErrored;
   readonly WorkflowCancelled: WorkflowCancelled;
   readonly WorkflowRetried: WorkflowRetried;
+  // A person's delegation of their dialogs (`delegation-<account id>`).
+  readonly DelegationGranted: DelegationGranted;
+  readonly DelegationEnded: DelegationEnded;
   // Mail a custom endpoint sent (`mail-<account id>`).
   readonly MailSent: MailSent;
 }

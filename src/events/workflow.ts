@@ -150,6 +150,11 @@ export interface DialogCompleted {
   readonly dialogId: string;
   readonly answer: unknown;
   readonly by: ActorRef;
+  /**
+   * The assignee `by` answered for through a delegation (see `DelegationGranted`); absent or
+   * null when `by` answered as an assignee.
+   */
+  readonly for?: ActorRef | null;
 }
 
 export interface RequestSent {

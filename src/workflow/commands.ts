@@ -18,6 +18,7 @@ import { toJson } from "./flow.ts";
 import { databaseClock, lockInstance } from "./lock.ts";
 import type { InstanceState } from "../../projections/workflows/index.ts";
 import { deadline, passed } from "./time.ts";
+import { delegatorAmong } from "./delegation/index.ts";
 
 /**
  * The commands people and systems give the engine. Each is refused with the spec's codes:
@@ -148,14 +149,26 @@ export async function completeDialog(
   if (!ref) throw notFound();
   return withInstance(deps, ref.instanceId, notFound, async (state) => {
     const call = state.calls.get(ref.seq);
-    if (call?.kind !== "dialog" || !maySeeInstance(options.as, state)) throw notFound();
-    if (!isAssignee(options.as, call.assignees)) {
+    if (call?.kind !== "dialog") throw notFound();
+    const now = await databaseClock(deps.pool);
+    // Not an assignee: perhaps a delegate of one, by a delegation in force now.
+    const answeringFor = isAssignee(options.as, call.assignees)
+      ? null
+      : ((await delegatorAmong(deps.pool, options.as, call.assignees, now)) ?? null);
+    if (!answeringFor && !maySeeInstance(options.as, state)) throw notFound();
+    if (!answeringFor && !isAssignee(options.as, call.assignees)) {
       throw new WorkflowRefusal(
         "WF_FORBIDDEN",
         `${options.as.name} is not an assignee of dialog "${call.name}"`,
       );
     }
-    const now = await databaseClock(deps.pool);
+    // The rule for assignees holds for delegates: nobody decides their own request.
+    if (answeringFor && state.startedBy.accountId === options.as.accountId) {
+      throw new WorkflowRefusal(
+        "WF_FORBIDDEN",
+        `${options.as.name} started this instance and cannot answer its dialog "${call.name}" for ${answeringFor.name}`,
+      );
+    }
     if (call.state !== "pending" || state.status !== "WAITING" || passed(call.until, now)) {
       throw new WorkflowRefusal(
         "WF_CONFLICT",
@@ -169,6 +182,7 @@ export async function completeDialog(
         dialogId: options.dialogId,
         answer,
         by: actorRef(options.as),
+        for: answeringFor,
       }),
     ];
   });

@@ -100,6 +100,8 @@ export interface Escalation {
 export interface DialogAnswer<T> {
   readonly answer: T;
   readonly by: ActorRef;
+  /** The assignee `by` answered for through a delegation; null when `by` is an assignee. */
+  readonly for: ActorRef | null;
 }
 
 export interface RequestOptions<S extends StandardSchemaV1> {

@@ -192,7 +192,8 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
       if (until) this.#timer(until, `dialog ${seq}`);
       this.#suspend(`dialog "${options.name}" waits for an answer`);
     }
-    if (call.state === "completed") return { answer: call.answer as never, by: call.by! };
+    if (call.state === "completed")
+      return { answer: call.answer as never, by: call.by!, for: call.for ?? null };
     if (call.state === "pending" && call.escalation) {
       const final = await this.#escalate(call, options);
       if (final) return final as never;
@@ -209,7 +210,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
   async #escalate(
     call: Extract<CallRecord, { kind: "dialog" }>,
     options: DialogOptions<StandardSchemaV1>,
-  ): Promise<{ answer: unknown; by: ActorRef } | undefined> {
+  ): Promise<{ answer: unknown; by: ActorRef; for: null } | undefined> {
     const plan = call.escalation!;
     const now = this.#clock();
     let assignees = call.assignees;
@@ -243,7 +244,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
         answer: plan.finalAnswer,
         by: ESCALATION_ACTOR,
       });
-      return { answer: plan.finalAnswer, by: ESCALATION_ACTOR };
+      return { answer: plan.finalAnswer, by: ESCALATION_ACTOR, for: null };
     }
     return undefined;
   }

@@ -81,10 +81,20 @@ export {
   definitionInventory,
   inboxOf,
   instanceAt,
+  type InboxRow,
   listInstances,
   type InstanceFilter,
 } from "./queries.ts";
 export { workflowsForChangeEvent } from "./change-events.ts";
+export {
+  delegationState,
+  delegationsInForce,
+  endDelegation,
+  grantDelegation,
+  readDelegations,
+  type Delegation,
+  type DelegationState,
+} from "./delegation/index.ts";
 export {
   WorkflowReader,
   type ActorView,

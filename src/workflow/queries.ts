@@ -9,7 +9,9 @@ import {
   type InstanceStatus,
 } from "../../projections/workflows/index.ts";
 import type { Queryable } from "../db/index.ts";
-import { seesAll, type Actor } from "./access.ts";
+import type { ActorRef } from "../events/index.ts";
+import { isAssignee, seesAll, type Actor } from "./access.ts";
+import { assigneeKeysAt, delegationsInForce } from "./delegation/index.ts";
 import { instanceEvents } from "./advance.ts";
 
 /**
@@ -35,23 +37,66 @@ function assigneeKeys(actor: Actor): string[] {
   ];
 }
 
+/** A pending dialog of an inbox; `delegatedBy`: whose it is, when a delegation put it there. */
+export type InboxRow = DialogRow & { readonly delegatedBy: ActorRef | null };
+
 /**
- * The pending dialogs `actor` is an assignee of, the oldest first (from the `workflows`
- * projection); `after`: the id of the last dialog of the page before.
+ * The pending dialogs `actor` may answer, the oldest first (from the `workflows` projection):
+ * those it is an assignee of, and those of each person who delegated to it at `at` (their
+ * assignee keys then), save the instances `actor` started itself; `after`: the id of the last
+ * dialog of the page before.
  */
 export async function inboxOf(
   db: Queryable,
   actor: Actor,
   limit = 100,
   after?: string,
+  at: Date = new Date(),
+): Promise<InboxRow[]> {
+  const own = (await dialogsAssigned(db, assigneeKeys(actor), limit, after)).map((row) => ({
+    ...row,
+    delegatedBy: null,
+  }));
+  const seen = new Set(own.map((row) => row.dialog_id));
+  const rows: InboxRow[] = [...own];
+  for (const delegation of await delegationsInForce(db, at)) {
+    if (delegation.delegate.accountId !== actor.accountId) continue;
+    const keys = await assigneeKeysAt(db, delegation.delegator, at);
+    for (const row of await dialogsAssigned(db, keys, limit, after, actor.accountId)) {
+      if (seen.has(row.dialog_id) || isAssignee(actor, row.assignees)) continue;
+      seen.add(row.dialog_id);
+      rows.push({ ...row, delegatedBy: delegation.delegator });
+    }
+  }
+  return rows
+    .sort(
+      (a, b) =>
+        a.opened_at.getTime() - b.opened_at.getTime() ||
+        (a.dialog_id < b.dialog_id ? -1 : a.dialog_id > b.dialog_id ? 1 : 0),
+    )
+    .slice(0, limit);
+}
+
+/** Pending dialogs assigned to any of `keys`, oldest first; `notStartedBy`: save its instances. */
+async function dialogsAssigned(
+  db: Queryable,
+  keys: readonly string[],
+  limit: number,
+  after: string | undefined,
+  notStartedBy?: string,
 ): Promise<DialogRow[]> {
-  const params: unknown[] = [assigneeKeys(actor), limit];
+  const params: unknown[] = [keys, limit];
   const from =
     after === undefined
       ? ""
       : `AND (d.opened_at, d.dialog_id) > (SELECT a.opened_at, a.dialog_id FROM ${DIALOGS} AS a WHERE a.dialog_id = $${params.push(after)})`;
+  const notOwn =
+    notStartedBy === undefined
+      ? ""
+      : `AND NOT EXISTS (SELECT 1 FROM ${WORKFLOW_INSTANCES} AS i
+           WHERE i.instance_id = d.instance_id AND i.started_by_id = $${params.push(notStartedBy)})`;
   const result = await db.query<DialogRow>(
-    `SELECT * FROM ${DIALOGS} AS d WHERE d.state = 'pending' AND d.assignees && $1::text[] ${from}
+    `SELECT d.* FROM ${DIALOGS} AS d WHERE d.state = 'pending' AND d.assignees && $1::text[] ${from} ${notOwn}
       ORDER BY d.opened_at, d.dialog_id LIMIT $2`,
     params,
   );

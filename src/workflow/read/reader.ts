@@ -168,23 +168,31 @@ export class WorkflowReader {
     };
   }
 
-  /** The pending dialogs the actor is an assignee of, the oldest first, after dialog `after`. */
+  /**
+   * The pending dialogs the actor may answer (as an assignee, or as a delegate: marked with
+   * `delegatedBy`), the oldest first, after dialog `after`.
+   */
   async inbox(limit: number, after?: string): Promise<DialogView[]> {
-    const rows = await inboxOf(this.#db, this.#actor, limit, after);
+    const rows = await inboxOf(this.#db, this.#actor, limit, after, await databaseClock(this.#db));
     return rows.map((row) =>
-      dialogView(row.instance_id, row.workflow, {
-        kind: "dialog",
-        seq: row.seq,
-        name: row.name,
-        dialogId: row.dialog_id,
-        assignees: row.assignees,
-        form: row.form,
-        data: row.data,
-        until: iso(row.until),
-        state: row.state as "pending",
-        openedAt: row.opened_at,
-        ...(row.escalation ? { escalation: row.escalation as DialogEscalation } : {}),
-      }),
+      dialogView(
+        row.instance_id,
+        row.workflow,
+        {
+          kind: "dialog",
+          seq: row.seq,
+          name: row.name,
+          dialogId: row.dialog_id,
+          assignees: row.assignees,
+          form: row.form,
+          data: row.data,
+          until: iso(row.until),
+          state: row.state as "pending",
+          openedAt: row.opened_at,
+          ...(row.escalation ? { escalation: row.escalation as DialogEscalation } : {}),
+        },
+        row.delegatedBy,
+      ),
     );
   }
 

@@ -57,6 +57,10 @@ export interface DialogView {
   readonly until: string | null;
   readonly answer: unknown;
   readonly answeredBy: ActorView | null;
+  /** The assignee `answeredBy` answered for through a delegation; null otherwise. */
+  readonly answeredFor: ActorView | null;
+  /** In a delegate's inbox: the person whose dialog it is; null in one's own. */
+  readonly delegatedBy: ActorView | null;
   readonly openedAt: string | null;
   readonly endedAt: string | null;
   /** Its escalation chain and where it stands; null: it has none. */
@@ -222,6 +226,7 @@ export function dialogView(
   instanceId: string,
   workflow: string,
   call: Extract<CallRecord, { kind: "dialog" }>,
+  delegatedBy: ActorRef | null = null,
 ): DialogView {
   return {
     id: call.dialogId,
@@ -235,6 +240,8 @@ export function dialogView(
     until: call.until,
     answer: call.answer ?? null,
     answeredBy: actorView(call.by),
+    answeredFor: actorView(call.for),
+    delegatedBy: actorView(delegatedBy),
     openedAt: iso(call.openedAt),
     endedAt: iso(call.endedAt),
     escalation: call.escalation ? escalationView(call.escalation, call.until) : null,
