@@ -1,4 +1,5 @@
 import type { GraphQLSchema } from "graphql";
+import { delegateDialogs, endOne, myDelegations } from "./delegations.ts";
 import { answer, myDialogs } from "./dialogs.ts";
 import type { Resolver } from "./engine.ts";
 import { failedWork } from "./failed-work.ts";
@@ -9,7 +10,7 @@ import { catalog, start } from "./workflows.ts";
 /**
  * The operations of `schema/workflows.graphql`, one file per family: the catalog and starts
  * (`workflows.ts`), instances now and at a moment and their commands (`instances.ts`), the
- * inbox (`dialogs.ts`), the change feed (`feed.ts`) and failed work (`failed-work.ts`). They
+ * inbox (`dialogs.ts`), delegations (`delegations.ts`), the change feed (`feed.ts`) and failed work (`failed-work.ts`). They
  * read through the workflow module's read API and only map its views (`nodes.ts`).
  *
  * Every refusal is the engine's own `WorkflowRefusal` (`WF_NOT_FOUND`, `WF_FORBIDDEN`,
@@ -36,11 +37,14 @@ export function attachWorkflowResolvers(schema: GraphQLSchema): void {
     myDialogs: (_parent, args, context) => myDialogs(context, args),
     changes: (_parent, args, context) => changes(context, args),
     failedWork: (_parent, args, context) => failedWork(context, args),
+    myDelegations: (_parent, _args, context) => myDelegations(context),
   });
   attach("Mutation", {
     startWorkflow: (_parent, args, context) => start(context, args),
     completeDialog: (_parent, args, context) => answer(context, args),
     cancelInstance: (_parent, args, context) => cancel(context, args),
     retryInstance: (_parent, args, context) => retry(context, args),
+    delegateDialogs: (_parent, args, context) => delegateDialogs(context, args),
+    endDelegation: (_parent, args, context) => endOne(context, args),
   });
 }
