@@ -3,6 +3,7 @@ import { accessAt, type AccessReport } from "../../auth/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import type { Pool } from "../../db/index.ts";
 import { createLogger } from "../../logger.ts";
+import { delegationsInForce, type Delegation } from "../../workflow/index.ts";
 import { type Clock, MOMENT_FORMS, readMoment } from "../../time/index.ts";
 import type { Output } from "../output.ts";
 import type { CommandModule } from "../command.ts";
@@ -21,7 +22,10 @@ export function momentOption(text: string, clock: Clock, option = "--at"): Date 
   return reading.moment;
 }
 
-/** `annal access show`: the report of `accessAt`, a few lines per account, or JSON. */
+/**
+ * `annal access show`: the report of `accessAt`, a few lines per account, and the delegations
+ * in force at that moment (those the account gave or received, when one is named), or JSON.
+ */
 export async function accessShow(
   pool: Pool,
   options: { account?: string; at?: string; json?: boolean; timeZone?: string },
@@ -33,12 +37,46 @@ export async function accessShow(
     ...(at === undefined ? {} : { at }),
     ...(options.account === undefined ? {} : { account: options.account }),
   });
+  const delegations = delegationsOf(
+    await delegationsInForce(pool, report.at),
+    options.account === undefined ? undefined : new Set(report.accounts.map((a) => a.id)),
+  );
   if (options.json) {
-    output.out(JSON.stringify(report, null, 2));
+    output.out(JSON.stringify({ ...report, delegations }, null, 2));
     return 0;
   }
   for (const line of reportLines(report, options.account)) output.out(line);
+  for (const line of delegationLines(delegations)) output.out(line);
   return 0;
+}
+
+/** The delegations in force, as the report shows them; `accounts`: only those they concern. */
+function delegationsOf(all: readonly Delegation[], accounts: ReadonlySet<string> | undefined) {
+  return all
+    .filter(
+      (d) =>
+        accounts === undefined ||
+        accounts.has(d.delegator.accountId) ||
+        accounts.has(d.delegate.accountId),
+    )
+    .map((d) => ({
+      id: d.id,
+      delegator: d.delegator,
+      delegate: d.delegate,
+      from: d.from.toISOString(),
+      until: d.until.toISOString(),
+    }));
+}
+
+function delegationLines(delegations: ReturnType<typeof delegationsOf>): string[] {
+  if (delegations.length === 0) return ["delegations in force: none"];
+  return [
+    "delegations in force:",
+    ...delegations.map(
+      (d) =>
+        `  ${d.delegator.name} -> ${d.delegate.name}  from ${d.from} until ${d.until}  id ${d.id}`,
+    ),
+  ];
 }
 
 function reportLines(report: AccessReport, account: string | undefined): string[] {

@@ -17,7 +17,7 @@ import { delegationState, readDelegations, type Delegation } from "./read.ts";
  * const { id } = await grantDelegation(deps, { as: prossi, to: "owojcik", until: new Date("2026-12-24T00:00:00Z") });
  */
 export async function grantDelegation(
-  deps: CommitDeps,
+  deps: Pick<CommitDeps, "pool" | "store">,
   options: { readonly as: Actor; readonly to: string; readonly from?: Date; readonly until: Date },
 ): Promise<Delegation> {
   const now = await databaseClock(deps.pool);
@@ -76,7 +76,7 @@ export async function grantDelegation(
  * delegate no longer answers for the delegator. `WF_CONFLICT` once it is over.
  */
 export async function endDelegation(
-  deps: CommitDeps,
+  deps: Pick<CommitDeps, "pool" | "store">,
   options: { readonly as: Actor; readonly id: string },
 ): Promise<Delegation> {
   const delegation = (await readDelegations(deps.pool)).find((d) => d.id === options.id);
@@ -110,7 +110,7 @@ export async function endDelegation(
 
 /** Appends to the delegator's stream at the version read: a concurrent grant is refused. */
 async function appendToDelegator(
-  deps: CommitDeps,
+  deps: Pick<CommitDeps, "pool" | "store">,
   delegatorId: string,
   events: Parameters<CommitDeps["store"]["appendToStream"]>[1],
 ): Promise<void> {
