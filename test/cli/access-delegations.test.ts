@@ -22,7 +22,9 @@ t.test("access show --at lists the delegations in force then", async (t) => {
     );
     return { accountId: account.id, name, dn, principals: [], access: [] };
   };
-  const [olga, dora, rita] = [await person("olga"), await person("dora"), await person("rita")];
+  const olga = await person("olga");
+  await person("dora");
+  const rita = await person("rita");
   await replayProjection({ pool: db.pool, projection: accessProjection });
   const now = await databaseClock(db.pool);
   const hours = (n: number) => new Date(now.getTime() + n * 3_600_000);
