@@ -1,5 +1,6 @@
 import "./styles.css";
 import { errorBox, fill, h } from "./dom.ts";
+import { delegationsPage } from "./pages/delegations.ts";
 import { directorySearch, entryPage } from "./pages/directory.ts";
 import { feedPage } from "./pages/feed.ts";
 import { historyPage, prefetchHistory } from "./pages/history.ts";
@@ -26,6 +27,7 @@ const ROUTES: readonly Route[] = [
   { path: "/app/directory/:type/:id", access: READ, render: entryPage },
   { path: "/app/changes", access: READ, render: feedPage },
   { path: "/app/inbox", render: inboxPage },
+  { path: "/app/delegations", render: delegationsPage },
   { path: "/app/workflows", render: catalogPage },
   { path: "/app/workflows/:name", render: startPage },
   { path: "/app/instances", render: instancesPage },
@@ -38,6 +40,7 @@ const NAV: readonly { href: string; label: string; access?: readonly string[] }[
   { href: "/app/directory", label: "Directory", access: READ },
   { href: "/app/changes", label: "Changes", access: READ },
   { href: "/app/inbox", label: "Inbox" },
+  { href: "/app/delegations", label: "Delegations" },
   { href: "/app/workflows", label: "Start" },
   { href: "/app/instances", label: "Instances" },
   { href: "/app/operations", label: "Operations", access: ["operator"] },

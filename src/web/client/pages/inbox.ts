@@ -18,9 +18,10 @@ interface DialogNode {
   assignees: string[];
   instance: { id: string; startedBy: { name: string; dn: string | null } } | null;
   escalation: EscalationNode | null;
+  delegatedBy: { name: string } | null;
 }
 
-const DIALOG_FIELDS = `id name workflow state form data until openedAt assignees instance { id startedBy { name dn } } ${ESCALATION_FIELDS}`;
+const DIALOG_FIELDS = `id name workflow state form data until openedAt assignees delegatedBy { name } instance { id startedBy { name dn } } ${ESCALATION_FIELDS}`;
 
 /** `/app/inbox`: the viewer's open dialogs, oldest first, each with its form. */
 export async function inboxPage({ main }: PageContext): Promise<void> {
@@ -60,6 +61,9 @@ function dialogCard(dialog: DialogNode): HTMLElement {
     "form",
     { class: "dialog", "aria-label": `${dialog.workflow}: ${dialog.name}` },
     h("h2", null, `${dialog.workflow}: ${dialog.name}`),
+    dialog.delegatedBy
+      ? h("p", { class: "meta delegated" }, `Delegated to you by ${dialog.delegatedBy.name}`)
+      : "",
     h(
       "p",
       { class: "meta" },
