@@ -134,7 +134,7 @@ export async function seed(pool: Pool, from: number, to: number): Promise<void> 
     const end = Math.min(to, start + 99_999);
     const inserted = await pool.query<{ entry_uuid: string }>(
       `INSERT INTO projection_entries.entries
-         (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
+         (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id)
        SELECT u, 'user', 'uid=user' || g || ',${PEOPLE}', 'uid=user' || g || ',${PEOPLE}',
               jsonb_build_object(
                 'objectClass', '["top","person","organizationalPerson","inetOrgPerson"]'::jsonb,
@@ -149,7 +149,7 @@ export async function seed(pool: Pool, from: number, to: number): Promise<void> 
                 'description', jsonb_build_array('Member of staff since ' || (2000 + g % 25) || ', team ' || (g % 97))),
               jsonb_build_object('entryUUID', jsonb_build_array(u::text),
                                  'modifyTimestamp', '["20261101090000Z"]'::jsonb),
-              now(), now(), 1, g, '1'::xid8
+              now(), now(), 1, g, g, '1'::xid8
          FROM (SELECT g, gen_random_uuid() AS u,
                       ($3::text[])[1 + g % cardinality($3::text[])] AS sn,
                       ($4::text[])[1 + (g / 20) % cardinality($4::text[])] AS given,

@@ -45,7 +45,10 @@ export async function openDatabase(config: AnnalConfig, log: Logger): Promise<Op
  */
 function logAvailability(pool: Pool, log: Logger): void {
   let since = 0;
-  onAvailability(pool, (unreachable, error) => {
+  onAvailability(pool, (unreachable, error, reachedBefore) => {
+    // Never reached: whoever opened the pool reports that failure itself (start, verify).
+    if (unreachable && !reachedBefore) return;
+    if (!unreachable && since === 0) return;
     if (unreachable) {
       since = Date.now();
       log.error(
@@ -54,6 +57,7 @@ function logAvailability(pool: Pool, log: Logger): void {
       );
     } else {
       log.info({ downMs: Date.now() - since }, "the database is reachable again");
+      since = 0;
     }
   });
 }

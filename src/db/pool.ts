@@ -54,6 +54,8 @@ type ConnectCallback = (
  * goes through `connect` too), and whose `end` closes its lock connection.
  */
 class BoundedPool extends pg.Pool {
+  /** Whether a connection was ever made: a server never reached is a start-up failure, not an outage. */
+  reachedOnce = false;
   /** Whether the last attempt to connect found the server unreachable (see `onAvailability`). */
   unreachable = false;
 
@@ -83,9 +85,11 @@ class BoundedPool extends pg.Pool {
   noteAvailability(error: unknown): void {
     const unreachable = error !== undefined && isDatabaseUnreachable(error);
     if (error !== undefined && !unreachable) return; // a timeout or a refusal says neither
+    if (!unreachable) this.reachedOnce = true;
     if (unreachable === this.unreachable) return;
     this.unreachable = unreachable;
-    for (const listener of availabilityListeners.get(this) ?? []) listener(unreachable, error);
+    for (const listener of availabilityListeners.get(this) ?? [])
+      listener(unreachable, error, this.reachedOnce);
   }
 
   override end(): Promise<void>;
@@ -100,7 +104,8 @@ class BoundedPool extends pg.Pool {
   }
 }
 
-type AvailabilityListener = (unreachable: boolean, error: unknown) => void;
+/** `reachedBefore`: whether a connection was ever made (never: a start-up failure, no outage). */
+type AvailabilityListener = (unreachable: boolean, error: unknown, reachedBefore: boolean) => void;
 const availabilityListeners = new WeakMap<pg.Pool, AvailabilityListener[]>();
 
 /**

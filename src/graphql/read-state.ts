@@ -40,7 +40,9 @@ export class ReadState {
       return new ReadState("directory", undefined);
     }
     // Read before any entry is: the answer reflects at least this position.
-    const checkpoint = await readCheckpoint(options.projection.db, schemaNames(ENTRIES).live);
+    const { db } = options.projection;
+    const checkpoint = await readCheckpoint(db, schemaNames(ENTRIES).live);
+    if (!(await caughtUp(db, checkpoint?.position))) return new ReadState("directory", undefined);
     return new ReadState(
       "projection",
       checkpoint && { transactionId: checkpoint.transactionId, position: checkpoint.position },
@@ -74,4 +76,26 @@ export class ReadState {
     if (!this.#projected) return {};
     return { extensions: { logPosition: this.#position ?? null, reads: this.#source } };
   }
+}
+
+/** The databases whose entries projection has once held the whole directory. */
+const complete = new WeakSet<Queryable>();
+
+/**
+ * Whether the entries projection holds the directory: capture's first import is recorded and
+ * the projection has applied the log up to its head once. Until then (a first start, whose
+ * import or its projection is still under way) the gateway reads the directory, not a
+ * projection that would answer with entries missing; once it has, its lag is capture's lag.
+ */
+async function caughtUp(db: Queryable, applied: number | undefined): Promise<boolean> {
+  if (complete.has(db)) return true;
+  if (applied === undefined) return false;
+  const { rows } = await db.query<{ imported: boolean; head: string | null }>(
+    `SELECT EXISTS (SELECT 1 FROM capture_checkpoints) AS imported,
+            (SELECT max(position) FROM events)::text AS head`,
+  );
+  const { imported, head } = rows[0]!;
+  if (!imported || (head !== null && Number(head) > applied)) return false;
+  complete.add(db);
+  return true;
 }

@@ -340,12 +340,12 @@ t.test("searches on a few thousand entries use the value indexes", async (t) => 
   const uuids = (
     await db.pool.query<{ entry_uuid: string }>(
       `INSERT INTO ${ENTRIES}
-         (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, position, transaction_id)
+         (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id)
        SELECT gen_random_uuid(), 'user', 'uid=w' || g || ',${PEOPLE}', 'uid=w' || g || ',${PEOPLE}',
               jsonb_build_object('uid', jsonb_build_array('w' || g), 'sn', jsonb_build_array('Sn' || (g % 50)),
                                  'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + g % 3]),
                                  'uidNumber', jsonb_build_array((10000 + g)::text)),
-              '{}', now(), now(), 1, g, '1'::xid8
+              '{}', now(), now(), 1, g, g, '1'::xid8
          FROM generate_series(1, 5000) AS g
        RETURNING entry_uuid`,
     )

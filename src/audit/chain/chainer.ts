@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { trySessionLock, type Pool, type SessionLock } from "../../db/index.ts";
+import { logLoopFailure, trySessionLock, type Pool, type SessionLock } from "../../db/index.ts";
 import type { Logger } from "../../logger.ts";
 import { chainBatch } from "./chain-batch.ts";
 import { readChainHead } from "./rows.ts";
 
 export interface ChainerOptions {
   readonly pool: Pool;
-  readonly log: Pick<Logger, "info" | "error">;
+  readonly log: Pick<Logger, "info" | "error" | "debug">;
   /** Between two looks at the log when the chain has caught up, in ms; default 1 s. */
   readonly interval?: number;
   /** Events chained per transaction; default 1,000. */
@@ -66,7 +66,7 @@ export function startChainer(options: ChainerOptions): Chainer {
         }
       } catch (error) {
         if (stopping.signal.aborted) break;
-        log.error({ err: error }, "chaining the log failed; trying again");
+        logLoopFailure(log, error, {}, "chaining the log failed; trying again");
       }
       await sleep(interval, undefined, { signal: stopping.signal }).catch(() => {});
     }
