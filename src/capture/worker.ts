@@ -97,8 +97,10 @@ export async function startCaptureWorker(
       .catch((error: unknown) => {
         if (stopping.signal.aborted) return;
         fullPassRetryAt = Date.now() + FULL_PASS_RETRY_MS;
-        context.log.error(
-          { err: error },
+        logLoopFailure(
+          context.log,
+          error,
+          {},
           "a full pass of the directory (reconciliation or snapshot) failed; it is tried again in a minute",
         );
       })

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
+import { PACKAGE_ROOT } from "../package-root.ts";
 import type { Pool, Queryable } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 
@@ -36,7 +37,7 @@ export interface RegisteredProcess {
 
 /** annal's version, from its package.json. */
 export function annalVersion(): string {
-  const file = path.resolve(import.meta.dirname, "../../package.json");
+  const file = path.join(PACKAGE_ROOT, "package.json");
   return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
 }
 
