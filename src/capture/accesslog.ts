@@ -5,6 +5,13 @@ import type { AttributeChange } from "../events/index.ts";
 export interface AccesslogRecord {
   /** `reqStart`: the accesslog entry's own id and the moment of the change (generalized time). */
   readonly reqStart: string;
+  /**
+   * `reqEnd`: when slapd logged the write. slapd applies and logs writes one at a time and
+   * stamps `reqEnd` as it logs each, so `reqEnd` orders the log as the writes were applied and
+   * as they become visible; `reqStart`, stamped when the request arrived, does not (a write
+   * received earlier may be logged later). Capture's place in the log is a `reqEnd`.
+   */
+  readonly reqEnd: string;
   readonly type: "add" | "modify" | "modrdn" | "delete";
   readonly dn: string;
   readonly entryUUID: string | undefined;
@@ -28,6 +35,7 @@ export interface RawChange {
 
 export const ACCESSLOG_ATTRIBUTES = [
   "reqStart",
+  "reqEnd",
   "reqType",
   "reqDN",
   "reqEntryUUID",
@@ -94,6 +102,8 @@ export function parseAccesslogEntry(entry: DirectoryEntry): AccesslogRecord | un
   const deleteOldRDN = text("reqDeleteOldRDN");
   return {
     reqStart,
+    // A log without reqEnd (never seen from OpenLDAP) still reads, ordered by reqStart.
+    reqEnd: text("reqEnd") ?? reqStart,
     type,
     dn,
     entryUUID: text("reqEntryUUID"),

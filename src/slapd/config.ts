@@ -65,7 +65,7 @@ function quoted(value: string): string {
  * - `dc=example,dc=org` with the accesslog overlay: every successful write becomes an entry
  *   with `reqType`, `reqDN`, `reqMod`, `reqOld` (old values of what changed, plus
  *   `objectClass` and `entryUUID` always, so a rename or delete still tells what the entry
- *   was), `reqEntryUUID`, `reqStart` and `reqAuthzID`. No `logpurge`: the log is the
+ *   was), `reqEntryUUID`, `reqStart`, `reqEnd` and `reqAuthzID`. No `logpurge`: the log is the
  *   capture source and is never trimmed behind annal's back.
  * - `authz-policy to`: an account may act as another (RFC 4370 proxied authorization) when
  *   its own `authzTo` allows it; the rootdn may always act as any DN of its database.
@@ -99,7 +99,7 @@ export function slapdConfig(options: SlapdConfigOptions): string {
     `suffix ${quoted(ACCESSLOG_BASE)}`,
     `directory ${quoted(paths.accesslog)}`,
     `maxsize ${mdbSize}`,
-    "index objectClass,reqStart,reqEntryUUID,reqDN,reqResult eq",
+    "index objectClass,reqStart,reqEnd,reqEntryUUID,reqDN,reqResult eq",
     `access to * by dn.exact=${quoted(SLAPD_ROOT_DN)} read by dn.exact=${quoted(SLAPD_SERVICE_DN)} read by * none`,
     ...(syncprov
       ? ["overlay syncprov", "syncprov-nopresent TRUE", "syncprov-reloadhint TRUE"]

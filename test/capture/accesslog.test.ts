@@ -216,7 +216,7 @@ t.test("a pass that finds nothing new writes nothing and locks nothing", async (
   await f.sync();
   await f.directory.add(ALICE, person("alice"));
   await f.sync();
-  // The search `reqStart >= checkpoint` finds the record the checkpoint names again. Recording
+  // The search `reqEnd >= checkpoint` finds the record the checkpoint names again. Recording
   // or locking the checkpoint's row (FOR UPDATE) would give it a new xmin or xmax; the xids
   // of the whole server, which tests in parallel share, say nothing of this database.
   const checkpointRow = async () =>
