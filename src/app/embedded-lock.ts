@@ -1,7 +1,7 @@
 import { open, readFile, rm, writeFile } from "node:fs/promises";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { AnnalError } from "../errors/index.ts";
+import { isRunningNode } from "../operations/index.ts";
 
 /** Another annal that is still running owns the embedded PostgreSQL of this data directory. */
 export class EmbeddedDatabaseInUseError extends AnnalError {
@@ -67,20 +67,4 @@ export async function runningEmbeddedServer(
   const pid = Number.parseInt(pidText ?? "", 10);
   if (!url || !Number.isInteger(pid) || pid <= 0 || !isRunningNode(pid)) return undefined;
   return { pid, url };
-}
-
-export function isRunningNode(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM: it exists but belongs to another user.
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  try {
-    // A pid reused by an unrelated program after a crash is not an annal.
-    const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0] ?? "";
-    return path.basename(command).startsWith("node");
-  } catch {
-    return true; // no /proc here: trust the signal check
-  }
 }

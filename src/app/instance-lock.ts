@@ -1,7 +1,7 @@
 import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { AnnalError } from "../errors/index.ts";
-import { isRunningNode } from "./embedded-lock.ts";
+import { isRunningNode } from "../operations/index.ts";
 
 /** An `annal start` already runs on this data directory. */
 export class AlreadyRunningError extends AnnalError {
