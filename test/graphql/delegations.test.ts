@@ -58,7 +58,8 @@ t.test("delegateDialogs, myDelegations, a delegated answer and endDelegation", a
     };
   };
   const prossi = await signIn("prossi");
-  const owojcik = await signIn("owojcik");
+  // krossi is neither operator nor auditor: only the delegation lets them see the instance.
+  const krossi = await signIn("krossi");
   const { token } = await createToken(app.db.pool, app.store, { name: "asker", access: [] });
   const asker = { headers: { authorization: `Bearer ${token}` } };
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -73,13 +74,13 @@ t.test("delegateDialogs, myDelegations, a delegated answer and endDelegation", a
   const DELEGATE = `mutation($to: String!, $from: String, $until: String!) {
     delegateDialogs(to: $to, from: $from, until: $until) {
       id state from until delegator { name } delegate { name } endedAt } }`;
-  const granted = await gql(prossi, DELEGATE, { to: "owojcik", until: "now+7d" });
-  t.notOk(granted.errors, "prossi delegates to owojcik");
+  const granted = await gql(prossi, DELEGATE, { to: "krossi", until: "now+7d" });
+  t.notOk(granted.errors, "prossi delegates to krossi");
   const delegation = granted.data.delegateDialogs;
   t.match(delegation, {
     state: "active",
     delegator: { name: "prossi" },
-    delegate: { name: "owojcik" },
+    delegate: { name: "krossi" },
     endedAt: null,
   });
 
@@ -88,7 +89,7 @@ t.test("delegateDialogs, myDelegations, a delegated answer and endDelegation", a
     given: [{ id: delegation.id, state: "active" }],
     received: [],
   });
-  t.same((await gql(owojcik, MINE)).data.myDelegations, {
+  t.same((await gql(krossi, MINE)).data.myDelegations, {
     given: [],
     received: [{ id: delegation.id, delegator: { name: "prossi" } }],
   });
@@ -101,30 +102,42 @@ t.test("delegateDialogs, myDelegations, a delegated answer and endDelegation", a
   const instanceId = started.data.startWorkflow.id as string;
   const inbox = await eventually(
     async () => {
-      const body = await gql(owojcik, `{ myDialogs { nodes { id name delegatedBy { name } } } }`);
+      const body = await gql(krossi, `{ myDialogs { nodes { id name delegatedBy { name } } } }`);
       const found = body.data.myDialogs.nodes.filter((d: { id: string }) =>
         d.id.startsWith(instanceId),
       );
       return found.length > 0 ? found : undefined;
     },
-    { what: "the delegated dialog in owojcik's inbox" },
+    { what: "the delegated dialog in krossi's inbox" },
   );
   t.same(inbox, [{ id: `${instanceId}.1`, name: "approve", delegatedBy: { name: "prossi" } }]);
+  const INSTANCE = `query($id: ID!) { instance(id: $id) { id state } }`;
+  t.same(
+    (await gql(krossi, INSTANCE, { id: instanceId })).data.instance,
+    { id: instanceId, state: "WAITING" },
+    "the delegate opens the instance of a dialog delegated to them",
+  );
 
   const answered = await gql(
-    owojcik,
+    krossi,
     `mutation($id: ID!) { completeDialog(id: $id, answer: { approved: true }) {
       state answeredBy { name } answeredFor { name } } }`,
     { id: `${instanceId}.1` },
   );
   t.same(answered.data?.completeDialog, {
     state: "completed",
-    answeredBy: { name: "owojcik" },
+    answeredBy: { name: "krossi" },
     answeredFor: { name: "prossi" },
   });
 
+  t.equal(
+    (await gql(krossi, INSTANCE, { id: instanceId })).data.instance?.id,
+    instanceId,
+    "and the instance of the dialog they answered, after answering",
+  );
+
   const END = `mutation($id: ID!) { endDelegation(id: $id) { id state endedAt endedBy { name } } }`;
-  t.equal(codeOf(await gql(owojcik, END, { id: delegation.id })), "WF_FORBIDDEN");
+  t.equal(codeOf(await gql(krossi, END, { id: delegation.id })), "WF_FORBIDDEN");
   const ended = await gql(prossi, END, { id: delegation.id });
   t.match(ended.data.endDelegation, {
     id: delegation.id,
@@ -135,11 +148,11 @@ t.test("delegateDialogs, myDelegations, a delegated answer and endDelegation", a
   t.equal(codeOf(await gql(prossi, END, { id: delegation.id })), "WF_CONFLICT");
 
   t.equal(
-    codeOf(await gql(prossi, DELEGATE, { to: "owojcik", until: "next tuesdayish" })),
+    codeOf(await gql(prossi, DELEGATE, { to: "krossi", until: "next tuesdayish" })),
     "BAD_USER_INPUT",
   );
   t.equal(codeOf(await gql(prossi, DELEGATE, { to: "prossi", until: "now+1d" })), "WF_VALIDATION");
   t.equal(codeOf(await gql(prossi, DELEGATE, { to: "nobody", until: "now+1d" })), "WF_NOT_FOUND");
-  t.equal(codeOf(await gql(asker, DELEGATE, { to: "owojcik", until: "now+1d" })), "WF_FORBIDDEN");
+  t.equal(codeOf(await gql(asker, DELEGATE, { to: "krossi", until: "now+1d" })), "WF_FORBIDDEN");
   t.equal(codeOf(await gql(prossi, END, { id: "not-a-uuid" })), "BAD_USER_INPUT");
 });

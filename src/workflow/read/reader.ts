@@ -1,7 +1,8 @@
-import type { DialogEscalation } from "../../../projections/workflows/index.ts";
+import type { DialogEscalation, InstanceState } from "../../../projections/workflows/index.ts";
 import type { Pool } from "../../db/index.ts";
 import { maySeeDefinition, maySeeInstance, type Actor } from "../access.ts";
 import { instanceEvents, loadInstance } from "../advance.ts";
+import { delegatorAmong } from "../delegation/index.ts";
 import type { Definitions } from "../definitions.ts";
 import { WorkflowRefusal } from "../errors.ts";
 import { databaseClock } from "../lock.ts";
@@ -75,7 +76,29 @@ export class WorkflowReader {
       moment.at === undefined
         ? await loadInstance(this.#db, instanceId)
         : await instanceAt(this.#db, instanceId, moment.at);
-    return state && maySeeInstance(this.#actor, state) ? instanceView(state, moment) : undefined;
+    return state && (await this.#maySee(state, moment.asOf))
+      ? instanceView(state, moment)
+      : undefined;
+  }
+
+  /**
+   * `maySeeInstance`, and a delegate's view: whoever answered one of its dialogs (for the
+   * assignee, through a delegation), or may answer one still pending by a delegation in force
+   * at `at`, sees the instance the dialog belongs to, as the assignee does.
+   */
+  async #maySee(state: InstanceState, at: Date): Promise<boolean> {
+    if (maySeeInstance(this.#actor, state)) return true;
+    for (const call of state.calls.values()) {
+      if (call.kind !== "dialog") continue;
+      if (call.by?.accountId === this.#actor.accountId) return true;
+      if (
+        call.state === "pending" &&
+        (await delegatorAmong(this.#db, this.#actor, call.assignees, at))
+      ) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
