@@ -8,6 +8,7 @@ export type { ChainLink } from "./chain/rows.ts";
 export { LogPositionUnknownError, LogTamperedError } from "./errors.ts";
 export { loadSigningKey, GENERATED_KEY_FILE } from "./signing/keys.ts";
 export type { PublicJwk, SigningKey } from "./signing/keys.ts";
+export { publishSigningKey, publishedSigningKeys } from "./signing/published.ts";
 export { signStatement } from "./signing/statement.ts";
 export type { ExportStatement } from "./signing/statement.ts";
 export { verifyExport } from "./signing/verify-export.ts";

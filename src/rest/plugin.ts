@@ -8,7 +8,7 @@ import { ExportGate } from "./export/gate.ts";
 import { sendProblem } from "../http/index.ts";
 import { answerChanges } from "./routes/changes.ts";
 import { answerLogHead, answerPublicKeys } from "./routes/audit.ts";
-import { loadSigningKey, type SigningKey } from "../audit/index.ts";
+import { loadSigningKey, publishSigningKey, type SigningKey } from "../audit/index.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { entryChanges, lookupEntry } from "./routes/entry.ts";
 import { entryMemberships } from "./routes/memberships.ts";
@@ -86,10 +86,15 @@ export function restPlugin(deps: RestDeps) {
         (signingKey ??= loadSigningKey({
           pem: config.audit.signingKey,
           dataDir: config.database.dataDir,
-        }).catch((error: unknown) => {
-          signingKey = undefined;
-          throw error;
-        })),
+        })
+          .then(async (key) => {
+            await publishSigningKey(pool, key);
+            return key;
+          })
+          .catch((error: unknown) => {
+            signingKey = undefined;
+            throw error;
+          })),
     };
 
     server.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));

@@ -2,9 +2,10 @@ import { writeFile, readFile } from "node:fs/promises";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import path from "node:path";
 import t from "tap";
-import { chainBatch } from "../../src/audit/index.ts";
+import { chainBatch, verifyExport } from "../../src/audit/index.ts";
 import { runAnnal } from "../cli/support.ts";
 import { OpenApiResponses } from "../support/openapi-responses.ts";
+import { testDatabase } from "../support/postgres.ts";
 import { addPeople, restHarness, testConfig } from "./fixtures/harness.ts";
 
 t.setTimeout(300_000);
@@ -138,6 +139,49 @@ t.test(
     ]);
     t.equal(bad.code, 1);
     t.match(bad.stderr, /^annal: ANNAL_SIGNATURE_(INVALID|UNREADABLE)/);
+  },
+);
+
+t.test(
+  "every process serves every published key: an export signed by one checks with another's keys",
+  async (t) => {
+    const database = await testDatabase(t);
+    // Two processes on one database, each with a data directory (and a generated key) of its own.
+    const harness = async (dataDir: string) => {
+      const base = testConfig();
+      return restHarness(t, {
+        database,
+        config: { ...base, database: { ...base.database, dataDir } },
+      });
+    };
+    const root = t.testdir();
+    const one = await harness(path.join(root, "one"));
+    const other = await harness(path.join(root, "other"));
+    await addPeople(one.history);
+    await one.history.settled();
+    while ((await chainBatch(one.pool, 1000)) > 0);
+
+    const address = await one.app.listen({ host: "127.0.0.1", port: 0 });
+    const url = new URL(
+      `/api/entries/users?sort=uid&fields=cn&filename=people.csv&export=${q('{"sign":true}')}`,
+      address,
+    );
+    const { response, body } = await fetchWithTrailers(url, one.auth);
+    t.equal(response.statusCode, 200);
+    const kid = response.headers["annal-signature-key"];
+    const theirs = (await other.app.inject({ method: "GET", url: "/api/keys" })).json() as {
+      keys: { kid: string }[];
+    };
+    t.equal(theirs.keys.length, 2, "the other process serves its own key and the first's");
+    t.ok(
+      theirs.keys.some((key) => key.kid === kid),
+      "among them the key that signed",
+    );
+
+    const file = path.join(root, "people.csv");
+    await writeFile(file, body);
+    const statement = await verifyExport(file, response.trailers["annal-signature"]!, theirs);
+    t.equal(statement.kid, kid, "the export checks with the other process's keys");
   },
 );
 

@@ -7,7 +7,7 @@ export function auditSection() {
       {
         signingKey: text().optional().meta({
           description:
-            "The Ed25519 private key (PEM, PKCS #8) that signs exports, as a `${VARIABLE}` reference. Without it annal generates one into `<database.dataDir>/export-signing-key.pem` on first use and keeps it; processes on several machines need this key configured, so they sign alike. Its public half is served at `/api/keys`.",
+            "The Ed25519 private key (PEM, PKCS #8) that signs exports, as a `${VARIABLE}` reference. Without it annal generates one into `<database.dataDir>/export-signing-key.pem` on first use and keeps it; processes on several machines then sign with keys of their own. Every key's public half is published in the database when first used and served by every process at `/api/keys`, so an export checks whichever process signed it, and after the key is replaced.",
           example: "${ANNAL_SIGNING_KEY}",
         }),
       },

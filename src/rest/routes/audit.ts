@@ -1,5 +1,5 @@
 import type { FastifyReply } from "fastify";
-import { readChainHead } from "../../audit/index.ts";
+import { publishedSigningKeys, readChainHead } from "../../audit/index.ts";
 import type { RestContext } from "../context.ts";
 
 /** The head before anything is chained: position 0, the chain's starting hash. */
@@ -22,11 +22,15 @@ export async function answerLogHead(context: RestContext, reply: FastifyReply) {
   );
 }
 
-/** `GET /api/keys`: the public keys that check signed exports, as a JWK set (RFC 7517). */
+/**
+ * `GET /api/keys`: the public keys that check signed exports, as a JWK set (RFC 7517): this
+ * process's own and every key another process, or an earlier key, published.
+ */
 export async function answerPublicKeys(context: RestContext, reply: FastifyReply) {
-  const key = await context.signingKey();
+  const own = await context.signingKey(); // published by now
+  const keys = await publishedSigningKeys(context.pool);
   return reply
     .header("cache-control", "public, max-age=300")
     .type("application/jwk-set+json")
-    .send({ keys: [key.publicJwk] });
+    .send({ keys: keys.some((key) => key.kid === own.kid) ? keys : [...keys, own.publicJwk] });
 }
