@@ -7,6 +7,7 @@ import type { EngineDeps } from "../workflow/index.ts";
 import type { EntryTypes } from "./entry-types.ts";
 import type { Translations } from "./i18n.ts";
 import type { EntryLoaders } from "./loaders.ts";
+import type { MomentReads } from "./moment-reads.ts";
 
 /**
  * Everything the directives are given, in two parts: `DirectiveEnvironment`, what they know of
@@ -145,6 +146,11 @@ export interface GatewayContext {
    */
   readonly attributes: readonly string[];
   readonly binaryAttributes: readonly string[];
+  /**
+   * The moment an operation asked `@at(moment:)` reads the directory at: every entry read
+   * (the directory and loaders above) is the entry as it was then. Undefined: now.
+   */
+  readonly moment?: MomentReads | undefined;
   /** Languages of `Accept-Language`, most wanted first. */
   readonly languages: readonly string[];
   readonly log: Logger;

@@ -1,5 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { GraphQLError, type ExecutionResult } from "graphql";
+import {
+  GraphQLError,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from "graphql";
 // graphql-helix's parts, not its index: the index also loads its own GraphiQL page (a
 // 2.3 MB string held for the process's life), and annal serves GraphiQL from the packages.
 import { getGraphQLParameters } from "graphql-helix/get-graphql-parameters";
@@ -35,6 +40,8 @@ import { graphqlResponseStatus, responseMediaType, type ResponseMediaType } from
 import { createEntryLoaders } from "./loaders.ts";
 import { projectionDirectory, type ProjectionSource } from "./projection-reads.ts";
 import { ReadState } from "./read-state.ts";
+import { momentOfOperation } from "./at-directive.ts";
+import { momentContext } from "./moment-context.ts";
 import { costLimitRule } from "./cost.ts";
 import { entryBudget } from "./entry-budget.ts";
 import { valueDepth } from "./value-depth.ts";
@@ -112,7 +119,7 @@ export interface GraphqlExecution {
 export type GraphqlExecutor = (execution: GraphqlExecution) => Promise<ExecutionResult>;
 
 /** What the context of a document run reads of its request. */
-interface ContextRequest {
+export interface ContextRequest {
   readonly id: string;
   readonly headers: { readonly "accept-language"?: string | undefined };
   readonly log: unknown;
@@ -243,8 +250,8 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
         }
         const { operationName, query, variables } = getGraphQLParameters(helixRequest);
         const state = await ReadState.start(options);
-        const context = (reads: Reads, mutation: boolean) =>
-          gatewayContext(caller, request, options, reads, state, mutation);
+        const context = (reads: Reads, operation: DocumentOperation) =>
+          gatewayContext(caller, request, options, reads, state, operation);
         const { status, headers, payload } = await runDocument(gateway, limits, context, {
           operationName,
           query,
@@ -265,8 +272,8 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
   }) => {
     const gateway = await gatewayOf();
     const state = await ReadState.start(options);
-    const context = (reads: Reads, mutation: boolean) =>
-      gatewayContext(caller, request, options, reads, state, mutation);
+    const context = (reads: Reads, operation: DocumentOperation) =>
+      gatewayContext(caller, request, options, reads, state, operation);
     const { payload } = await runDocument(gateway, limits, context, {
       operationName,
       query: source,
@@ -315,7 +322,7 @@ function documentLimits(config: AnnalConfig) {
 async function runDocument(
   gateway: Gateway,
   limits: DocumentLimits,
-  context: (reads: Reads, mutation: boolean) => GatewayContext,
+  context: (reads: Reads, operation: DocumentOperation) => GatewayContext,
   params: {
     readonly operationName: string | undefined;
     readonly query: string | undefined;
@@ -348,8 +355,12 @@ async function runDocument(
     validate: (schema, document) =>
       limits.documents.validate(schema, document, [costLimitRule(limits.maxCost, () => given)]),
     // The context is made for the document: its searches read what its fields need.
-    contextFactory: ({ document, operation }) =>
-      context(gateway.reads.of(document, operation), operation?.operation === "mutation"),
+    contextFactory: ({ document, operation, variables }) =>
+      context(gateway.reads.of(document, operation), {
+        schema: gateway.schema,
+        definition: operation,
+        variables,
+      }),
   });
   if (result.type === "RESPONSE") {
     // Helix's own headers but its Content-Type, which the answer sets: `Allow` for a 405.
@@ -383,6 +394,13 @@ async function callerOf(request: FastifyRequest, options: GraphqlPluginOptions):
   return caller;
 }
 
+/** The operation a document runs, as the context is made for it. */
+interface DocumentOperation {
+  readonly schema: GraphQLSchema;
+  readonly definition: OperationDefinitionNode | undefined;
+  readonly variables: Record<string, unknown> | undefined;
+}
+
 /** The context of one document run as `caller`, for `request`, reading entries with `reads`. */
 function gatewayContext(
   caller: Caller,
@@ -390,17 +408,27 @@ function gatewayContext(
   options: GraphqlPluginOptions,
   reads: Reads,
   state: ReadState,
-  mutation: boolean,
+  operation: DocumentOperation,
 ): GatewayContext {
   const { config } = options;
+  const clock = () => ({ now: new Date(), timeZone: config.rest.timeZone });
   // A mutation checks the entry it writes, and answers with it, as the directory has it: the
   // projections may not show it yet (a change another writer just made, an import not yet
   // applied). Its wait for its change makes the requests after it read their writes.
-  if (mutation) state.readDirectory();
+  if (operation.definition?.operation === "mutation") state.readDirectory();
+  const at = momentOfOperation(
+    operation.schema,
+    operation.definition,
+    operation.variables,
+    clock(),
+  );
   const { attributes, binaryAttributes } = reads;
   // One budget for both sources: `maxEntries` bounds what the request reads, wherever from.
   const spent = { read: 0 };
   const { maxEntries } = config.graphql.limits;
+  if (at !== undefined) {
+    return momentContext(caller, request, options, reads, state, at, { clock, spent });
+  }
   const budgeted = options.directory && entryBudget(options.directory, maxEntries, spent);
   const sources = {
     directory: budgeted && {
@@ -427,7 +455,7 @@ function gatewayContext(
   return {
     requestId: request.id,
     viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
-    clock: () => ({ now: new Date(), timeZone: config.rest.timeZone }),
+    clock,
     accessAt: (at) => accessAt(options.pool, at),
     workflows: options.workflows && { engine: options.workflows },
     get directory() {

@@ -33,7 +33,7 @@ export interface ProjectionSource {
 const COMPUTED = new Set(["entrydn", "hassubordinates"]);
 
 /** The largest page a projection search reads at once (a gateway search asks for fewer). */
-const PAGE_MAX = 500;
+export const PAGE_MAX = 500;
 
 /**
  * The directory as the gateway's reads see it with `[graphql] reads = "projection"`: searches
@@ -136,14 +136,14 @@ function coveredFilter(
   return unknown.length === 0 ? ast : undefined;
 }
 
-interface EntryRow {
+export interface EntryRow {
   readonly dn: string;
   readonly values: Record<string, string[]>;
   readonly has_subordinates: boolean | null;
 }
 
 /** The scope's condition on `e.dn_norm`, binding the base's normalised DN. */
-function scopeSql(scope: NonNullable<SearchOptions["scope"]>, base: string): string {
+export function scopeSql(scope: NonNullable<SearchOptions["scope"]>, base: string): string {
   const below = `right(e.dn_norm, length(${base}::text) + 1) = ',' || ${base}::text`;
   switch (scope) {
     case "base":
@@ -206,7 +206,7 @@ async function* searchProjection(
  * equality item names that one (the loaders' lookups by attribute), keep only its values that
  * equal one of the items', folded as the filters compare; other items keep every value.
  */
-function valuesSql(
+export function valuesSql(
   select: Selection,
   matchedValues: readonly FilterNode[] | undefined,
   bind: (value: unknown) => string,
@@ -233,10 +233,10 @@ function valuesSql(
   return [named, ...whole].join(" || ");
 }
 
-const baseName = (name: string): string => (name.split(";")[0] ?? name).toLowerCase();
+export const baseName = (name: string): string => (name.split(";")[0] ?? name).toLowerCase();
 
 /** Which attributes a search returns: by lower-case name, and the all-user and all-operational marks. */
-interface Selection {
+export interface Selection {
   readonly names: ReadonlySet<string>;
   readonly allUser: boolean;
   readonly allOperational: boolean;
@@ -244,7 +244,10 @@ interface Selection {
 }
 
 /** The attributes asked for, as LDAP reads the list: none means every user attribute. */
-function selection(schema: DirectorySchema, attributes: readonly string[] | undefined): Selection {
+export function selection(
+  schema: DirectorySchema,
+  attributes: readonly string[] | undefined,
+): Selection {
   const asked = attributes ?? [];
   const names = new Set<string>();
   let allUser = asked.length === 0;
@@ -261,7 +264,7 @@ function selection(schema: DirectorySchema, attributes: readonly string[] | unde
 }
 
 /** One row as the directory client gives an entry: the selected attributes, bytes for binary ones. */
-function entryOf(
+export function entryOf(
   schema: DirectorySchema,
   row: EntryRow,
   select: Selection,

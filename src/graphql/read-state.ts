@@ -23,7 +23,8 @@ const ENTRIES = "entries";
 export class ReadState {
   #source: ReadSource;
   #position: LogPosition | undefined;
-  readonly #projected: boolean;
+  #projected: boolean;
+  #at: Date | undefined;
 
   private constructor(source: ReadSource, position: LogPosition | undefined) {
     this.#source = source;
@@ -54,6 +55,16 @@ export class ReadState {
     return this.#source;
   }
 
+  /**
+   * Turns the request's reads to the history at `at` (an operation asked `@at`): they read
+   * the versions valid then, and `extensions.at` names the moment.
+   */
+  readAt(at: Date): void {
+    this.#at = at;
+    this.#source = "projection";
+    this.#projected = true;
+  }
+
   /** Turns the request's reads to the directory (a mutation's). */
   readDirectory(): void {
     this.#source = "directory";
@@ -72,9 +83,12 @@ export class ReadState {
   }
 
   /** The response's `extensions`: none when the request never read the projections. */
-  extensions(): { extensions?: { logPosition: LogPosition | null; reads: ReadSource } } {
+  extensions(): {
+    extensions?: { logPosition: LogPosition | null; reads: ReadSource; at?: string };
+  } {
     if (!this.#projected) return {};
-    return { extensions: { logPosition: this.#position ?? null, reads: this.#source } };
+    const at = this.#at === undefined ? {} : { at: this.#at.toISOString() };
+    return { extensions: { logPosition: this.#position ?? null, reads: this.#source, ...at } };
   }
 }
 

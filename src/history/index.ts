@@ -30,5 +30,6 @@ export {
   type Span,
 } from "./during.ts";
 export { membershipsDuring, type Membership } from "./memberships.ts";
+export { entriesAtSource } from "./versions-at.ts";
 export { EntryNotFoundError, type EntryAbsence } from "./errors.ts";
 export { globalId, parseGlobalId, UUID } from "./global-id.ts";

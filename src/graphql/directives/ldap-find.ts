@@ -119,6 +119,7 @@ export const ldapFindByDn: DirectiveCompiler = (site) => {
   }
   const shape = shapeOf(site.field);
   const reads = readSourceOf(site);
+  const root = isRoot(site);
   return async (input) => {
     const dns =
       fixed !== undefined
@@ -128,9 +129,29 @@ export const ldapFindByDn: DirectiveCompiler = (site) => {
           : input.value !== NOTHING
             ? dnsIn(input.value)
             : dnsIn(input.args.dn);
-    return loadEntries(input, dns, shape.list, shape.concrete, reads);
+    const found = await loadEntries(input, dns, shape.list, shape.concrete, reads);
+    if (root && found === null && dns[0] !== undefined) await absentThen(input, { dn: dns[0] });
+    return found;
   };
 };
+
+/** Whether a directive sits on a field of `Query`: a lookup the caller named the entry of. */
+function isRoot(site: DirectiveSite): boolean {
+  return site.owner === site.environment.schema.getQueryType();
+}
+
+/**
+ * In an operation asked `@at`, a root lookup that found nothing because the entry it names
+ * did not exist at the moment (not yet created, deleted, never known) is NOT_FOUND, saying
+ * which; an entry that was there (and only left out by the field's filter) stays null.
+ */
+async function absentThen(
+  input: StepInput,
+  reference: { readonly dn?: string; readonly entryUUID?: string },
+): Promise<void> {
+  const absence = await input.context.moment?.absence(reference);
+  if (absence !== undefined) throw absence;
+}
 
 /** Entries at DNs through the request's batched loader, missing ones left out. */
 export async function loadEntries(
@@ -170,6 +191,7 @@ async function byEntryUUID(
   spec: ReturnType<typeof searchSpec>,
   uuid: string,
   typeName: string | undefined,
+  root: boolean,
 ) {
   const base = baseDN(spec, input);
   if (base === undefined) return null;
@@ -181,12 +203,15 @@ async function byEntryUUID(
     attribute: "entryUUID",
     value: uuid.toLowerCase(),
   });
-  return exactlyOne(entries, typeName);
+  const found = exactlyOne(entries, typeName);
+  if (root && found === null) await absentThen(input, { entryUUID: uuid.toLowerCase() });
+  return found;
 }
 
 /** `@ldapFindByEntryUuid(base, scope, filter)`: the entry with the `entryUUID` argument. */
 export const ldapFindByEntryUuid: DirectiveCompiler = (site) => {
   const { spec, shape } = uuidLookup(site, "entryUUID");
+  const root = isRoot(site);
   return (input) => {
     const uuid = input.args.entryUUID;
     if (typeof uuid !== "string" || !UUID.test(uuid)) {
@@ -195,7 +220,7 @@ export const ldapFindByEntryUuid: DirectiveCompiler = (site) => {
         hint: "an entryUUID is written 8-4-4-4-12 hex digits",
       });
     }
-    return byEntryUUID(input, spec, uuid, shape.concrete);
+    return byEntryUUID(input, spec, uuid, shape.concrete, root);
   };
 };
 
@@ -206,6 +231,7 @@ export const ldapFindByEntryUuid: DirectiveCompiler = (site) => {
 export const ldapFindById: DirectiveCompiler = (site) => {
   const { spec, shape } = uuidLookup(site, "id");
   const types = getPossibleTypeNames(site.environment.schema, shape.named);
+  const root = isRoot(site);
   return (input) => {
     const decoded = decodeId(input.args.id);
     if (decoded === undefined || !UUID.test(decoded.id)) {
@@ -215,6 +241,12 @@ export const ldapFindById: DirectiveCompiler = (site) => {
       });
     }
     if (!types.includes(decoded.type)) return null;
-    return byEntryUUID(input, spec, decoded.id, types.length === 1 ? decoded.type : undefined);
+    return byEntryUUID(
+      input,
+      spec,
+      decoded.id,
+      types.length === 1 ? decoded.type : undefined,
+      root,
+    );
   };
 };

@@ -1,0 +1,67 @@
+import { GraphQLError } from "graphql";
+import { accessAt, type Caller } from "../auth/index.ts";
+import { AnnalError } from "../errors/index.ts";
+import type { Logger } from "../logger.ts";
+import type { Clock } from "../time/index.ts";
+import type { GatewayContext } from "./context.ts";
+import type { Reads } from "./entry-reads.ts";
+import { entryBudget } from "./entry-budget.ts";
+import { acceptedLanguages } from "./i18n.ts";
+import { createEntryLoaders } from "./loaders.ts";
+import { momentDirectory, momentReads } from "./moment-reads.ts";
+import type { ContextRequest, GraphqlPluginOptions } from "./plugin.ts";
+import type { ReadState } from "./read-state.ts";
+import { viewerOf } from "./viewer.ts";
+
+/**
+ * The context of an operation asked `@at(moment:)`: every read, whichever source a field
+ * names, is the history's at `at` (`momentDirectory`); it writes nothing (`@at` is on
+ * queries only). Without capture there is no history to read.
+ */
+export function momentContext(
+  caller: Caller,
+  request: ContextRequest,
+  options: GraphqlPluginOptions,
+  reads: Reads,
+  state: ReadState,
+  at: Date,
+  shared: { readonly clock: () => Clock; readonly spent: { read: number } },
+): GatewayContext {
+  const { config, projection } = options;
+  if (options.directory === undefined || projection === undefined) {
+    const refusal = new AnnalError(
+      "ANNAL_DIRECTORY_NOT_CONFIGURED",
+      "@at reads the directory's history, and annal captures no directory",
+      { hint: "configure [directory] with capture to read the directory at a past moment" },
+    );
+    throw new GraphQLError(refusal.message, { originalError: refusal });
+  }
+  state.readAt(at);
+  const { attributes, binaryAttributes } = reads;
+  const directory = entryBudget(
+    momentDirectory(options.directory, projection, at),
+    config.graphql.limits.maxEntries,
+    shared.spent,
+  );
+  const then = {
+    directory,
+    loaders: createEntryLoaders({ directory, attributes, binaryAttributes }),
+  };
+  return {
+    requestId: request.id,
+    viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
+    clock: shared.clock,
+    accessAt: (access) => accessAt(options.pool, access),
+    workflows: options.workflows && { engine: options.workflows },
+    directory: then.directory,
+    loaders: then.loaders,
+    readsFrom: () => then,
+    moment: momentReads(projection, at),
+    attributes,
+    binaryAttributes,
+    languages: acceptedLanguages(request.headers["accept-language"]),
+    log: request.log as unknown as Logger,
+    beforeWrite: undefined,
+    afterWrite: undefined,
+  };
+}
