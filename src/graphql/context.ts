@@ -1,6 +1,7 @@
 import type { Clock } from "../time/index.ts";
 import type { GraphQLField, GraphQLSchema } from "graphql";
 import type { AccessReport, Caller } from "../auth/index.ts";
+import type { Queryable } from "../db/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EngineDeps } from "../workflow/index.ts";
@@ -129,6 +130,8 @@ export interface GatewayContext {
    * the gateway runs without one.
    */
   readonly workflows: { readonly engine: EngineDeps } | undefined;
+  /** The database of the history projections, read through `src/history/` (`memberships`). */
+  readonly history: Queryable;
   /** The directory, with this request's entry budget; undefined without one. */
   readonly directory: DirectoryClient | undefined;
   /** Batched, cached lookups for this request; undefined without a directory. */

@@ -52,6 +52,7 @@ export function momentContext(
     viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
     clock: shared.clock,
     accessAt: (access) => accessAt(options.pool, access),
+    history: options.pool,
     workflows: options.workflows && { engine: options.workflows },
     directory: then.directory,
     loaders: then.loaders,

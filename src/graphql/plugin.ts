@@ -457,6 +457,7 @@ function gatewayContext(
     viewer: viewerOf(caller, config.graphql.actorDN, config.directory?.base),
     clock,
     accessAt: (at) => accessAt(options.pool, at),
+    history: options.pool,
     workflows: options.workflows && { engine: options.workflows },
     get directory() {
       return current()?.directory;

@@ -5,13 +5,16 @@ import type { Resolver } from "./engine.ts";
 import { failedWork } from "./failed-work.ts";
 import { changes } from "./feed.ts";
 import { cancel, instance, instances, retry } from "./instances.ts";
+import { memberships } from "./memberships.ts";
 import { catalog, start } from "./workflows.ts";
 
 /**
  * The operations of `schema/workflows.graphql`, one file per family: the catalog and starts
  * (`workflows.ts`), instances now and at a moment and their commands (`instances.ts`), the
  * inbox (`dialogs.ts`), delegations (`delegations.ts`), the change feed (`feed.ts`) and failed work (`failed-work.ts`). They
- * read through the workflow module's read API and only map its views (`nodes.ts`).
+ * read through the workflow module's read API and only map its views (`nodes.ts`). Beside
+ * them, `schema/history.graphql`'s memberships over time (`memberships.ts`), read through the
+ * history module.
  *
  * Every refusal is the engine's own `WorkflowRefusal` (`WF_NOT_FOUND`, `WF_FORBIDDEN`,
  * `WF_CONFLICT`, `WF_LOCKED`, `WF_VALIDATION`) or the account's (`WF_AUTHORIZATION_DENIED`,
@@ -38,6 +41,7 @@ export function attachWorkflowResolvers(schema: GraphQLSchema): void {
     changes: (_parent, args, context) => changes(context, args),
     failedWork: (_parent, args, context) => failedWork(context, args),
     myDelegations: (_parent, _args, context) => myDelegations(context),
+    memberships: (_parent, args, context) => memberships(context, args),
   });
   attach("Mutation", {
     startWorkflow: (_parent, args, context) => start(context, args),
