@@ -24,6 +24,12 @@ const QUESTIONS = `{
   member: person(by: { uid: "owojcik" }) { uid groups { cn } }
   manager: person(by: { uid: "prossi" }) { uid reports { uid manager { uid } } }
   group(q: "on-call") { cn memberList { uid title } }
+  people(first: 6, where: { department: { eq: "Engineering" } }) {
+    totalCount
+    nodes { uid }
+    pageInfo { hasNextPage endCursor }
+  }
+  departments { nodes { ou hasSubordinates } }
 }`;
 
 interface Body {
@@ -96,6 +102,12 @@ t.test("@at answers every field, nested ones included, as the directory was then
   const movedDN = `uid=${movedReport},ou=engineering,ou=people,dc=example,dc=org`;
   await root.modify(movedDN, [{ operation: "replace", attribute: "manager", values: NEWCOMER }]);
   const firstMember = oncallThen.memberList.find((member) => member.uid !== "owojcik")!.uid;
+  // Someone else leaves: deleted since T.
+  const leaver = (recorded.data?.people as { nodes: { uid: string }[] }).nodes
+    .map((node) => node.uid)
+    .findLast((uid) => !["prossi", "owojcik", movedReport, firstMember].includes(uid))!;
+  const leaverDN = `uid=${leaver},ou=engineering,ou=people,dc=example,dc=org`;
+  await root.delete(leaverDN);
   await root.modify(`uid=${firstMember},ou=engineering,ou=people,dc=example,dc=org`, [
     { operation: "replace", attribute: "title", values: "Changed Since" },
   ]);
@@ -139,6 +151,12 @@ t.test("@at answers every field, nested ones included, as the directory was then
     `query @at(moment: "${T.toISOString()}") { personByDn(dn: "${OWOJCIK}") { uid groups { cn } } }`,
   );
   t.same(known.data, { personByDn: recorded.data?.member });
+  const left = await ask(
+    `query @at(moment: "${T.toISOString()}") { personByDn(dn: "${leaverDN}") { uid } }`,
+  );
+  t.same(left.data, { personByDn: { uid: leaver } }, "the leaver was there at T");
+  const gone = await ask(`query @at(moment: "now") { personByDn(dn: "${leaverDN}") { uid } }`);
+  t.match(gone.errors, [{ extensions: { code: "NOT_FOUND", reason: "deleted" } }]);
 
   // A moment that does not read: the REST channel's code, before any field runs.
   const bad = await ask(`query @at(moment: "the day before") { person(by: { uid: "x" }) { uid } }`);
