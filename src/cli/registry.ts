@@ -65,6 +65,16 @@ directory must be new or empty; --annal sets how package.json asks for annal (de
   positionals: { min: 1, max: 1, what: "the new project's directory: annal init <dir>" },
 });
 
+export const EXERCISE = usage({
+  words: ["exercise"],
+  synopsis: "[<number>|<name>] [--list]",
+  description: `type-check a practice task of exercises/ (3, or request-answer) and run its tests;
+without one, the first task not passing yet (each pass is recorded in .annal/exercises.json,
+until the task's files change); --list lists the tasks and which pass`,
+  options: { list: { type: "boolean" } },
+  positionals: { min: 0, max: 1, what: "" },
+});
+
 export const IMPORT = usage({
   words: ["import"],
   synopsis: "[--config <file>]",
@@ -270,6 +280,7 @@ export const COMMANDS: readonly Command[] = [
   { name: "mail", usages: [MAIL], load: () => import("./commands/mail.ts") },
   { name: "init", usages: [INIT], load: () => import("./commands/init.ts") },
   { name: "test", usages: [TEST], load: () => import("./commands/test.ts") },
+  { name: "exercise", usages: [EXERCISE], load: () => import("./commands/exercise.ts") },
 
   { name: "log", usages: [LOG_VERIFY], load: () => import("./commands/log.ts") },
   {

@@ -1,7 +1,7 @@
 /**
  * The starter: what the people who write workflows use in a project of their own.
  * `annal init` writes the project from the template (`starter/` at the package's top),
- * `annal test` runs its workflow tests.
+ * `annal test` runs its workflow tests, `annal exercise` its practice tasks.
  */
 export { initProject, projectManifest, TEMPLATE_DIR, type InitOptions } from "./init.ts";
 export {
@@ -11,3 +11,5 @@ export {
   type RunTestsOptions,
   type TestSummary,
 } from "./run-tests.ts";
+export { listProgress, runExercise, type ExerciseOptions } from "./exercise.ts";
+export { listExercises, selectExercise, type Exercise } from "./exercises.ts";

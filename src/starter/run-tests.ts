@@ -13,6 +13,10 @@ export interface RunTestsOptions {
   readonly cwd: string;
   /** Selects files whose path under the project contains it, or matches it as a glob. */
   readonly pattern?: string;
+  /** Runs these files (relative to `cwd`) instead of selecting them under `tests/`. */
+  readonly files?: readonly string[];
+  /** What the summary line starts with; default `annal test`. */
+  readonly label?: string;
   readonly out: (line: string) => void;
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -64,7 +68,7 @@ export async function selectTestFiles(cwd: string, pattern?: string): Promise<st
  * @throws AnnalError `ANNAL_NO_TESTS_SELECTED`; `ANNAL_TESTS_FAILED` when a test failed.
  */
 export async function runProjectTests(options: RunTestsOptions): Promise<TestSummary> {
-  const files = await selectTestFiles(options.cwd, options.pattern);
+  const files = options.files ?? (await selectTestFiles(options.cwd, options.pattern));
   const env = options.env ?? process.env;
   const started = performance.now();
   let embedded: EmbeddedDatabase | undefined;
@@ -104,7 +108,7 @@ export async function runProjectTests(options: RunTestsOptions): Promise<TestSum
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   options.out(
-    `annal test: ${passed} passed, ${failed} failed, ${files.length} file${files.length === 1 ? "" : "s"} (${seconds} s)`,
+    `${options.label ?? "annal test"}: ${passed} passed, ${failed} failed, ${files.length} file${files.length === 1 ? "" : "s"} (${seconds} s)`,
   );
   if (failed > 0 || passed === 0) {
     throw new AnnalError(

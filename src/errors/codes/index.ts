@@ -2,6 +2,7 @@ import { AUDIT_CODES } from "./audit.ts";
 import { AUTH_CODES } from "./auth.ts";
 import { DIRECTORY_CODES } from "./directory.ts";
 import { ENDPOINT_CODES } from "./endpoints.ts";
+import { EXERCISE_CODES } from "./exercise.ts";
 import { GRAPHQL_ERROR_CODES } from "./graphql.ts";
 import { WEBHOOK_CODES } from "./hooks.ts";
 import { HTTP_CODES } from "./http.ts";
@@ -30,6 +31,7 @@ export const ERROR_CATALOG = {
   ...AUTH_CODES,
   ...ENDPOINT_CODES,
   ...STARTER_CODES,
+  ...EXERCISE_CODES,
 
   ...AUDIT_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;
