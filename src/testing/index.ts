@@ -12,4 +12,6 @@ export {
   type WorkflowTestOptions,
 } from "./driver.ts";
 export { TestInstance, type Expectation } from "./instance.ts";
+/** What `waitFor` and `state()` return: the instance as its events fold. */
+export type { InstanceState } from "../workflow/index.ts";
 export { WorkflowTestError, type WorkflowTestCode } from "./errors.ts";

