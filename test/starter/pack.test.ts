@@ -3,7 +3,8 @@
  * checkout's package.json is never rewritten under other tests), `annal init` run from the
  * packed tarball, `npm install` of the project from the tarball, then in the project:
  * `npx annal --version --json`, both entry points imported with their types (tsc), `npm test`
- * (the starter's workflow tests through `annal test`) and `npx annal start` up to /readyz.
+ * (the starter's workflow tests through `annal test`), a practice task through `annal exercise`
+ * and `npx annal start` up to /readyz.
  * One pack serves every step.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -186,6 +187,21 @@ t.test("npm test passes in the new project", async (t) => {
   const tested = await run("npm", ["test"], { cwd: project });
   t.equal(tested.code, 0, tested.out);
   t.match(tested.out, /^annal test: 2 passed, 0 failed, 1 file/m);
+});
+
+t.test("a practice task fails as shipped and passes with its solution", async (t) => {
+  // The type-check runs on the project's own TypeScript, against the package's declarations.
+  const before = await run("npx", ["annal", "exercise", "1"], { cwd: project });
+  t.equal(before.code, 1, before.out);
+  t.match(before.out, "type-check: ok");
+  t.match(before.out, /^annal: ANNAL_EXERCISE_FAILED: task 1 \(first-step\)/m);
+  await cp(
+    path.join(ROOT, "test", "starter", "solutions", "01-first-step", "workflow.ts"),
+    path.join(project, "exercises", "01-first-step", "workflow.ts"),
+  );
+  const after = await run("npx", ["annal", "exercise", "first-step"], { cwd: project });
+  t.equal(after.code, 0, after.out);
+  t.match(after.out, "task 1 passes; next: annal exercise 2");
 });
 
 t.test("npx annal start serves the project until /readyz answers", async (t) => {
