@@ -4,6 +4,7 @@
  * own (`parseCommandLine(args, USAGE)`). The commands' modules load only when they run.
  */
 import { CONFIG_OPTION, NO_POSITIONALS, usage, type Command } from "./command.ts";
+import { GRAPHQL, INVENTORY, REFRESH } from "./scenario-usages.ts";
 
 export const ACCESS_SHOW = usage({
   words: ["access", "show"],
@@ -281,6 +282,10 @@ export const COMMANDS: readonly Command[] = [
   { name: "init", usages: [INIT], load: () => import("./commands/init.ts") },
   { name: "test", usages: [TEST], load: () => import("./commands/test.ts") },
   { name: "exercise", usages: [EXERCISE], load: () => import("./commands/exercise.ts") },
+
+  { name: "refresh", usages: [REFRESH], load: () => import("./commands/refresh.ts") },
+  { name: "graphql", usages: [GRAPHQL], load: () => import("./commands/graphql.ts") },
+  { name: "inventory", usages: [INVENTORY], load: () => import("./commands/inventory.ts") },
 
   { name: "log", usages: [LOG_VERIFY], load: () => import("./commands/log.ts") },
   {

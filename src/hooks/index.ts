@@ -46,6 +46,7 @@ export {
 export { startHookWorkers, type HookWorkerOptions, type HookWorkers } from "./processing/worker.ts";
 export type { DirectoryAccess } from "./processing/context.ts";
 export { CHANGE_EVENTS_QUEUE } from "./processing/queue.ts";
+export { changeEventState, type ChangeEventState } from "./processing/state.ts";
 export {
   FAILED_WORK_STATES,
   getFailedWork,

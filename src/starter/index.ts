@@ -13,3 +13,12 @@ export {
 } from "./run-tests.ts";
 export { listProgress, runExercise, type ExerciseOptions } from "./exercise.ts";
 export { listExercises, selectExercise, type Exercise } from "./exercises.ts";
+
+export { signInThroughPage, type SignedIn } from "./sign-in.ts";
+export {
+  NEWCOMER,
+  SCENARIOS,
+  scenarioNamed,
+  type Scenario,
+  type ScenarioInput,
+} from "./scenarios.ts";

@@ -79,6 +79,7 @@ export {
 export {
   childrenOf,
   definitionInventory,
+  type DefinitionVersion,
   inboxOf,
   instanceAt,
   type InboxRow,

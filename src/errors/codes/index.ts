@@ -8,6 +8,7 @@ import { WEBHOOK_CODES } from "./hooks.ts";
 import { HTTP_CODES } from "./http.ts";
 import { PROGRAM_CODES } from "./program.ts";
 import { REST_CODES } from "./rest.ts";
+import { SCENARIO_CODES } from "./scenarios.ts";
 import { STARTER_CODES } from "./starter.ts";
 import type { ErrorCodeSpec } from "./spec.ts";
 import { WORKFLOW_CODES, WORKFLOW_TEST_CODES } from "./workflow.ts";
@@ -32,6 +33,8 @@ export const ERROR_CATALOG = {
   ...ENDPOINT_CODES,
   ...STARTER_CODES,
   ...EXERCISE_CODES,
+
+  ...SCENARIO_CODES,
 
   ...AUDIT_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;

@@ -1,0 +1,217 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import t from "tap";
+import { createDirectoryClient } from "../../src/directory/index.ts";
+import { loadInstance } from "../../src/workflow/index.ts";
+import { startAccountsAnnal } from "../support/accounts.ts";
+import { eventually } from "../support/eventually.ts";
+import { runAnnal } from "./support.ts";
+
+/**
+ * `annal refresh`, `annal graphql --as` and the tutorial they serve, against annal as `npm
+ * start` runs it: the demo's hooks and workflows over the demo organisation in a real slapd,
+ * a database of the test's own, sign-in through annal's page and the demo OpenID provider.
+ * The commands run as a user runs them (bin/annal.js in a process of its own), and find annal
+ * as `annal stop` does: by the pid file in the configuration's data directory.
+ *
+ * The subtests share one annal and run in order, as the tutorial does: hire, the laptop, the
+ * access request in the owner's inbox, a leaver who can no longer sign in.
+ */
+
+t.setTimeout(300_000);
+
+const REPO = path.resolve(import.meta.dirname, "../..");
+const ENGINEER = "uid=znguyen,ou=engineering,ou=people,dc=example,dc=org";
+
+// The demo's outbox (the ticket system's stand-in) in this test's own folder.
+process.env.ANNAL_DEMO_OUTBOX = t.testdir({});
+
+const app = await startAccountsAnnal(t, {
+  extraToml: `[hooks]
+dir = "${path.join(REPO, "ops/demo/hooks")}"
+
+[workflows]
+dir = "${path.join(REPO, "ops/demo/workflows")}"
+timerInterval = "100ms"
+`,
+});
+const dir = t.testdirName;
+const config = path.join(dir, "annal.toml");
+const env = { LDAP_PASSWORD: app.slapd.password };
+const annal = (...args: string[]) => runAnnal([...args, "--config", config], { cwd: dir, env });
+
+await t.test(
+  "without an annal started here, refresh and graphql say ANNAL_NOT_RUNNING",
+  async (t) => {
+    const refresh = await annal("refresh", "hire");
+    t.equal(refresh.code, 1);
+    t.match(
+      refresh.stderr,
+      /^annal: ANNAL_NOT_RUNNING: no annal started from here runs .*no pid file/,
+    );
+    const graphql = await annal("graphql", "{ viewer { authInfo { authority } } }");
+    t.match(graphql.stderr, /^annal: ANNAL_NOT_RUNNING: /);
+  },
+);
+
+await t.test("an unknown scenario is ANNAL_UNKNOWN_SCENARIO, listing them", async (t) => {
+  const run = await annal("refresh", "fire");
+  t.equal(run.code, 1);
+  t.match(
+    run.stderr,
+    /^annal: ANNAL_UNKNOWN_SCENARIO: no scenario fire; the scenarios are hire, ticket-done, ticket-rejected, leave, rehire, promote\n/,
+  );
+});
+
+// annal found as `annal stop` finds it: the pid file its start left in the data directory
+// (this test's process runs it) and the configuration's port.
+await mkdir(path.join(dir, ".annal"), { recursive: true });
+await writeFile(
+  path.join(dir, ".annal", "annal.process"),
+  JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString(), log: "annal.log" }),
+);
+
+let joiner = "";
+
+t.test(
+  "refresh hire sends HR's signed change event and prints the joiner it started",
+  async (t) => {
+    const run = await annal("refresh", "hire");
+    t.equal(run.code, 0, run.stderr);
+    const line =
+      /^hire alovelace: hr\/refresh-hire-alovelace-\d+ processed: joiner (\S+) \(started\)$/m.exec(
+        run.stdout,
+      );
+    t.ok(line, run.stdout);
+    joiner = line![1]!;
+    t.match(run.stderr, /accepted, waiting for it to be processed/, "progress on standard error");
+    const state = await loadInstance(app.db.pool, joiner);
+    t.equal(state?.definition.name, "joiner");
+    t.match(state?.parameters, { uid: "alovelace", department: "engineering" });
+  },
+);
+
+t.test(
+  "refresh ticket-done --as answers the joiner's laptop ticket, as the person sees it",
+  async (t) => {
+    const run = await annal("refresh", "ticket-done", "--as", "prossi");
+    t.equal(run.code, 0, run.stderr);
+    t.match(
+      run.stdout,
+      new RegExp(
+        `^ticket-done alovelace: tickets/refresh-ticket-done-alovelace-\\d+ processed: instance ${joiner} \\(answered\\)\\n  as prossi: joiner ${joiner} (RUNNING|COMPLETED)\\n`,
+      ),
+    );
+    const state = await loadInstance(app.db.pool, joiner);
+    const request = [...state!.calls.values()].find((call) => call.kind === "request");
+    t.equal(request?.state, "answered", "the ticket's answer reached the joiner");
+  },
+);
+
+t.test(
+  "graphql --as runs the tutorial's access request: the owner sees it in her inbox",
+  async (t) => {
+    const started = await annal(
+      "graphql",
+      'mutation { startWorkflow(name: "access-request", parameters: { group: "on-call", reason: "I join the rota" }) { id state startedBy { name } } }',
+      "--as",
+      "krossi",
+    );
+    t.equal(started.code, 0, started.stderr);
+    const { startWorkflow } = JSON.parse(started.stdout);
+    t.match(startWorkflow, { id: String, state: String });
+
+    const inbox = await annal(
+      "graphql",
+      "query($first: Int) { myDialogs(first: $first) { nodes { id name data } } }",
+      "--variables",
+      '{"first": 10}',
+      "--as",
+      "prossi",
+    );
+    t.equal(inbox.code, 0, inbox.stderr);
+    const dialogs = JSON.parse(inbox.stdout).myDialogs.nodes as { id: string; name: string }[];
+    t.ok(
+      dialogs.some((d) => d.id.startsWith(`${startWorkflow.id}.`) && d.name === "approve"),
+      "the request waits in the owner's inbox",
+    );
+
+    const none = await annal("graphql", "{ myDialogs { nodes { id } } }", "--as", "nobody");
+    t.equal(none.code, 1);
+    t.match(
+      none.stderr,
+      /^annal: ANNAL_UNKNOWN_FIXTURE_ACCOUNT: the demo directory has no person with login nobody\n/,
+    );
+
+    const refused = await annal("graphql", "{ myDialogs { nodes { id } } }");
+    t.equal(refused.code, 1, "without --as nobody is signed in");
+    t.match(refused.stderr, /^annal: ANNAL_QUERY_FAILED: GraphQL answered \d+ with /);
+
+    const bad = await annal("graphql", "{ myDialogs { nodes { id } } }", "--variables", "[1]");
+    t.match(bad.stderr, /^annal: ANNAL_USAGE: --variables must be a JSON object/);
+  },
+);
+
+t.test("refresh leave disables a person: signing in as them is ANNAL_LOGIN_FAILED", async (t) => {
+  const run = await annal("refresh", "leave", "--uid", "znguyen");
+  t.equal(run.code, 0, run.stderr);
+  t.match(
+    run.stdout,
+    /^leave znguyen: hr\/refresh-leave-znguyen-\d+ processed: leaver \S+ \(started\)$/m,
+  );
+  const directory = createDirectoryClient({
+    url: app.slapd.url,
+    bindDN: app.slapd.bindDN,
+    password: app.slapd.password,
+  });
+  t.teardown(() => directory.close());
+  // The leaver disables the account in its first step, after the change event's processing.
+  await eventually(
+    async () => {
+      const entry = await directory.get(ENGINEER, { attributes: ["employeeType"] });
+      return entry?.attributes.employeeType?.map(String).includes("disabled") || undefined;
+    },
+    { what: "the leaver disabled znguyen" },
+  );
+
+  const login = await annal("graphql", "{ viewer { authInfo { authority } } }", "--as", "znguyen");
+  t.equal(login.code, 1);
+  t.match(
+    login.stderr,
+    /^annal: ANNAL_LOGIN_FAILED: the provider refused znguyen: The login or the password is wrong\. \(HTTP 401\)\n/,
+  );
+});
+
+t.test("what goes wrong with the change event is said with its code", async (t) => {
+  const unknown = await annal("refresh", "promote", "--uid", "nobody");
+  t.equal(unknown.code, 1);
+  t.match(
+    unknown.stderr,
+    /annal: ANNAL_SOURCE_CHANGE_FAILED: change event hr\/refresh-promote-nobody-\d+ failed after 1 attempt\(s\): HR_UNKNOWN_EMPLOYEE: no person with uid nobody in the directory\n/,
+  );
+
+  const wrong = await runAnnal(["refresh", "promote", "--config", config], {
+    cwd: dir,
+    env: { ...env, HR_WEBHOOK_SECRET: "not-the-secret-annal-runs-with" },
+  });
+  t.equal(wrong.code, 1);
+  t.match(
+    wrong.stderr,
+    /^annal: ANNAL_WEBHOOK_REJECTED: hr\/employees answered HTTP 403 \{"error":"authentication_failed"\}\n/,
+  );
+
+  // A configuration without the demo's hooks has no secret to sign with.
+  const bare = path.join(dir, "bare.toml");
+  await writeFile(bare, `[database]\nurl = "${app.db.url}"\n`);
+  const missing = await runAnnal(["refresh", "hire", "--url", app.url, "--config", bare], {
+    cwd: dir,
+  });
+  t.equal(missing.code, 1);
+  t.match(missing.stderr, /^annal: ANNAL_WEBHOOK_SECRET_MISSING: .*no webhook hr\/employees/);
+
+  const early = await annal("refresh", "ticket-done", "--uid", "prossi");
+  t.match(
+    early.stderr,
+    /^annal: ANNAL_SOURCE_CHANGE_FAILED: no joiner of prossi waits for a laptop ticket/,
+  );
+});
