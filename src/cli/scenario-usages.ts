@@ -3,7 +3,7 @@
  * `refresh`, `graphql`, `inventory`. Listed in `registry.ts` with the others.
  */
 import { CONFIG_OPTION, usage } from "./command.ts";
-import { SCENARIOS } from "../starter/scenarios.ts";
+import { SCENARIOS } from "../starter/index.ts";
 
 export const REFRESH = usage({
   words: ["refresh"],
