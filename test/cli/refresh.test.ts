@@ -58,13 +58,13 @@ async function failure(run: (output: Output) => Promise<number>) {
   throw new Error(`it succeeded: ${captured.out.join("\n")}`);
 }
 
-await t.test("with no annal started here, refresh is ANNAL_NOT_RUNNING", async (t) => {
+t.test("with no annal started here, refresh is ANNAL_NOT_RUNNING", async (t) => {
   const run = await annal("refresh", "hire");
   t.equal(run.code, 1);
   t.match(run.stderr, /^annal: ANNAL_NOT_RUNNING: no annal started from here runs .*no pid file/);
 });
 
-await t.test("an unknown scenario is ANNAL_UNKNOWN_SCENARIO, listing them", async (t) => {
+t.test("an unknown scenario is ANNAL_UNKNOWN_SCENARIO, listing them", async (t) => {
   const run = await annal("refresh", "fire");
   t.equal(run.code, 1);
   t.match(
@@ -73,19 +73,18 @@ await t.test("an unknown scenario is ANNAL_UNKNOWN_SCENARIO, listing them", asyn
   );
 });
 
-// annal found as `annal stop` finds it: the pid file its start left in the data directory
-// (this test's process runs it) and the configuration's port.
-await mkdir(path.join(dir, ".annal"), { recursive: true });
-await writeFile(
-  path.join(dir, ".annal", "annal.process"),
-  JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString(), log: "annal.log" }),
-);
-
 let joiner = "";
 
 t.test(
   "refresh hire sends HR's signed change event and prints the joiner it started",
   async (t) => {
+    // annal found as `annal stop` finds it: the pid file its start left in the data directory
+    // (this test's process runs it) and the configuration's port.
+    await mkdir(path.join(dir, ".annal"), { recursive: true });
+    await writeFile(
+      path.join(dir, ".annal", "annal.process"),
+      JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString(), log: "annal.log" }),
+    );
     const run = await annal("refresh", "hire");
     t.equal(run.code, 0, run.stderr);
     const line =
@@ -171,40 +170,64 @@ t.test(
   },
 );
 
-t.test("refresh leave disables a person: signing in as them is ANNAL_LOGIN_FAILED", async (t) => {
-  const run = await annal("refresh", "leave", "--uid", "znguyen");
-  t.equal(run.code, 0, run.stderr);
-  t.match(
-    run.stdout,
-    /^leave znguyen: hr\/refresh-leave-znguyen-\d+ processed: leaver \S+ \(started\)$/m,
-  );
-  const directory = createDirectoryClient({
-    url: app.slapd.url,
-    bindDN: app.slapd.bindDN,
-    password: app.slapd.password,
-  });
-  t.teardown(() => directory.close());
-  // The leaver disables the account in its first step, after the change event's processing.
-  await eventually(
-    async () => {
-      const entry = await directory.get(ENGINEER, { attributes: ["employeeType"] });
-      return entry?.attributes.employeeType?.map(String).includes("disabled") || undefined;
-    },
-    { what: "the leaver disabled znguyen", timeout: 60_000 },
-  );
+t.test(
+  "refresh leave disables a person (ANNAL_LOGIN_FAILED as them); rehire restores them",
+  async (t) => {
+    const run = await annal("refresh", "leave", "--uid", "znguyen");
+    t.equal(run.code, 0, run.stderr);
+    t.match(
+      run.stdout,
+      /^leave znguyen: hr\/refresh-leave-znguyen-\d+ processed: leaver \S+ \(started\)$/m,
+    );
+    const directory = createDirectoryClient({
+      url: app.slapd.url,
+      bindDN: app.slapd.bindDN,
+      password: app.slapd.password,
+    });
+    t.teardown(() => directory.close());
+    // The leaver disables the account in its first step, after the change event's processing.
+    await eventually(
+      async () => {
+        const entry = await directory.get(ENGINEER, { attributes: ["employeeType"] });
+        return entry?.attributes.employeeType?.map(String).includes("disabled") || undefined;
+      },
+      { what: "the leaver disabled znguyen", timeout: 60_000 },
+    );
 
-  const login = await failure((output) =>
-    graphql(
-      { query: "{ viewer { authInfo { authority } } }", as: "znguyen", url: app.url, config },
-      output,
-    ),
-  );
-  t.equal(login.error.code, "ANNAL_LOGIN_FAILED");
-  t.equal(
-    login.error.message,
-    "the provider refused znguyen: The login or the password is wrong. (HTTP 401)",
-  );
-});
+    const login = await failure((output) =>
+      graphql(
+        { query: "{ viewer { authInfo { authority } } }", as: "znguyen", url: app.url, config },
+        output,
+      ),
+    );
+    t.equal(login.error.code, "ANNAL_LOGIN_FAILED");
+    t.equal(
+      login.error.message,
+      "the provider refused znguyen: The login or the password is wrong. (HTTP 401)",
+    );
+
+    // HR hires them again: the leaver waiting for HR's answer restores the account.
+    const rehired = capturedOutput();
+    t.equal(
+      await refresh({ scenario: "rehire", uid: "znguyen", url: app.url, config }, rehired.output),
+      0,
+    );
+    t.match(
+      rehired.out[0],
+      /^rehire znguyen: hr\/refresh-rehire-znguyen-\d+ processed: leaver \S+ \(rehired\)$/,
+    );
+    await eventually(
+      async () => {
+        const entry = await directory.get(ENGINEER, { attributes: ["employeeType"] });
+        return !entry?.attributes.employeeType?.map(String).includes("disabled") || undefined;
+      },
+      { what: "the leaver enabled znguyen again", timeout: 60_000 },
+    );
+    const back = capturedOutput();
+    const asked = { query: "{ viewer { authInfo { authority } } }", as: "znguyen", url: app.url };
+    t.equal(await graphql({ ...asked, config }, back.output), 0, "signs in again");
+  },
+);
 
 t.test("what goes wrong with the change event is said with its code", async (t) => {
   const unknown = await failure((output) =>
