@@ -2,6 +2,7 @@ import { withTransaction, type Pool, type PoolClient } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import {
   START,
+  comparePositions,
   countAfter,
   beginLogReader,
   readAll,
@@ -113,9 +114,49 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
 }
 
 /**
- * The bulk of a rebuild: the log up to its safe bound, applied to the shadow in batches, one
- * transaction each (a transaction over the whole replay would hold back every reader of the
- * log). Returns the events applied.
+ * Replays the log from its start into a new schema `schema` (dropped first if it is there),
+ * with the code a rebuild uses, but swaps nothing: the live tables are left alone. With
+ * `through`, it stops at that position (a live checkpoint read under the projection's lock),
+ * so the scratch tables can be compared with the live ones row by row: invariant 1, checked.
+ * The caller drops the schema when done.
+ *
+ * @example
+ * await withTransaction(pool, async (tx) => {
+ *   await lockProjection(tx, live);            // the projector waits between two batches
+ *   const at = await readCheckpoint(tx, live);
+ *   await replayInto({ pool, projection, schema: "scratch_entries", through: at });
+ *   // compare "scratch_entries".* with the live tables here
+ * });
+ */
+export async function replayInto(
+  options: RebuildOptions & { readonly schema: string; readonly through?: LogPosition },
+): Promise<number> {
+  const { pool, projection, schema } = options;
+  await withTransaction(pool, async (tx) => {
+    await tx.query(`DROP SCHEMA IF EXISTS ${quoteIdentifier(schema)} CASCADE`);
+    await createProjectionSchema(tx, schema, projection, { indexes: false });
+  });
+  const streams = streamVersions();
+  const done = await replayIntoShadow(
+    pool,
+    projection,
+    schema,
+    options.batchSize ?? 2000,
+    streams,
+    (n) => options.onProgress?.(n, n),
+    options.through,
+  );
+  await withTransaction(pool, async (tx) => {
+    await flushStreamVersions(tx, schema, streams);
+    await createProjectionIndexes(tx, schema, projection);
+  });
+  return done;
+}
+
+/**
+ * The bulk of a rebuild: the log up to its safe bound (or up to `through`), applied to the
+ * shadow in batches, one transaction each (a transaction over the whole replay would hold
+ * back every reader of the log). Returns the events applied.
  *
  * The next batch is read on another connection while this one is applied, since the log
  * below the safe bound does not change. A rebuild that dies is not resumed (its shadow is
@@ -136,6 +177,7 @@ async function replayIntoShadow(
   batchSize: number,
   streams: StreamVersions,
   progress: (done: number) => void,
+  through?: LogPosition,
 ): Promise<number> {
   const client = await pool.connect();
   let done = 0;
@@ -145,7 +187,9 @@ async function replayIntoShadow(
     await client.query("SET synchronous_commit = off");
     let next = readAhead(pool, START, batchSize);
     for (;;) {
-      const events = await next;
+      const read = await next;
+      const events =
+        through === undefined ? read : read.filter((e) => comparePositions(e, through) <= 0);
       if (events.length === 0) break;
       last = events.at(-1)!;
       await beginLogReader(client);
