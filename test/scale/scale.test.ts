@@ -12,6 +12,8 @@ import { eventually } from "../support/eventually.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { restartablePostgres, restartableSlapd } from "../support/restartable.ts";
 import type { AnnalPart } from "../../src/app/parts.ts";
+import { allProjections } from "../../projections/index.ts";
+import { compareWithReplay } from "../support/projection-replay.ts";
 import {
   GRAPHQL_WRITE_DN,
   newFigures,
@@ -22,14 +24,27 @@ import {
   type Acknowledged,
   type FeedWalk,
 } from "./support/load.ts";
+import {
+  answerInbox,
+  instancesInLog,
+  retryFigures,
+  runWorkflowLoad,
+  SCALE_WORKFLOW,
+  wrongWith,
+  type WorkflowsAcknowledged,
+} from "./support/workflows.ts";
 
 /**
  * The scale suite (`npm run test:scale`; `npm test` skips it): 2 `--only api`, 2 `--only
  * workers` and 1 `--only projector` processes on one PostgreSQL and a real slapd, under a mixed
  * load (REST and GraphQL reads, GraphQL writes, signed webhook deliveries whose every fifth
- * first attempt fails and is retried, directory writes made outside annal), while one process
+ * first attempt fails and is retried, directory writes made outside annal, workflow instances
+ * whose first step fails and is retried and whose dialog the suite answers from its inbox),
+ * while one process
  * of each kind is SIGKILLed and started again and PostgreSQL is stopped for 10 s twice. It runs
- * ANNAL_SCALE_SECONDS (default 180) of load, then checks the invariants and prints the figures.
+ * ANNAL_SCALE_SECONDS (default 180) of load, then checks the invariants (among them: every
+ * instance in the state its code implies, every projection equal to a replay of the log) and
+ * prints the figures.
  */
 const SECONDS = Number(process.env.ANNAL_SCALE_SECONDS ?? 180);
 const RUN = process.env.npm_lifecycle_event === "test:scale";
@@ -95,13 +110,23 @@ interval = "2s"
 [hooks]
 dir = "hooks"
 
+[workflows]
+dir = "workflows"
+timerInterval = "200ms"
+
 ${GATEWAY_TOML}`,
       hooks: { "crm.ts": HOOKS },
+      workflows: { "scale.ts": SCALE_WORKFLOW },
     });
     const env = { DATABASE_URL: db.url, LDAP_PASSWORD: slapd.password, CRM_SECRET: SECRET };
     const apiPorts = [await freePort(), await freePort()];
     const start = (part: AnnalPart, port?: number) =>
-      startPart(t, part, { cwd, env: port === undefined ? env : { ...env, PORT: String(port) } });
+      startPart(t, part, {
+        cwd,
+        env: port === undefined ? env : { ...env, PORT: String(port) },
+        // A start bundles the hooks and workflows; on a loaded machine that takes a while.
+        timeoutMs: 180_000,
+      });
     const processes: Record<string, AnnalProcess> = {};
     // The first start imports the directory and migrates: one process first, then the others.
     processes["api-1"] = await start("api", apiPorts[0]);
@@ -123,19 +148,18 @@ ${GATEWAY_TOML}`,
     const acknowledged: Acknowledged = { deliveries: [], titles: [], descriptions: [] };
     const feed: FeedWalk = { cursor: undefined, changeIds: [] };
     const stop = new AbortController();
+    const workflows: WorkflowsAcknowledged = { started: new Map(), answered: new Set() };
+    const target = {
+      apiUrls: () => apiPorts.map((port) => `http://127.0.0.1:${port}`),
+      token,
+      webhookSecret: SECRET,
+      ldap: { url: slapd.url, bindDN: slapd.bindDN, password: slapd.password },
+    };
     const began = Date.now();
-    const load = runLoad(
-      {
-        apiUrls: () => apiPorts.map((port) => `http://127.0.0.1:${port}`),
-        token,
-        webhookSecret: SECRET,
-        ldap: { url: slapd.url, bindDN: slapd.bindDN, password: slapd.password },
-      },
-      stop.signal,
-      figures,
-      acknowledged,
-      feed,
-    );
+    const load = Promise.all([
+      runLoad(target, stop.signal, figures, acknowledged, feed),
+      runWorkflowLoad(target, stop.signal, figures, workflows),
+    ]);
     const faults: { at: string; what: string }[] = [];
     const fault = async (fraction: number, what: string, act: () => Promise<void>) => {
       await until(began + fraction * SECONDS * 1000);
@@ -243,6 +267,46 @@ ${GATEWAY_TOML}`,
       `the feed served every change of the log (${inLog.length})`,
     );
 
+    // Every instance, started and answered through GraphQL across the kills and restarts, ends
+    // as its code implies. Those still waiting for their answer get it now.
+    const instances = await eventually(
+      async () => {
+        await answerInbox(target, workflows);
+        const all = await instancesInLog(db.pool);
+        return all.every((i) => i.status !== undefined) ? all : undefined;
+      },
+      { what: "every workflow instance ends", timeout: 180_000, interval: 500 },
+    );
+    const ids = new Set(instances.map((i) => i.id));
+    t.same(
+      [...workflows.started].filter(([, id]) => !ids.has(id)),
+      [],
+      `every acknowledged start is an instance (${workflows.started.size})`,
+    );
+    t.same(
+      instances.map(wrongWith).filter((wrong) => wrong !== undefined),
+      [],
+      `every instance (${instances.length}) completed, its dialog answered once, its step retried as told`,
+    );
+    await eventually(
+      async () => {
+        const { rows } = await db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM projection_workflows.workflow_instances
+            WHERE definition = 'scale' AND status = 'COMPLETED'`,
+        );
+        return rows[0]!.n === instances.length;
+      },
+      { what: "the workflows projection shows every instance COMPLETED", timeout: 60_000 },
+    );
+
+    // Every projection equals a replay of the log into a scratch schema, up to its checkpoint.
+    const replayed: Record<string, number> = {};
+    for (const projection of allProjections) {
+      const { events, differences } = await compareWithReplay(db.pool, projection);
+      replayed[projection.name] = events;
+      t.same(differences, [], `projection ${projection.name} equals its replay (${events} events)`);
+    }
+
     const report = {
       seconds: Math.round(loadMs / 1000),
       processes: "2 api, 2 workers, 1 projector",
@@ -256,7 +320,11 @@ ${GATEWAY_TOML}`,
         deliveries: acknowledged.deliveries.length,
         graphqlWrites: acknowledged.titles.length,
         outsideWrites: acknowledged.descriptions.length,
+        workflowStarts: workflows.started.size,
+        dialogAnswers: workflows.answered.size,
       },
+      workflowInstances: { completed: instances.length, ...retryFigures(instances) },
+      projectionsReplayed: replayed,
     };
     const file = path.join(tmpdir(), "annal-scale-figures.json");
     writeFileSync(file, JSON.stringify(report, null, 2));

@@ -69,9 +69,9 @@ export const OUTSIDE_WRITE_DN = "uid=owojcik,ou=engineering,ou=people,dc=example
 /** Subjects the webhook deliveries spread over (each subject's run one at a time). */
 export const SUBJECTS = 12;
 
-type Attempt = () => Promise<{ ok: boolean; status: number; code: string }>;
+export type Attempt = () => Promise<{ ok: boolean; status: number; code: string }>;
 
-async function loop(
+export async function loop(
   name: string,
   figures: Figures,
   stop: AbortSignal,
@@ -107,7 +107,7 @@ async function loop(
 }
 
 let turn = 0;
-function pick(target: LoadTarget): string {
+export function pick(target: LoadTarget): string {
   const urls = target.apiUrls();
   return urls[turn++ % urls.length]!;
 }
@@ -132,6 +132,35 @@ async function codeOf(response: Response): Promise<string> {
   }
 }
 
+/** One GraphQL request to one of the API processes, as the load's clients send it. */
+export async function graphqlRequest(
+  target: LoadTarget,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<{
+  ok: boolean;
+  status: number;
+  code: string;
+  body: { data?: Record<string, unknown> | null; errors?: unknown[] };
+}> {
+  const url = pick(target);
+  const response = await fetch(`${url}/graphql`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${target.token}`,
+      "content-type": "application/json",
+      accept: "application/graphql-response+json",
+      origin: url,
+    },
+    body: JSON.stringify({ query, variables }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  const body = JSON.parse(text) as { data?: Record<string, unknown>; errors?: unknown[] };
+  const ok = response.ok && body.errors === undefined;
+  return { ok, status: response.status, body, code: ok ? "" : await codeOf(new Response(text)) };
+}
+
 /** Starts every client; resolves when `stop` aborts and each has finished its request. */
 export function runLoad(
   target: LoadTarget,
@@ -154,24 +183,7 @@ export function runLoad(
       code: response.ok ? "" : await codeOf(response),
     };
   };
-  const graphql = async (query: string) => {
-    const url = pick(target);
-    const response = await fetch(`${url}/graphql`, {
-      method: "POST",
-      headers: {
-        ...bearer,
-        "content-type": "application/json",
-        accept: "application/graphql-response+json",
-        origin: url,
-      },
-      body: JSON.stringify({ query }),
-      signal: timeout(),
-    });
-    const text = await response.text();
-    const body = JSON.parse(text) as { data?: Record<string, unknown>; errors?: unknown[] };
-    const ok = response.ok && body.errors === undefined;
-    return { ok, status: response.status, body, code: ok ? "" : await codeOf(new Response(text)) };
-  };
+  const graphql = (query: string) => graphqlRequest(target, query);
   const graphqlRead: Attempt = () => graphql("{ people(first: 10) { nodes { uid } } }");
   let title = 0;
   const graphqlWrite: Attempt = async () => {
