@@ -67,11 +67,14 @@ export async function startHookWorkers(options: HookWorkerOptions): Promise<Hook
   const { jobs } = options;
   await ensureChangeEventsQueue(jobs);
   const concurrency = options.concurrency ?? 10;
+  // One job per fetch, `concurrency` fetchers: a slot fetches again as soon as its own job
+  // ends. A batch of `concurrency` jobs would fetch nothing until its slowest job ended, so
+  // one provider call hanging until its timeout would stop every other subject meanwhile.
   const workOptions = {
-    batchSize: concurrency,
+    batchSize: 1,
+    localConcurrency: concurrency,
     includeMetadata: true,
     perJobResults: true,
-    burstWhenBatchFull: concurrency > 1,
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
   } as const;
   const process = (batch: JobWithMetadata<ChangeEventJob>[]) =>
