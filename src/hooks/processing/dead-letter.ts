@@ -74,15 +74,28 @@ export async function settleDeadJob(
  * Whether the change event's processing has an outcome that ends it (processed, or
  * abandoned) after its last retry request: then the dead job is a stale copy.
  */
-async function settled(store: EventStore, receivedEventId: string, source: string) {
+/**
+ * Whether the change event's processing is settled in the log: its last outcome (after
+ * `afterVersion` of the source's stream, the received event's own version, which bounds the
+ * scan to what came after it) is `ChangeEventProcessed` or `ChangeEventAbandoned`, not a
+ * retry an operator asked for since.
+ */
+export async function settled(
+  store: EventStore,
+  receivedEventId: string,
+  source: string,
+  afterVersion = 0,
+): Promise<boolean> {
   const last = await store.pool.query<{ type: string }>(
     `SELECT type FROM events
-      WHERE stream_id = $1 AND metadata->>'causationId' = $2 AND type = ANY($3::text[])
+      WHERE stream_id = $1 AND stream_version > $4
+        AND metadata->>'causationId' = $2 AND type = ANY($3::text[])
       ORDER BY stream_version DESC LIMIT 1`,
     [
       sourceStream(source),
       receivedEventId,
       [CHANGE_EVENT.processed, CHANGE_EVENT.abandoned, CHANGE_EVENT.retryRequested],
+      afterVersion,
     ],
   );
   const type = last.rows[0]?.type;

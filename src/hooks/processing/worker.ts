@@ -16,7 +16,7 @@ import {
   type ProcessingError,
 } from "../../events/index.ts";
 import { sourceStream } from "../ingress/envelope.ts";
-import { settleDeadJob } from "./dead-letter.ts";
+import { settleDeadJob, settled } from "./dead-letter.ts";
 import {
   CHANGE_EVENTS_DEAD_LETTER_QUEUE,
   CHANGE_EVENTS_QUEUE,
@@ -161,6 +161,17 @@ async function processJob(
       eventId: ref.eventId,
       attempt,
     });
+    // A job pg-boss retries because its worker died (its heartbeat stopped) may have recorded
+    // its outcome before it died, between the append and settling the job: that outcome
+    // settles it, and the provider does not run a second time. Only a retried job can be in
+    // that state, so a first attempt does not look.
+    if (
+      job.retryCount > 0 &&
+      (await settled(store, ref.receivedEventId, ref.source, received.stream_version))
+    ) {
+      log.info("change event already processed by an attempt whose worker died; settled by it");
+      return { id: job.id, status: "completed" };
+    }
     const provider = registry.hook(ref.hook)?.provider;
     const outcome: AttemptOutcome = provider
       ? await runAttempt(
@@ -241,12 +252,13 @@ async function processJob(
 
 interface ReceivedRow {
   id: string;
+  stream_version: number;
   data: ChangeEventReceived;
 }
 
 async function readReceived(pool: Pool, id: string): Promise<ReceivedRow | undefined> {
   const result = await pool.query<ReceivedRow>(
-    "SELECT id, data FROM events WHERE id = $1 AND type = $2",
+    "SELECT id, stream_version::int, data FROM events WHERE id = $1 AND type = $2",
     [id, CHANGE_EVENT.received],
   );
   return result.rows[0];
