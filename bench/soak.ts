@@ -185,7 +185,7 @@ dir = "workflows"
       captureLagMaxMs: Math.round(Math.max(0, ...lags, oldestPending)),
       restReads: ended.restMs.length,
       restP99Ms: quantile(ended.restMs, 0.99),
-      restErrors: ended.restErrors + ended.workflowErrors,
+      errors: ended.restErrors + ended.workflowErrors,
       workflowsCompleted: completed.rows[0]!.n,
       memoryMiB: memory(),
       ...database,
@@ -265,7 +265,7 @@ table, dead tuples from \`pg_stat_user_tables\`. Samples: [${file}.json](${file}
 ${samples
   .map(
     (s) =>
-      `| ${s.minute} | ${fmt(s.writes)} | ${fmt(s.captureLagP99Ms)} / ${fmt(s.captureLagMaxMs)} | ${fmt(s.restReads)} | ${fmt(s.restP99Ms)} | ${s.restErrors} | ${s.workflowsCompleted} | ${processNames.map((n) => fmt(s.memoryMiB[n] ?? 0)).join(" | ")} | ${fmt(s.databaseMiB)} | ${fmt(s.tablesMiB)} / ${fmt(s.indexesMiB)} | ${fmt(s.deadTuples)} (${fmt(s.deadShare * 100, 1)} %) |`,
+      `| ${s.minute} | ${fmt(s.writes)} | ${fmt(s.captureLagP99Ms)} / ${fmt(s.captureLagMaxMs)} | ${fmt(s.restReads)} | ${fmt(s.restP99Ms)} | ${s.errors} | ${s.workflowsCompleted} | ${processNames.map((n) => fmt(s.memoryMiB[n] ?? 0)).join(" | ")} | ${fmt(s.databaseMiB)} | ${fmt(s.tablesMiB)} / ${fmt(s.indexesMiB)} | ${fmt(s.deadTuples)} (${fmt(s.deadShare * 100, 1)} %) |`,
   )
   .join("\n")}
 `;

@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { openSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { createInterface } from "node:readline";
-import { createReadStream } from "node:fs";
 
 const ANNAL = path.resolve(import.meta.dirname, "../../bin/annal.js");
 
@@ -133,20 +131,4 @@ export function parentPid(pid: number): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Lines of a growing log file that match `test`, counted (errors logged during the run). */
-export async function countLogLines(
-  log: string,
-  test: (entry: Record<string, unknown>) => boolean,
-): Promise<number> {
-  let n = 0;
-  for await (const line of createInterface({ input: createReadStream(log) })) {
-    try {
-      if (test(JSON.parse(line) as Record<string, unknown>)) n++;
-    } catch {
-      // not JSON
-    }
-  }
-  return n;
 }

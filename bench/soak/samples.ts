@@ -14,7 +14,8 @@ export interface SoakSample {
   /** REST reads in the window and their latencies (ms). */
   readonly restReads: number;
   readonly restP99Ms: number;
-  readonly restErrors: number;
+  /** REST and workflow requests that failed in the window. */
+  readonly errors: number;
   /** Workflow instances completed in the window. */
   readonly workflowsCompleted: number;
   /** RSS (annal's processes, slapd) and PSS (PostgreSQL, all its processes) in MiB. */
