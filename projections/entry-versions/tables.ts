@@ -7,6 +7,12 @@ export const ENTRY_VERSIONS_PROJECTION = "entry_versions";
 export const ENTRY_VERSIONS = liveTable(ENTRY_VERSIONS_PROJECTION, "entry_versions");
 
 /**
+ * The live `entry_version_values` table: the value index of the versions, as `entry_values`
+ * is the entries' (docs/history-index.md).
+ */
+export const ENTRY_VERSION_VALUES = liveTable(ENTRY_VERSIONS_PROJECTION, "entry_version_values");
+
+/**
  * A row of `entry_versions`: one version of an entry, valid from `valid_from` (when the
  * directory says the change happened) until `valid_to` (null: still valid).
  */
@@ -37,6 +43,23 @@ export const entryVersionsTables = (table: (name: string) => string): readonly s
      operational jsonb NOT NULL,
      position bigint NOT NULL,
      PRIMARY KEY (entry_uuid, version))`,
+  // One row per value of every version of a typed entry that is not a deletion, folded as
+  // `entry_values` folds them (the same key length), with its version's validity: the
+  // filters at a moment or over a period read value ranges here instead of every version's
+  // JSON. The primary key serves `apply`, which ends a version's rows by (entry, version).
+  `CREATE TABLE ${table("entry_version_values")} (
+     entry_uuid uuid NOT NULL,
+     version bigint NOT NULL,
+     type text NOT NULL,
+     attribute text NOT NULL,
+     ordinal integer NOT NULL,
+     value_key text COLLATE "C" NOT NULL,
+     value_folded text COLLATE "C",
+     valid_from timestamptz NOT NULL,
+     valid_to timestamptz,
+     PRIMARY KEY (entry_uuid, version, attribute, ordinal))`,
+  // As for `entry_values`: attribute and value are far from independent.
+  `CREATE STATISTICS ${table("entry_version_values_attribute_key")} ON attribute, value_key FROM ${table("entry_version_values")}`,
 ];
 
 /** Indexes only readers use: a replay builds them after applying the log (`Projection.indexes`). */
@@ -46,4 +69,13 @@ export const entryVersionsIndexes = (table: (name: string) => string): readonly 
   // the moment on along the versions' ends, each checked for its start.
   `CREATE INDEX ON ${table("entry_versions")}
      (type, (coalesce(valid_to, 'infinity'::timestamptz)), valid_from) WHERE NOT deleted`,
+  // A filter at a moment (or over a period): an equality is one range of (type, attribute,
+  // key) read from the moment on along the values' ends, each start checked in the index,
+  // so a recent moment reads about the values alive then; prefix and ordering filters read
+  // the key range with the same checks. The version is included to join its row by key.
+  `CREATE INDEX entry_version_values_match ON ${table("entry_version_values")}
+     (type, attribute, value_key, (coalesce(valid_to, 'infinity'::timestamptz)), valid_from)
+     INCLUDE (entry_uuid, version)`,
+  `CREATE INDEX entry_version_values_trigram ON ${table("entry_version_values")}
+     USING gin ((coalesce(value_folded, value_key)) gin_trgm_ops)`,
 ];

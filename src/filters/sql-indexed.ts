@@ -17,7 +17,26 @@ export type IndexedSqlFilterOptions = {
   readonly keyLength: number;
   /** The query's parameters so far. Every name and value is pushed here and referenced as `$n`. */
   readonly params: unknown[];
+  /**
+   * Compile over the versions' value index (`entry_version_values`) instead of the entries':
+   * a version is `(entryColumn, versionColumn)`, and only the value rows valid in the span
+   * `[from, to)` (`to` inclusive when `toInclusive`; a side left out is open) are read, so
+   * that the index ranges start at the moment. At one moment `t` that is `from` = `to` = `t`,
+   * inclusive.
+   */
+  readonly versions?: VersionSpan;
 };
+
+/** The versions a filter over `entry_version_values` reads, by their validity. */
+export interface VersionSpan {
+  /** The version's number in the outer query (`v.version`); a plain identifier. */
+  readonly versionColumn: string;
+  /** The parameter holding the span's start (a timestamptz), if it has one. */
+  readonly from?: string;
+  /** The parameter holding the span's end, if it has one. */
+  readonly to?: string;
+  readonly toInclusive: boolean;
+}
 
 const COLUMN = /^[a-z_][a-z0-9_.]*$/;
 const TABLE = /^("[a-z_][a-z0-9_]*"\.)?"[a-z_][a-z0-9_]*"$/;
@@ -82,8 +101,12 @@ export function compileFilterToIndexedSet(
 
 /** The compilers of one query's filter, binding to its parameters. */
 function indexedFilter(options: IndexedSqlFilterOptions) {
-  const { valuesTable, entryColumn, typeParam, keyLength, params } = options;
+  const { valuesTable, entryColumn, typeParam, keyLength, params, versions } = options;
   if (
+    (versions &&
+      (!COLUMN.test(versions.versionColumn) ||
+        (versions.from !== undefined && !PARAM.test(versions.from)) ||
+        (versions.to !== undefined && !PARAM.test(versions.to)))) ||
     !TABLE.test(valuesTable) ||
     !COLUMN.test(entryColumn) ||
     !PARAM.test(typeParam) ||
@@ -130,10 +153,30 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
       }
     }
   };
+  // A version's value rows carry its validity: bounding it keeps an index range to the rows
+  // valid in the span (the match index's columns after the key: its end, then its start).
+  const spanConditions = versions
+    ? [
+        ...(versions.to === undefined
+          ? []
+          : [`x.valid_from ${versions.toInclusive ? "<=" : "<"} ${versions.to}::timestamptz`]),
+        ...(versions.from === undefined
+          ? []
+          : [`coalesce(x.valid_to, 'infinity'::timestamptz) > ${versions.from}::timestamptz`]),
+      ]
+    : [];
+  /** What the outer query's row is matched by, and the value rows' columns that name it. */
+  const outerKey = versions ? `(${entryColumn}, ${versions.versionColumn})` : entryColumn;
+  const innerKey = versions ? "x.entry_uuid, x.version" : "x.entry_uuid";
+  const sameRow = versions
+    ? `x.entry_uuid = ${entryColumn} AND x.version = ${versions.versionColumn}`
+    : `x.entry_uuid = ${entryColumn}`;
   const rows = (node: Leaf): string => {
     const attribute = `x.attribute = ${bind(node.attribute)}`;
     const condition = test(node);
-    return `FROM ${valuesTable} AS x WHERE x.type = ${typeParam} AND ${attribute}${condition ? ` AND ${condition}` : ""}`;
+    const conditions = [`x.type = ${typeParam}`, attribute, ...spanConditions];
+    if (condition) conditions.push(condition);
+    return `FROM ${valuesTable} AS x WHERE ${conditions.join(" AND ")}`;
   };
   /** Whether the node is a set of entry uuids: no `not` and no empty `and`/`or` in it. */
   const settable = (node: FilterNode): boolean => {
@@ -159,7 +202,7 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
           .map((part) => `(${set(part)})`)
           .join(node.op === "and" ? " INTERSECT " : " UNION ALL ");
       default:
-        return `SELECT x.entry_uuid ${rows(node)}`;
+        return `SELECT ${innerKey} ${rows(node)}`;
     }
   };
   const compile = (node: FilterNode): string => {
@@ -173,21 +216,21 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
         const sets = node.filters.filter(settable);
         if (sets.length < 2) return `(${node.filters.map(compile).join(" AND ")})`;
         const rest = node.filters.filter((part) => !settable(part)).map(compile);
-        const intersection = `${entryColumn} IN (${sets.map((part) => `(${set(part)})`).join(" INTERSECT ")})`;
+        const intersection = `${outerKey} IN (${sets.map((part) => `(${set(part)})`).join(" INTERSECT ")})`;
         return `(${[intersection, ...rest].join(" AND ")})`;
       }
       case "or": {
         if (node.filters.length === 0) return "FALSE";
-        if (settable(node)) return `${entryColumn} IN (${set(node)})`;
+        if (settable(node)) return `${outerKey} IN (${set(node)})`;
         return `(${node.filters.map(compile).join(" OR ")})`;
       }
       case "not":
         if (node.filter.op !== "and" && node.filter.op !== "or" && node.filter.op !== "not") {
-          return `NOT EXISTS (SELECT 1 ${rows(node.filter)} AND x.entry_uuid = ${entryColumn})`;
+          return `NOT EXISTS (SELECT 1 ${rows(node.filter)} AND ${sameRow})`;
         }
         return `NOT (${compile(node.filter)})`;
       default:
-        return `${entryColumn} IN (SELECT x.entry_uuid ${rows(node)})`;
+        return `${outerKey} IN (SELECT ${innerKey} ${rows(node)})`;
     }
   };
   return { compile, set, settable };

@@ -1,7 +1,8 @@
 import type { Queryable } from "../db/index.ts";
 import type { AttributeMap } from "../events/index.ts";
-import { compileFilterToSql, type FilterNode } from "../filters/index.ts";
-import { ENTRY_VERSIONS } from "../../projections/entry-versions/index.ts";
+import { compileFilterToIndexedSql, type FilterNode } from "../filters/index.ts";
+import { VALUE_KEY_LENGTH } from "../../projections/entries/index.ts";
+import { ENTRY_VERSION_VALUES, ENTRY_VERSIONS } from "../../projections/entry-versions/index.ts";
 
 /** A period: `[start, end)`, each side open when undefined. */
 export interface Period {
@@ -43,23 +44,32 @@ export interface DuringPage {
  * The SQL of the versions of a type that overlap the period and match the filter, as `m`
  * with the version's columns, binding to `params`. A version overlaps `[start, end)` when it
  * begins before the end and ends after the start; a deletion matches nothing, and a version
- * that ended the moment it began held at no moment.
+ * that ended the moment it began held at no moment. The filter reads the versions' value
+ * index (`entry_version_values`), bounded to the rows valid in the period.
  */
 function matchingVersions(query: DuringQuery, params: unknown[]): string {
   const bind = (value: unknown) => `$${params.push(value)}`;
+  const type = bind(query.type);
   const conditions = [
-    `v.type = ${bind(query.type)}`,
+    `v.type = ${type}`,
     "NOT v.deleted",
     "v.valid_from < coalesce(v.valid_to, 'infinity'::timestamptz)",
   ];
   const { start, end } = query.period;
-  if (end) conditions.push(`v.valid_from < ${bind(end)}::timestamptz`);
-  if (start)
-    conditions.push(`coalesce(v.valid_to, 'infinity'::timestamptz) > ${bind(start)}::timestamptz`);
-  const filter = compileFilterToSql(query.filter, { attributesColumn: "v.all_attributes", params });
-  return `SELECT v.* FROM (SELECT x.*, x.attributes || x.operational AS all_attributes
-       FROM ${ENTRY_VERSIONS} AS x) AS v
-     WHERE ${conditions.join(" AND ")} AND ${filter}`;
+  const endParam = end && bind(end);
+  const startParam = start && bind(start);
+  if (endParam) conditions.push(`v.valid_from < ${endParam}::timestamptz`);
+  if (startParam)
+    conditions.push(`coalesce(v.valid_to, 'infinity'::timestamptz) > ${startParam}::timestamptz`);
+  const filter = compileFilterToIndexedSql(query.filter, {
+    valuesTable: ENTRY_VERSION_VALUES,
+    entryColumn: "v.entry_uuid",
+    typeParam: type,
+    keyLength: VALUE_KEY_LENGTH,
+    params,
+    versions: { versionColumn: "v.version", from: startParam, to: endParam, toInclusive: false },
+  });
+  return `SELECT v.* FROM ${ENTRY_VERSIONS} AS v WHERE ${conditions.join(" AND ")} AND ${filter}`;
 }
 
 /**

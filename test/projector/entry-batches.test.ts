@@ -107,7 +107,7 @@ function eventsOf(steps: readonly Step[]): RecordedOf<EntryEventType>[] {
 
 const projections: readonly [AnyProjection, readonly string[]][] = [
   [entriesProjection as AnyProjection, ["entries", "entry_values", "entry_value_counts"]],
-  [entryVersionsProjection as AnyProjection, ["entry_versions"]],
+  [entryVersionsProjection as AnyProjection, ["entry_versions", "entry_version_values"]],
 ];
 
 t.test("a batch leaves the tables its events leave one at a time", async (t) => {

@@ -1,10 +1,10 @@
 import {
   compileFilterToIndexedSet,
   compileFilterToIndexedSql,
-  compileFilterToSql,
   type FilterNode,
 } from "../../filters/index.ts";
 import { ENTRIES, ENTRY_VALUES, VALUE_KEY_LENGTH } from "../../../projections/entries/index.ts";
+import { ENTRY_VERSION_VALUES } from "../../../projections/entry-versions/index.ts";
 import { versionsAtSource } from "./versions.ts";
 import { UUID } from "../../history/index.ts";
 import type { FieldSelection } from "../fields.ts";
@@ -50,7 +50,8 @@ export type KeysetPosition = readonly (string | null)[];
  * Sort values are the first value of the attribute, lower-cased, cut at 200 characters (so a
  * cursor stays short), compared byte-wise (`COLLATE "C"`), the same on every server.
  *
- * The filter is answered from the entries' indexed values (`entry_values`). When the first
+ * The filter is answered from the entries' indexed values (`entry_values`), or at a moment
+ * from the versions' (`entry_version_values`, the rows valid then). When the first
  * sort key is an attribute, `walk` names it: a page of a filter that matches many entries then
  * walks that attribute's keys in index order (`searchPage`) instead of sorting every match;
  * the keys there are the very values `inner` computes from the JSON, so a cursor of either
@@ -98,21 +99,20 @@ export class SearchSql {
     this.typeParam = bind(spec.type);
     const at = spec.at;
     // Now: the entries and their value index. At a moment: the versions valid then, with the
-    // same columns, filtered on their JSON by the compiler of the same semantics.
-    this.source = at ? versionsAtSource(this.typeParam, bind(at)) : `${ENTRIES} AS e`;
+    // same columns, and the versions' value index, read at that moment.
+    const atParam = at ? bind(at) : undefined;
+    this.source = atParam ? versionsAtSource(this.typeParam, atParam) : `${ENTRIES} AS e`;
     const conditions = [`e.type = ${this.typeParam}`];
-    const filter = at
-      ? compileFilterToSql(spec.filter, {
-          attributesColumn: "e.all_attributes",
-          params: this.params,
-        })
-      : compileFilterToIndexedSql(spec.filter, {
-          valuesTable: ENTRY_VALUES,
-          entryColumn: "e.entry_uuid",
-          typeParam: this.typeParam,
-          keyLength: VALUE_KEY_LENGTH,
-          params: this.params,
-        });
+    const filter = compileFilterToIndexedSql(spec.filter, {
+      valuesTable: atParam ? ENTRY_VERSION_VALUES : ENTRY_VALUES,
+      entryColumn: "e.entry_uuid",
+      typeParam: this.typeParam,
+      keyLength: VALUE_KEY_LENGTH,
+      params: this.params,
+      ...(atParam && {
+        versions: { versionColumn: "e.version", from: atParam, to: atParam, toInclusive: true },
+      }),
+    });
     this.filtered = filter !== "TRUE";
     const setParams: unknown[] = [spec.type];
     const set = at

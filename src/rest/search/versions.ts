@@ -3,7 +3,8 @@ import { ENTRY_VERSIONS } from "../../../projections/entry-versions/index.ts";
 /**
  * The entries of a type as they were at a moment, as `e` with the columns a search reads from
  * `entries` (`entry_uuid`, `type`, `dn`, `dn_norm`, `attributes`, `operational`,
- * `modified_at`) and `all_attributes` (user and operational, what a filter tests): each
+ * `modified_at`), `version` (what a filter over the versions' value index matches with the
+ * entry): each
  * entry's version valid then, `valid_from <= at < valid_to`, unless that version is its
  * deletion. Versions of one entry never overlap, so an entry appears at most once; a version
  * that ended the moment it began (two changes at one instant) is valid at no moment.
@@ -17,8 +18,8 @@ import { ENTRY_VERSIONS } from "../../../projections/entry-versions/index.ts";
  * moment reads about the entries alive then and the versions ended since.
  */
 export function versionsAtSource(typeParam: string, atParam: string): string {
-  return `(SELECT v.entry_uuid, v.type, v.dn, lower(v.dn) AS dn_norm, v.attributes,
-            v.operational, v.attributes || v.operational AS all_attributes,
+  return `(SELECT v.entry_uuid, v.version, v.type, v.dn, lower(v.dn) AS dn_norm, v.attributes,
+            v.operational,
             v.valid_from AS modified_at
        FROM ${ENTRY_VERSIONS} AS v
       WHERE v.type = ${typeParam} AND NOT v.deleted AND v.valid_from <= ${atParam}::timestamptz
