@@ -6,6 +6,7 @@ export {
   ENTRY_VALUES,
   ENTRY_VALUE_COUNTS,
   VALUE_KEY_LENGTH,
+  parentDnSql,
   type EntriesRow,
 } from "./tables.ts";
 export { indexEntryValues } from "./values.ts";

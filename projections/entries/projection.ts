@@ -19,11 +19,12 @@ import { indexEntryValues } from "./values.ts";
  * outcome is worked out here and written at once.
  *
  * Version 2: `entry_values`, `entry_value_counts` and the (type, dn) index. Version 3:
- * `created_position`, the directory's order of its entries.
+ * `created_position`, the directory's order of its entries. Version 4: the index of the
+ * entries' parents (`entries_parent`).
  */
 export const entriesProjection: Projection<EntryEventType> = {
   name: ENTRIES_PROJECTION,
-  version: 3,
+  version: 4,
   handles: ENTRY_EVENT_TYPES,
   tables: entriesTables,
   indexes: entriesIndexes,

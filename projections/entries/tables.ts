@@ -25,6 +25,15 @@ export const VALUE_KEY_LENGTH = 200;
  */
 export const ENTRY_ROW_ATTRIBUTE = "";
 
+/**
+ * The parent of a normalised DN (`dn_norm`) in SQL: what follows its first RDN, which ends at
+ * the first comma not escaped by a backslash; NULL for a DN of one RDN. The expression of the
+ * index `entries_parent`, which serves `hasSubordinates` and one-level scopes: a query must
+ * spell it exactly so (`parentDnSql("e.dn_norm")`) for the index to serve it.
+ */
+export const parentDnSql = (column: string): string =>
+  `substring(${column} from '^(?:[^,\\\\]|\\\\.)*,(.*)$')`;
+
 /** A row of `entries`: one entry as it is now. */
 export interface EntriesRow {
   readonly entry_uuid: string;
@@ -102,6 +111,7 @@ export const entriesIndexes = (table: (name: string) => string): readonly string
   `CREATE INDEX ON ${table("entries")} (type, entry_uuid)`,
   `CREATE INDEX ON ${table("entries")} (dn_norm)`,
   `CREATE INDEX ON ${table("entries")} (created_position)`,
+  `CREATE INDEX entries_parent ON ${table("entries")} ((${parentDnSql("dn_norm")}), dn_norm)`,
   `CREATE INDEX entries_type_dn ON ${table("entries")} (type, dn_norm COLLATE "C", entry_uuid)`,
   `CREATE INDEX ON ${table("entries")} USING gin (attributes jsonb_path_ops)`,
   `CREATE INDEX entry_values_match ON ${table("entry_values")}

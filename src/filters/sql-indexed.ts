@@ -13,6 +13,8 @@ export type IndexedSqlFilterOptions = {
   readonly entryColumn: string;
   /** The parameter holding the type searched (`$1`): every value row compared is of it. */
   readonly typeParam: string;
+  /** `typeParam` holds a list of types (`text[]`): value rows of any of them are compared. */
+  readonly typeList?: boolean;
   /** How many characters of a folded value `value_key` holds (the rest in `value_folded`). */
   readonly keyLength: number;
   /** The query's parameters so far. Every name and value is pushed here and referenced as `$n`. */
@@ -102,6 +104,7 @@ export function compileFilterToIndexedSet(
 /** The compilers of one query's filter, binding to its parameters. */
 function indexedFilter(options: IndexedSqlFilterOptions) {
   const { valuesTable, entryColumn, typeParam, keyLength, params, versions } = options;
+  const type = options.typeList ? `x.type = ANY(${typeParam}::text[])` : `x.type = ${typeParam}`;
   if (
     (versions &&
       (!COLUMN.test(versions.versionColumn) ||
@@ -174,7 +177,7 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
   const rows = (node: Leaf): string => {
     const attribute = `x.attribute = ${bind(node.attribute)}`;
     const condition = test(node);
-    const conditions = [`x.type = ${typeParam}`, attribute, ...spanConditions];
+    const conditions = [type, attribute, ...spanConditions];
     if (condition) conditions.push(condition);
     return `FROM ${valuesTable} AS x WHERE ${conditions.join(" AND ")}`;
   };

@@ -8,8 +8,20 @@ import {
   type SearchOptions,
 } from "../directory/index.ts";
 import type { NameSet } from "../events/index.ts";
-import { checkAttributes, compileFilterToSql, type FilterNode } from "../filters/index.ts";
-import { ENTRIES } from "../../projections/entries/index.ts";
+import {
+  checkAttributes,
+  compileFilterToIndexedSql,
+  compileFilterToSql,
+  type FilterNode,
+} from "../filters/index.ts";
+import {
+  ENTRIES,
+  ENTRY_ROW_ATTRIBUTE,
+  ENTRY_VALUE_COUNTS,
+  ENTRY_VALUES,
+  parentDnSql,
+  VALUE_KEY_LENGTH,
+} from "../../projections/entries/index.ts";
 
 /**
  * What capture records, which a read must lie within to be answered from the projection:
@@ -151,11 +163,53 @@ export function scopeSql(scope: NonNullable<SearchOptions["scope"]>, base: strin
     case "children":
       return below;
     case "one":
-      // The part before the base is one RDN: no comma in it but escaped ones.
-      return `${below} AND left(e.dn_norm, length(e.dn_norm) - length(${base}::text) - 1) ~ '^([^,\\\\]|\\\\.)*$'`;
+      // The entries whose parent is the base: one range of the index of parents.
+      return `${parentDnSql("e.dn_norm")} = ${base}::text`;
     case "sub":
       return `(e.dn_norm = ${base}::text OR ${below})`;
   }
+}
+
+/**
+ * The types the entries' value index holds rows of (each typed entry has a row named
+ * `ENTRY_ROW_ATTRIBUTE`, counted per type): a gateway search spans every type, and the
+ * index's ranges start with the type.
+ */
+async function indexedTypes(db: Queryable): Promise<string[]> {
+  const result = await db.query<{ type: string }>(
+    `SELECT type FROM ${ENTRY_VALUE_COUNTS} WHERE attribute = $1`,
+    [ENTRY_ROW_ATTRIBUTE],
+  );
+  return result.rows.map((row) => row.type);
+}
+
+/**
+ * The entries in scope that match, as `e` with the entries' columns and `a` (user and
+ * operational attributes): the typed ones by the value index (`entry_values`), as the REST
+ * channel filters, the untyped ones (containers, for the most part: the index holds no rows of
+ * them) by their JSON, with the same semantics.
+ */
+function matchingEntries(
+  scope: string,
+  filter: FilterNode,
+  types: readonly string[],
+  params: unknown[],
+): string {
+  const indexed = compileFilterToIndexedSql(filter, {
+    valuesTable: ENTRY_VALUES,
+    entryColumn: "e.entry_uuid",
+    typeParam: `$${params.push(types)}`,
+    typeList: true,
+    keyLength: VALUE_KEY_LENGTH,
+    params,
+  });
+  const json = compileFilterToSql(filter, { attributesColumn: "u.a", params });
+  return `(SELECT e.*, e.attributes || e.operational AS a FROM ${ENTRIES} AS e
+            WHERE e.type IS NOT NULL AND ${scope} AND ${indexed}
+           UNION ALL
+           SELECT u.* FROM (SELECT e.*, e.attributes || e.operational AS a FROM ${ENTRIES} AS e
+                             WHERE e.type IS NULL AND ${scope}) AS u
+            WHERE ${json}) AS e`;
 }
 
 /** A search answered from `entries`, in pages as the directory would send them. */
@@ -168,19 +222,22 @@ async function* searchProjection(
   const params: unknown[] = [];
   const bind = (value: unknown) => `$${params.push(value)}`;
   const scope = scopeSql(options.scope ?? "sub", bind(normalizeDN(dn)));
-  const where = compileFilterToSql(filter, { attributesColumn: "e.a", params });
+  const matching = matchingEntries(scope, filter, await indexedTypes(source.db), params);
   const select = selection(source.schema, options.attributes);
+  // Whether an entry has children: the first row of its children in the index of parents
+  // (parent, DN). Asked as EXISTS, the planner expects a parent to have thousands of children
+  // (most entries share one) and scans the table for the first, which for a leaf is every row;
+  // the first child in DN order is read from the index alone.
+  const parent = parentDnSql("c.dn_norm");
   const subordinates = select.computed.has("hassubordinates")
-    ? `EXISTS (SELECT 1 FROM ${ENTRIES} AS c
-         WHERE right(c.dn_norm, length(e.dn_norm) + 1) = ',' || e.dn_norm)`
+    ? `(SELECT c.dn_norm FROM ${ENTRIES} AS c WHERE ${parent} = e.dn_norm
+         ORDER BY ${parent}, c.dn_norm LIMIT 1) IS NOT NULL`
     : "NULL::boolean";
   const limit = options.sizeLimit ?? null;
   const pageSize = Math.max(1, Math.min(options.pageSize ?? PAGE_MAX, PAGE_MAX));
   const values = valuesSql(select, options.matchedValues, bind);
   const sql = `SELECT e.dn, ${values} AS values, ${subordinates} AS has_subordinates
-      FROM (SELECT e.*, e.attributes || e.operational AS a FROM ${ENTRIES} AS e
-             WHERE ${scope}) AS e
-     WHERE ${where}
+      FROM ${matching}
      ORDER BY e.created_position, e.entry_uuid
      LIMIT ${bind(limit)}::bigint OFFSET ${bind(0)}::bigint`;
   const offsetParam = params.length - 1;

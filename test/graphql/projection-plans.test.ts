@@ -1,0 +1,136 @@
+import t from "tap";
+import type { Pool } from "../../src/db/index.ts";
+import type { DirectoryClient, DirectoryEntry } from "../../src/directory/index.ts";
+import { NameSet } from "../../src/events/index.ts";
+import { parseFilter } from "../../src/filters/index.ts";
+import { projectionDirectory } from "../../src/graphql/projection-reads.ts";
+import { schemaNames, tableIn } from "../../src/projector/index.ts";
+import { EventStore } from "../../src/store/index.ts";
+import { ENTRIES, indexEntryValues } from "../../projections/entries/index.ts";
+import { EntryHistory } from "../support/entries.ts";
+import { testDatabase } from "../support/postgres.ts";
+import { TEST_SCHEMA } from "../rest/fixtures/harness.ts";
+
+t.setTimeout(300_000);
+
+const BASE = "dc=example,dc=org";
+const PEOPLE = `ou=people,${BASE}`;
+
+/** Every index named in a JSON plan, and every table read by a sequential scan. */
+function scans(plan: unknown): { indexes: string[]; sequential: string[] } {
+  const indexes: string[] = [];
+  const sequential: string[] = [];
+  const visit = (node: Record<string, unknown>) => {
+    if (typeof node["Index Name"] === "string") indexes.push(node["Index Name"]);
+    if (node["Node Type"] === "Seq Scan") sequential.push(String(node["Relation Name"]));
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
+  };
+  visit(plan as Record<string, unknown>);
+  return { indexes, sequential };
+}
+
+/** The pool, noting every statement it runs with its parameters. */
+function noting(pool: Pool, statements: { sql: string; params: unknown[] }[]): Pool {
+  return new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property === "query") {
+        return (sql: string, params: unknown[] = []) => {
+          statements.push({ sql, params });
+          return target.query(sql, params);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+    },
+  });
+}
+
+t.test("gateway searches read the value index and the index of parents", async (t) => {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  await EntryHistory.start(t, db.pool, store); // creates the projection's tables
+  const row = (uuid: string, type: string | null, dn: string, attributes: string, n: string) =>
+    `SELECT ${uuid}, ${type}, ${dn}, ${dn}, ${attributes}, '{}'::jsonb, now(), now(), 1, ${n}, ${n}, '1'::xid8`;
+  const uuids = (
+    await db.pool.query<{ entry_uuid: string }>(
+      `INSERT INTO ${ENTRIES}
+         (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id)
+       ${row("gen_random_uuid()", "NULL::text", `'${BASE}'`, `'{"objectClass": ["domain"]}'::jsonb`, "0")}
+       UNION ALL
+       ${row("gen_random_uuid()", "NULL::text", `'${PEOPLE}'`, `'{"objectClass": ["organizationalUnit"], "ou": ["people"]}'::jsonb`, "1")}
+       UNION ALL
+       ${row(
+         "gen_random_uuid()",
+         "'user'",
+         `'uid=w' || g || ',${PEOPLE}'`,
+         `jsonb_build_object('objectClass', jsonb_build_array('inetOrgPerson'),
+            'uid', jsonb_build_array('w' || g), 'sn', jsonb_build_array('Sn' || (g % 50)),
+            'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + g % 3]))`,
+         "g + 1",
+       )} FROM generate_series(1, 5000) AS g
+       RETURNING entry_uuid`,
+    )
+  ).rows.map((r) => r.entry_uuid);
+  await indexEntryValues(db.pool, tableIn(schemaNames("entries").live), uuids);
+  await db.pool.query("ANALYZE projection_entries.entries, projection_entries.entry_values");
+
+  const statements: { sql: string; params: unknown[] }[] = [];
+  const directory = new Proxy({} as DirectoryClient, {
+    get(_, property) {
+      throw new Error(`the directory was asked: ${String(property)}`);
+    },
+  });
+  const reads = projectionDirectory(directory, {
+    db: noting(db.pool, statements),
+    base: BASE,
+    schema: TEST_SCHEMA,
+    redacted: new NameSet(["userPassword"]),
+  });
+  const search = async (dn: string, filter: string, scope: "sub" | "one") => {
+    statements.length = 0;
+    const entries: DirectoryEntry[] = [];
+    for await (const page of reads.search(dn, {
+      filter: parseFilter(filter).ast,
+      scope,
+      attributes: ["uid", "ou", "hasSubordinates"],
+    })) {
+      entries.push(...page);
+    }
+    const last = statements.at(-1)!;
+    const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: unknown }] }>(
+      `EXPLAIN (FORMAT JSON) ${last.sql}`,
+      last.params,
+    );
+    return { entries, plan: scans(explained.rows[0]!["QUERY PLAN"][0].Plan) };
+  };
+
+  const equality = await search(BASE, "(uid=W123)", "sub");
+  t.same(
+    equality.entries,
+    [
+      {
+        dn: `uid=w123,${PEOPLE}`,
+        attributes: { uid: ["w123"], hasSubordinates: ["FALSE"] },
+      },
+    ],
+    "the entry, without children",
+  );
+  t.ok(equality.plan.indexes.includes("entry_values_match"), JSON.stringify(equality.plan));
+  t.ok(equality.plan.indexes.includes("entries_parent"), JSON.stringify(equality.plan));
+  t.same(equality.plan.sequential, [], "equality: no sequential scan");
+
+  const both = await search(BASE, "(&(sn=Sn7)(title=engineer))", "sub");
+  t.equal(both.entries.length, 33, "the conjunction's matches");
+  t.ok(both.plan.indexes.includes("entry_values_match"), JSON.stringify(both.plan));
+  // At this size the planner may hash the few matches against a scan of the entries.
+  t.notOk(both.plan.sequential.includes("entry_values"), "and: the values are not scanned");
+
+  const level = await search(BASE, "(objectClass=*)", "one");
+  t.same(
+    level.entries,
+    [{ dn: PEOPLE, attributes: { ou: ["people"], hasSubordinates: ["TRUE"] } }],
+    "one level below the base: the container, with children",
+  );
+  t.ok(level.plan.indexes.includes("entries_parent"), JSON.stringify(level.plan));
+  t.same(level.plan.sequential, [], "one level: no sequential scan");
+});
