@@ -2,6 +2,7 @@
  * `npm run bench [-- suite ...]`: runs the benchmark suites (all by default) and records each
  * one's figures in bench/RESULTS.md. Not part of `npm test`.
  */
+import { atBenchmark } from "./at.ts";
 import { authBenchmark } from "./auth.ts";
 import { captureBenchmark } from "./capture.ts";
 import { chainBenchmark } from "./chain.ts";
@@ -21,6 +22,7 @@ const suites: Record<string, () => Promise<void>> = {
   store: storeBenchmark,
   chain: chainBenchmark,
   graphql: graphqlBenchmark,
+  at: atBenchmark,
   capture: captureBenchmark,
   hooks: hooksBenchmark,
   rest: restBenchmark,
