@@ -30,7 +30,7 @@ import { createAuthentication } from "../src/auth/index.ts";
 import { BUILT_IN_REDACTED_ATTRIBUTES } from "../src/config/index.ts";
 import { loadDirectorySchema } from "../src/directory/index.ts";
 import { NameSet } from "../src/events/index.ts";
-import { createNormalizer, importEntries } from "../src/capture/index.ts";
+import { createNormalizer, ensureImported } from "../src/capture/index.ts";
 import { Projector, waitForProjection } from "../src/projector/index.ts";
 import { allProjections } from "../projections/index.ts";
 
@@ -121,7 +121,9 @@ async function importDirectory(
   try {
     const store = await EventStore.open(database.pool);
     const schema = await loadDirectorySchema(directory);
-    await importEntries(
+    // As the first start imports: the entries, then capture's checkpoint, without which the
+    // gateway holds the projection incomplete and reads the directory.
+    await ensureImported(
       {
         pool: database.pool,
         store,
@@ -146,8 +148,9 @@ async function importDirectory(
         base: SLAPD_BASE,
         log: quiet,
       },
+      "accesslog",
       // One writer: the log keeps the directory's order of its entries.
-      { reason: "import", writers: 1 },
+      { writers: 1 },
     );
     const projector = await Projector.start({
       pool: database.pool,
@@ -191,7 +194,7 @@ async function serve(data: ServerData): Promise<void> {
   const directory = createDirectoryClient({ ...data.slapd, poolSize: 4 });
   const server = Fastify({ loggerInstance: createLogger("silent") as FastifyBaseLogger });
   const config = parseConfig(
-    `[log]\nlevel = "silent"\n[directory]\nurl = "${data.slapd.url}"\nbindDN = "${data.slapd.bindDN}"\npassword = "\${P}"\nbase = "${SLAPD_BASE}"\n[graphql]\nschema = ["ops/demo/gateway/*.graphql"]\n[graphql.types.Person]\nbase = "${PEOPLE}"\n[[graphql.rest]]\nname = "annal"\nbase = "http://127.0.0.1:4173"\n`,
+    `[log]\nlevel = "silent"\n[directory]\nurl = "${data.slapd.url}"\nbindDN = "${data.slapd.bindDN}"\npassword = "\${P}"\nbase = "${SLAPD_BASE}"\n[graphql]\nreads = "${data.reads}"\nschema = ["ops/demo/gateway/*.graphql"]\n[graphql.types.Person]\nbase = "${PEOPLE}"\n[[graphql.rest]]\nname = "annal"\nbase = "http://127.0.0.1:4173"\n`,
     { path: "bench.toml", env: { P: data.slapd.password }, cwd: process.cwd() },
   );
   const store = await EventStore.open(pool);
