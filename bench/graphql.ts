@@ -199,6 +199,17 @@ async function serve(data: ServerData): Promise<void> {
   );
   const store = await EventStore.open(pool);
   const { token } = await createToken(pool, store, { name: "bench", access: ["read"] });
+  if (data.reads === "projection") {
+    // The token's events follow the import: the entries projection passes them too, or the
+    // gateway holds it behind the log's head and reads the directory.
+    const projector = await Projector.start({
+      pool,
+      projections: allProjections.filter((projection) => projection.name === "entries"),
+      log: createLogger("silent"),
+    });
+    await waitForProjection(pool, "entries", await store.head(), 600_000);
+    await projector.stop();
+  }
   const { client, trips } = counted(directory);
   const projection =
     data.reads === "projection"
