@@ -4,6 +4,7 @@ import {
   type ActivationRow,
 } from "../../projections/access/index.ts";
 import type { Queryable } from "../db/index.ts";
+import type { AccessGrants } from "../events/index.ts";
 import { byPrincipal } from "./access-configuration.ts";
 import { normalizePrincipal } from "./caller.ts";
 
@@ -52,7 +53,15 @@ const VALID_AT = (alias: string, n: number) =>
  */
 export async function accessAt(
   db: Queryable,
-  options: { readonly at?: Date; readonly account?: string } = {},
+  options: {
+    readonly at?: Date;
+    readonly account?: string;
+    /**
+     * Grants to use instead of the Access Configuration active then (normalised, as
+     * `normalizeGrants` makes them): what access would have been under another configuration.
+     */
+    readonly grants?: AccessGrants;
+  } = {},
 ): Promise<AccessReport> {
   const at = options.at ?? new Date();
   const activation = (
@@ -88,7 +97,8 @@ export async function accessAt(
       ORDER BY a.kind, a.origin, a.name, a.id`,
     params,
   );
-  const grants = activation ? byPrincipal(activation.grants) : undefined;
+  const active = options.grants ?? activation?.grants;
+  const grants = active ? byPrincipal(active) : undefined;
   const accounts = rows.rows.map((row): AccountAccess => {
     const own =
       row.kind === "service"

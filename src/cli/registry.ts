@@ -143,6 +143,56 @@ export const SESSIONS_REVOKE = usage({
   positionals: { min: 1, max: 1, what: "the session's id: annal sessions revoke <id>" },
 });
 
+export const SIMULATE = usage({
+  words: ["simulate"],
+  synopsis:
+    "<definition file> --from <time> --to <time> [--dialogs approve|deny|as-answered] [--fallback approve|deny|unanswered] [--starts-of <name>] [--out <file>] [--json] [--config <file>]",
+  description: `what a new or changed workflow definition would have done over a past period: every start
+of the deployed definition (or of --starts-of) in the period runs again in a scratch database,
+the directory read as it was then and its writes recorded, not made; dialogs answered as they
+were then (default; --fallback for those the deployed version had no answer to), or all
+approved or denied. Prints a table (--json: the report), writes the JSON report to --out;
+nothing reaches the directory or the live log`,
+  options: {
+    ...CONFIG_OPTION,
+    from: { type: "string" },
+    to: { type: "string" },
+    dialogs: { type: "string" },
+    fallback: { type: "string" },
+    "starts-of": { type: "string" },
+    out: { type: "string" },
+    json: { type: "boolean" },
+  },
+  positionals: {
+    min: 1,
+    max: 1,
+    what: "the definition file: annal simulate <file> --from <time> --to <time>",
+  },
+});
+
+export const SIMULATE_ACCESS = usage({
+  words: ["simulate", "access"],
+  synopsis:
+    "<file> --at <time> [--from <time> --to <time>] [--out <file>] [--json] [--config <file>]",
+  description: `what an Access Configuration (a TOML file with [authorization.grants], as annal.toml
+has it) would have changed at a moment: who would have gained or lost which access function
+compared with the configuration active then, and which commands recorded in the log from
+--from to --to (default: the day of --at) would have been refused`,
+  options: {
+    ...CONFIG_OPTION,
+    at: { type: "string" },
+    from: { type: "string" },
+    to: { type: "string" },
+    out: { type: "string" },
+    json: { type: "boolean" },
+  },
+  positionals: {
+    min: 1,
+    max: 1,
+    what: "the Access Configuration file: annal simulate access <file> --at <time>",
+  },
+});
+
 export const START = usage({
   words: ["start"],
   synopsis: "[--config <file>] [--only api|workers|projector] [--dev]",
@@ -277,6 +327,11 @@ export const COMMANDS: readonly Command[] = [
     load: () => import("./commands/sessions.ts"),
   },
   { name: "access", usages: [ACCESS_SHOW], load: () => import("./commands/access.ts") },
+  {
+    name: "simulate",
+    usages: [SIMULATE, SIMULATE_ACCESS],
+    load: () => import("./commands/simulate.ts"),
+  },
   { name: "verify", usages: [VERIFY], load: () => import("./commands/verify.ts") },
   { name: "mail", usages: [MAIL], load: () => import("./commands/mail.ts") },
   { name: "init", usages: [INIT], load: () => import("./commands/init.ts") },

@@ -31,5 +31,7 @@ export {
 } from "./during.ts";
 export { membershipsDuring, type Membership } from "./memberships.ts";
 export { entriesAtSource } from "./versions-at.ts";
+
+export { directoryAt, type DirectoryAt } from "./directory-at.ts";
 export { EntryNotFoundError, type EntryAbsence } from "./errors.ts";
 export { globalId, parseGlobalId, UUID } from "./global-id.ts";

@@ -56,24 +56,11 @@ const server = new Server();
 export async function createTestDatabase(): Promise<TestDatabase> {
   const admin = await server.acquire();
   try {
-    const template = await ensureTemplate(admin);
-    const name = `annal_wftest_${randomBytes(6).toString("hex")}`;
-    await withAdmin(admin, (client) =>
-      client.query(`CREATE DATABASE ${name} TEMPLATE ${template}`),
-    );
-    const url = databaseUrl(admin, name);
-    const pool = createPool(url, 10);
-    let dropped = false;
+    const db = await createDatabaseOn(admin, "annal_wftest");
     return {
-      pool,
-      url,
+      ...db,
       async drop() {
-        if (dropped) return;
-        dropped = true;
-        await pool.end();
-        await withAdmin(admin, (client) =>
-          client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
-        );
+        await db.drop();
         await server.release();
       },
     };
@@ -81,6 +68,32 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await server.release();
     throw error;
   }
+}
+
+/**
+ * A new database named `<prefix>_<random>` on the server of `admin` (a URL whose role may
+ * create databases), cloned from a migrated template made once per server and migration set:
+ * the test driver's databases, and the simulator's scratch databases beside the live one.
+ */
+export async function createDatabaseOn(admin: string, prefix: string): Promise<TestDatabase> {
+  const template = await ensureTemplate(admin);
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  await withAdmin(admin, (client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+  const url = databaseUrl(admin, name);
+  const pool = createPool(url, 10);
+  let dropped = false;
+  return {
+    pool,
+    url,
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await pool.end();
+      await withAdmin(admin, (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      );
+    },
+  };
 }
 
 async function ensureTemplate(admin: string): Promise<string> {

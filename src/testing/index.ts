@@ -15,3 +15,4 @@ export { TestInstance, type Expectation } from "./instance.ts";
 /** What `waitFor` and `state()` return: the instance as its events fold. */
 export type { InstanceState } from "../workflow/index.ts";
 export { WorkflowTestError, type WorkflowTestCode } from "./errors.ts";
+export { createDatabaseOn, type TestDatabase } from "./database.ts";

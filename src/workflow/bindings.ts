@@ -117,6 +117,15 @@ export interface BindingSources {
    * declaration; this error says so instead.
    */
   readonly fixtureMissing?: (binding: string) => Error;
+  /**
+   * Replaces every binding, knowing the step it is made for (the simulator's recorders, which
+   * note each call with its instance and step and never reach the service itself).
+   */
+  readonly replace?: (
+    binding: string,
+    declaration: BindingDeclaration,
+    cause: StepCause,
+  ) => unknown;
   readonly log: Pick<Logger, "info" | "warn" | "error">;
 }
 
@@ -137,6 +146,10 @@ export async function provideBindings(
   const services: Record<string, unknown> = {};
   for (const [name, declaration] of Object.entries(declarations)) {
     const { fixtures } = sources;
+    if (sources.replace) {
+      services[name] = sources.replace(name, declaration, cause);
+      continue;
+    }
     if (fixtures instanceof Map ? fixtures.has(name) : fixtures && Object.hasOwn(fixtures, name)) {
       services[name] =
         fixtures instanceof Map ? fixtures.get(name) : (fixtures as Record<string, unknown>)[name];

@@ -31,6 +31,7 @@ export type {
   RestBackendSettings,
   RestService,
   ServicesOf,
+  StepCause,
   WorkflowDirectory,
 } from "./bindings.ts";
 export {
@@ -47,8 +48,8 @@ export type { Actor } from "./access.ts";
 export type { ActorRef } from "../events/index.ts";
 export { OPERATOR, isAssignee, maySeeDefinition, maySeeInstance, seesAll } from "./access.ts";
 export { deployDefinitions, prepareDefinitions, type PreparedDefinition } from "./deploy.ts";
-export { Definitions, type DeployedDefinition } from "./definitions.ts";
-export { bundleOptions, firstBuildError, loadBundle } from "./bundle.ts";
+export { Definitions, definitionOf, type DeployedDefinition } from "./definitions.ts";
+export { bundleDefinition, bundleOptions, firstBuildError, loadBundle } from "./bundle.ts";
 export {
   advanceInstance,
   instanceEvents,

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { EventStore } from "../../src/store/index.ts";
+import type { Calendars } from "../../src/time/index.ts";
 import { startJobs, type Jobs } from "../../src/jobs/index.ts";
 import {
   deployDefinitions,
@@ -73,6 +74,8 @@ export async function workflowFixture(
   options: {
     dir: string;
     bindings?: Partial<BindingSources>;
+    /** The business calendars `"3bd"` deadlines count in. */
+    calendars?: Calendars;
     db?: TestDatabase;
     stepsPerAdvance?: number;
     /** Default true; false for a fixture that only gives commands (another process runs the engine). */
@@ -96,6 +99,7 @@ export async function workflowFixture(
     bindings: { pool: db.pool, log: silent, ...options.bindings },
     log: silent,
     ...(options.stepsPerAdvance ? { stepsPerAdvance: options.stepsPerAdvance } : {}),
+    ...(options.calendars ? { calendars: options.calendars } : {}),
   };
   const engine =
     options.startEngine === false

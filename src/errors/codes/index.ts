@@ -9,6 +9,8 @@ import { HTTP_CODES } from "./http.ts";
 import { PROGRAM_CODES } from "./program.ts";
 import { REST_CODES } from "./rest.ts";
 import { SCENARIO_CODES } from "./scenarios.ts";
+
+import { SIMULATE_CODES } from "./simulate.ts";
 import { STARTER_CODES } from "./starter.ts";
 import type { ErrorCodeSpec } from "./spec.ts";
 import { WORKFLOW_CODES, WORKFLOW_TEST_CODES } from "./workflow.ts";
@@ -35,6 +37,8 @@ export const ERROR_CATALOG = {
   ...EXERCISE_CODES,
 
   ...SCENARIO_CODES,
+
+  ...SIMULATE_CODES,
 
   ...AUDIT_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;
