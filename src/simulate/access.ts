@@ -28,7 +28,8 @@ export async function loadAccessFile(file: string): Promise<AccessGrants> {
   try {
     table = parseToml(text) as Record<string, unknown>;
   } catch (error) {
-    throw new AnnalError("ANNAL_SIMULATE_FILE_INVALID", `${file}: ${(error as Error).message}`);
+    const first = (error as Error).message.split("\n")[0];
+    throw new AnnalError("ANNAL_SIMULATE_FILE_INVALID", `${file}: ${first}`);
   }
   const authorization = (table.authorization ?? undefined) as { grants?: unknown } | undefined;
   if (authorization?.grants === undefined) {

@@ -1,4 +1,5 @@
-import { stat } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { AnnalError } from "../errors/index.ts";
 import {
@@ -38,5 +39,25 @@ export async function loadDefinitionFile(file: string): Promise<SimulatedDefinit
       error instanceof Error ? error.message : String(error),
       { cause: error },
     );
+  }
+}
+
+/**
+ * A definition given as its source (GraphQL's `simulateWorkflow`): written to a file of its
+ * own under `<cwd>/.annal/simulations/` (where the project's packages resolve: `annal`, `zod`),
+ * loaded as `loadDefinitionFile` loads one, and removed.
+ *
+ * @throws AnnalError `ANNAL_SIMULATE_FILE_INVALID` as `loadDefinitionFile`.
+ */
+export async function loadDefinitionSource(source: string): Promise<SimulatedDefinition> {
+  const dir = path.join(process.cwd(), ".annal", "simulations");
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${randomUUID()}.ts`);
+  await writeFile(file, source);
+  try {
+    const loaded = await loadDefinitionFile(file);
+    return { ...loaded, file: "(source)" };
+  } finally {
+    await rm(file, { force: true });
   }
 }

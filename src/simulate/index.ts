@@ -4,7 +4,11 @@
  * compared with the one active at a moment (`annal simulate access`). Nothing a simulation
  * does reaches the directory or the live log. See `docs/simulation.md`.
  */
-export { loadDefinitionFile, type SimulatedDefinition } from "./definition-file.ts";
+export {
+  loadDefinitionFile,
+  loadDefinitionSource,
+  type SimulatedDefinition,
+} from "./definition-file.ts";
 export { readPeriod, simulationMoment, type Period } from "./period.ts";
 export {
   DIALOG_FALLBACKS,

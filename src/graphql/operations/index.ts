@@ -6,6 +6,8 @@ import { failedWork } from "./failed-work.ts";
 import { changes } from "./feed.ts";
 import { cancel, instance, instances, retry } from "./instances.ts";
 import { memberships } from "./memberships.ts";
+
+import { simulate } from "./simulate.ts";
 import { catalog, start } from "./workflows.ts";
 
 /**
@@ -42,6 +44,8 @@ export function attachWorkflowResolvers(schema: GraphQLSchema): void {
     failedWork: (_parent, args, context) => failedWork(context, args),
     myDelegations: (_parent, _args, context) => myDelegations(context),
     memberships: (_parent, args, context) => memberships(context, args),
+
+    simulateWorkflow: (_parent, args, context) => simulate(context, args),
   });
   attach("Mutation", {
     startWorkflow: (_parent, args, context) => start(context, args),
