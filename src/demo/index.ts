@@ -7,6 +7,7 @@ export { startDemoDirectory, type DemoDirectory } from "./directory.ts";
 export {
   DEMO_PERSON_PASSWORD,
   sampleEntries,
+  DIRECTOR_DN,
   sampleLdif,
   type SampleDataOptions,
 } from "./sample-data.ts";

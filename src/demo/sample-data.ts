@@ -17,7 +17,9 @@ import { flatColourJpeg } from "./jpeg.ts";
  * - a group's `owner`: who decides an access request to it (department groups belong to the
  *   department's head, e.g. Priya Rossi, prossi, owns engineering); the roles under `ou=roles`
  *   have none, so requests for them go to the operators;
- * - a department's `seeAlso`: its default groups, which a joiner of the department is added to.
+ * - a department's `seeAlso`: its default groups, which a joiner of the department is added to;
+ * - a person's `manager`: their department's head, and the heads' the managing director
+ *   (Helena Brandt, hbrandt, directly under `ou=people`), whom an access request escalates to.
  */
 export interface SampleDataOptions {
   /** PRNG seed; another seed gives another, equally plausible organisation. */
@@ -34,6 +36,9 @@ export const DEMO_PERSON_PASSWORD = "demo";
 
 const PEOPLE_BASE = `ou=people,${SLAPD_BASE}`;
 const GROUPS_BASE = `ou=groups,${SLAPD_BASE}`;
+/** The managing director: no department's, the department heads' manager. */
+const DIRECTOR_UID = "hbrandt";
+export const DIRECTOR_DN = `uid=${DIRECTOR_UID},${PEOPLE_BASE}`;
 /** Groups of groups: roles held through membership of other groups (nested). */
 const ROLES_BASE = `ou=roles,${SLAPD_BASE}`;
 
@@ -338,7 +343,8 @@ export function sampleEntries(options: SampleDataOptions = {}): LdifEntry[] {
       };
       if (random() < 0.2)
         attributes.mobile = [`${site.phone} ${String(7000 + Math.floor(random() * 2999))}`];
-      if (leadDN !== undefined) attributes.manager = [leadDN];
+      // A department's head reports to the managing director, everyone else to the head.
+      attributes.manager = [leadDN ?? DIRECTOR_DN];
       if (random() < 0.15) {
         attributes.jpegPhoto = [
           flatColourJpeg([
@@ -359,6 +365,35 @@ export function sampleEntries(options: SampleDataOptions = {}): LdifEntry[] {
       if (i === 0) join("managers", dn);
     }
   }
+
+  // The managing director, to whom the heads report (an access request's manager level finds
+  // her for a group a head owns). Made without the PRNG, so everyone else stays as they were.
+  entries.push({
+    dn: DIRECTOR_DN,
+    attributes: {
+      objectClass: ["inetOrgPerson"],
+      uid: [DIRECTOR_UID],
+      cn: ["Helena Brandt"],
+      sn: ["Brandt"],
+      givenName: ["Helena"],
+      displayName: ["Helena Brandt"],
+      mail: [`${DIRECTOR_UID}@example.org`],
+      title: ["Managing Director"],
+      employeeNumber: ["10000"],
+      employeeType: ["employee"],
+      description: [
+        tri([
+          "Managing Director, since 2012",
+          "Geschäftsführerin, seit 2012",
+          "Directrice générale, depuis 2012",
+        ]),
+      ],
+      preferredLanguage: ["de"],
+      userPassword: [
+        sshaPassword(options.personPassword ?? DEMO_PERSON_PASSWORD, saltOf(DIRECTOR_UID)),
+      ],
+    },
+  });
 
   const groups: Array<[cn: string, text: Tri]> = [
     ...DEPARTMENTS.map((d): [string, Tri] => [
