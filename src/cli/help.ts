@@ -21,12 +21,19 @@ export function usageLines(usage: Usage): string[] {
 
 /**
  * What `annal <command> [<subcommand>] --help` prints: the subcommand's usage when `args`
- * name one of the command's subcommands, else every usage of the command.
+ * name one of the command's subcommands, else every usage of the command (its usage without a
+ * subcommand first, when it has one).
  */
 export function commandHelp(command: Command, args: readonly string[]): string[] {
   const named = command.usages.find((usage) => usage.words[1] === args[0]);
   if (named) return ownHelp(named);
   if (command.usages.length === 1) return ownHelp(command.usages[0]!);
+  // A command that also runs without a subcommand (`annal simulate <file>`): that usage first.
+  const bare = command.usages.find((usage) => usage.words.length === 1);
+  if (bare) {
+    const others = command.usages.filter((usage) => usage !== bare);
+    return [...ownHelp(bare), "", "subcommands:", ...others.flatMap(usageLines)];
+  }
   return [
     `usage: annal ${command.name} <subcommand> [options]`,
     "",

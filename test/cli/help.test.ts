@@ -10,12 +10,15 @@ const HELP_CASES: { words: readonly string[]; expect: string }[] = COMMANDS.flat
     words: usage.words,
     expect: `usage: annal ${[...usage.words, usage.synopsis].join(" ")}\n`,
   })),
-  // The command alone, when it has subcommands: all of them, or its only one.
-  ...(command.usages.length > 1
-    ? [{ words: [command.name], expect: `usage: annal ${command.name} <subcommand> [options]\n` }]
-    : command.usages[0]!.words.length > 1
-      ? [{ words: [command.name], expect: `usage: annal ${command.usages[0]!.words.join(" ")} ` }]
-      : []),
+  // The command alone, when it has subcommands: all of them, or its only one; a command that
+  // also runs without one (`simulate <file>`) prints that usage first (its case above).
+  ...(command.usages.some((usage) => usage.words.length === 1) && command.usages.length > 1
+    ? []
+    : command.usages.length > 1
+      ? [{ words: [command.name], expect: `usage: annal ${command.name} <subcommand> [options]\n` }]
+      : command.usages[0]!.words.length > 1
+        ? [{ words: [command.name], expect: `usage: annal ${command.usages[0]!.words.join(" ")} ` }]
+        : []),
 ]);
 
 /** Runs `tasks` at most `width` at a time: the machine's cores are shared. */
