@@ -8,6 +8,8 @@ import { sampleEntries, sampleLdif } from "../../src/demo/index.ts";
 import { loadDefinitionFile, simulateWorkflow } from "../../src/simulate/index.ts";
 import { calendarsOf } from "../../src/time/index.ts";
 import { completeDialog, startWorkflow, type Actor } from "../../src/workflow/index.ts";
+import { simulateCommand } from "../../src/cli/commands/simulate.ts";
+import { capturedOutput } from "../cli/support.ts";
 import { DEMO_CALENDARS_TOML } from "../support/accounts.ts";
 import { captureFixture } from "../support/capture.ts";
 import { definitionsDir, workflowFixture } from "../support/workflow.ts";
@@ -28,9 +30,10 @@ const BASE = "dc=example,dc=org";
 const ON_CALL = `cn=on-call,ou=groups,${BASE}`;
 const OPERATORS = `cn=annal-operators,ou=roles,${BASE}`;
 const PROSSI = `uid=prossi,ou=engineering,ou=people,${BASE}`;
-const OFFICE = calendarsOf(
-  calendarsSection().parse(parseToml(DEMO_CALENDARS_TOML).calendars as unknown[]),
+const OFFICE_TABLES = calendarsSection().parse(
+  parseToml(DEMO_CALENDARS_TOML).calendars as unknown[],
 );
+const OFFICE = calendarsOf(OFFICE_TABLES);
 
 const person = (dn: string): Actor => ({
   accountId: `00000000-0000-4000-8000-${createHash("sha256").update(dn).digest("hex").slice(0, 12)}`,
@@ -186,6 +189,40 @@ t.test(
         t.equal(report.summary.writes.deployed, 1);
       },
     );
+
+    t.test("the command prints the table and writes the JSON report to --out", async (t) => {
+      const out = path.join(t.testdir(), "report.json");
+      const printed = capturedOutput();
+      const code = await simulateCommand(
+        {
+          file: path.join(dir, "changed.ts"),
+          from: from.toISOString(),
+          to: to.toISOString(),
+          dialogs: "approve",
+          out,
+        },
+        {
+          clock: { now: new Date(), timeZone: "UTC" },
+          base: BASE,
+          calendars: OFFICE_TABLES,
+          open: async () => ({ pool: c.db.pool, close: async () => {} }),
+        },
+        printed.output,
+      );
+      t.equal(code, 0, printed.err.join("\n"));
+      const text = printed.out.join("\n");
+      t.match(text, /^simulated access-request version 2 \(/);
+      t.match(text, /started +by +deployed +simulated +writes then +would write +differs/);
+      t.match(
+        text,
+        new RegExp(`${other.name} +COMPLETED denied +COMPLETED approved +0 +1 +result, writes`),
+      );
+      t.match(text, `  + would write: modify ${ON_CALL} member +${other.dn}`);
+      t.match(text, /2 start\(s\): 2 would have started, 0 refused/);
+      const report = JSON.parse(readFileSync(out, "utf8"));
+      t.match(report, { definition: { name: "access-request", version: 2 }, dialogs: "approve" });
+      t.equal(report.instances.length, 2);
+    });
 
     t.test("nothing reached the directory or the live log", async (t) => {
       t.same(await members(), before.members, "on-call's members");
