@@ -44,7 +44,6 @@ export function attachWorkflowResolvers(schema: GraphQLSchema): void {
     failedWork: (_parent, args, context) => failedWork(context, args),
     myDelegations: (_parent, _args, context) => myDelegations(context),
     memberships: (_parent, args, context) => memberships(context, args),
-
     simulateWorkflow: (_parent, args, context) => simulate(context, args),
   });
   attach("Mutation", {
