@@ -152,9 +152,11 @@ export function foldInstance(
     apply(state, event);
     state.updatedAt = event.occurredAt;
     state.version = event.streamVersion;
-    if (state.status === "RUNNING" || state.status === "WAITING") {
-      state.status = waiting(state.calls) ? "WAITING" : "RUNNING";
-    }
+  }
+  // Once, not after each event: whether it waits looks at every call (after each event that
+  // made a fold of n calls cost n², and an instance of a thousand steps replayed slowly).
+  if (state && events.length > 0 && (state.status === "RUNNING" || state.status === "WAITING")) {
+    state.status = waiting(state.calls) ? "WAITING" : "RUNNING";
   }
   return state;
 }

@@ -1,32 +1,20 @@
-import {
-  INSTANCE_EVENT_TYPES,
-  annalEvent,
-  eventsOfTypes,
-  workflowStream,
-  type InstanceEventType,
-} from "../events/index.ts";
-import { AnnalError } from "../errors/index.ts";
-import type { Queryable } from "../db/index.ts";
+import { annalEvent, workflowStream } from "../events/index.ts";
 import type { Logger } from "../logger.ts";
-import { readStream, WrongExpectedVersionError, type RecordedEvent } from "../store/index.ts";
-import { provideBindings, type BindingSources, type StepCause } from "./bindings.ts";
+import { WrongExpectedVersionError } from "../store/index.ts";
+import type { BindingSources } from "./bindings.ts";
 import { commit, own, type CommitDeps } from "./commit.ts";
-import type { RetryPolicy, WorkflowDefinition } from "./define.ts";
 import type { Definitions } from "./definitions.ts";
-import { recordError } from "./errors.ts";
-import { ReplayFlow, Suspend, toJson } from "./flow.ts";
+import { ReplayFlow } from "./flow.ts";
+import { instanceEvents, loadInstance } from "./instance.ts";
 import { databaseClock, lockInstance } from "./lock.ts";
-import {
-  foldInstance,
-  type InstanceEvent,
-  type InstanceState,
-} from "../../projections/workflows/index.ts";
-import type { ReplayDeps } from "./flow.ts";
+import { foldInstance, type InstanceState } from "../../projections/workflows/index.ts";
+import { InstanceRun } from "./run.ts";
+import type { StickyRuns } from "./sticky.ts";
 import { passed } from "./time.ts";
 import type { Calendars } from "../time/index.ts";
 import type { StandardSchemaV1 } from "../schema/index.ts";
 
-const INSTANCE_TYPES: ReadonlySet<string> = new Set(INSTANCE_EVENT_TYPES);
+export { instanceEvents, loadInstance } from "./instance.ts";
 
 /** What advancing instances needs: the log, jobs, the definitions, the bindings' sources. */
 export interface EngineDeps extends CommitDeps {
@@ -37,16 +25,22 @@ export interface EngineDeps extends CommitDeps {
   readonly stepsPerAdvance?: number;
   /** The `[[calendars]]` business-time deadlines (`"3bd"`) count in. */
   readonly calendars?: Calendars;
+  /**
+   * This worker's parked runs (`StickyRuns`): a wake of an instance whose run is kept here goes
+   * on from where its code waits instead of replaying it. None: every wake replays.
+   */
+  readonly sticky?: StickyRuns<InstanceRun>;
 }
 
 export type AdvanceResult = "advanced" | "locked" | "missing" | "conflict";
 
 /**
  * Advances one instance as far as it goes: takes its lock (one engine at a time; `locked` if
- * another holds it), folds its events, and re-runs its code from its stored bundle with the
- * recorded outcomes, until the code waits (a dialog, a retry, a child), ends, or fails.
- * What it decides is appended with the version the stream was read at (`conflict` if anything
- * else appended meanwhile; the caller wakes it again).
+ * another holds it), folds its events, and runs its code from its stored bundle until the code
+ * waits (a dialog, a retry, a child, its turn), ends, or fails: a run this worker keeps parked
+ * (`deps.sticky`) goes on from where it waits, any other re-runs the code from its start with
+ * the recorded outcomes. What it decides is appended with the version the stream was read at
+ * (`conflict` if anything else appended meanwhile; the caller wakes it again).
  */
 export async function advanceInstance(
   deps: EngineDeps,
@@ -55,7 +49,7 @@ export async function advanceInstance(
   const lock = await lockInstance(deps.pool, instanceId);
   if (!lock) return "locked";
   try {
-    const state = await loadInstance(deps.pool, instanceId);
+    const { state, kept } = await currentState(deps, instanceId);
     if (!state) return "missing";
     const now = await databaseClock(deps.pool);
     const clock = clockFrom(now);
@@ -86,8 +80,16 @@ export async function advanceInstance(
       });
       return "advanced";
     }
-    const definition = await deps.definitions.byHash(state.definition.hash);
-    await new InstanceRun(deps, state, definition, clock).execute();
+    let run = kept;
+    let outcome;
+    if (run) {
+      outcome = await run.resume(state, clock);
+    } else {
+      const definition = await deps.definitions.byHash(state.definition.hash);
+      run = new InstanceRun(deps, state, definition, clock, { sticky: deps.sticky !== undefined });
+      outcome = await run.execute();
+    }
+    if (outcome === "parked") deps.sticky?.keep(instanceId, run);
     return "advanced";
   } catch (error) {
     if (error instanceof WrongExpectedVersionError) return "conflict";
@@ -97,152 +99,51 @@ export async function advanceInstance(
   }
 }
 
-/** An instance's events, folded; undefined when it has none. */
-export async function loadInstance(
-  db: Queryable,
-  instanceId: string,
-): Promise<InstanceState | undefined> {
-  return foldInstance(await instanceEvents(db, instanceId));
-}
+/**
+ * What a command may append while a run waits: the answer it waits for. Any other event past
+ * the run's own last one means another worker ran the instance's code meanwhile.
+ */
+const ANSWERS: ReadonlySet<string> = new Set(["DialogCompleted", "RequestAnswered"]);
 
-/** An instance's events, in stream order. */
-export async function instanceEvents(db: Queryable, instanceId: string): Promise<InstanceEvent[]> {
-  const events = await readStream(db, workflowStream(instanceId));
-  return eventsOfTypes<InstanceEventType>(events, INSTANCE_TYPES);
+/**
+ * The instance's state now, and the run this worker keeps parked for it when that run may go
+ * on. A kept run's state is brought up to date from the events after it (its own appends and
+ * any answer since: a few events, not the whole stream). The run is stale, and let go for a
+ * replay, when an event past its own last append is not an answer (another worker advanced
+ * the instance: the stream's version moved past the run's) or the stream holds fewer events
+ * than the run appended.
+ */
+async function currentState(
+  deps: EngineDeps,
+  instanceId: string,
+): Promise<{ state: InstanceState | undefined; kept?: InstanceRun }> {
+  const kept = deps.sticky?.take(instanceId);
+  if (!kept) {
+    if (deps.sticky) deps.sticky.stats.misses++;
+    return { state: await loadInstance(deps.pool, instanceId) };
+  }
+  const since = await instanceEvents(deps.pool, instanceId, {
+    fromVersion: kept.state.version + 1,
+  });
+  const state = foldInstance(since, kept.state);
+  const foreign = since.filter((event) => event.streamVersion > kept.version);
+  const own = since.length - foreign.length;
+  if (
+    kept.resumable &&
+    own === kept.version - kept.state.version &&
+    foreign.every((event) => ANSWERS.has(event.type))
+  ) {
+    deps.sticky!.stats.hits++;
+    return { state, kept };
+  }
+  deps.sticky!.stats.stale++;
+  return { state };
 }
 
 /** The database's clock going on from `start` as this process's clock does. */
 function clockFrom(start: Date): () => Date {
   const local = performance.now();
   return () => new Date(start.getTime() + Math.round(performance.now() - local));
-}
-
-/** One run of an instance's code, and what it needs from the engine while it runs. */
-class InstanceRun implements ReplayDeps {
-  readonly workflow: string;
-  readonly #deps: EngineDeps;
-  readonly #state: InstanceState;
-  readonly #definition: WorkflowDefinition;
-  readonly #clock: () => Date;
-  #version: number;
-  #steps = 0;
-
-  constructor(
-    deps: EngineDeps,
-    state: InstanceState,
-    definition: WorkflowDefinition,
-    clock: () => Date,
-  ) {
-    this.#deps = deps;
-    this.#state = state;
-    this.#definition = definition;
-    this.#clock = clock;
-    this.#version = state.version;
-    this.workflow = state.definition.name;
-  }
-
-  async execute(): Promise<void> {
-    const flow = new ReplayFlow(this.#state, this, this.#clock);
-    try {
-      const result = await this.#definition.run(flow as never, this.#state.parameters as never);
-      if (!flow.suspended) {
-        if (flow.unmadeCalls() > 0) {
-          throw new AnnalError(
-            "WF_REPLAY_MISMATCH",
-            `the recorded history has ${flow.unmadeCalls()} call(s) after call ${flow.seq}, and the code now ends there`,
-          );
-        }
-        flow.record("WorkflowCompleted", { result: toJson(result) });
-        if (this.#state.parent) flow.effects.wakes.push(this.#state.parent.instanceId);
-      }
-    } catch (error) {
-      if (error instanceof WrongExpectedVersionError) throw error;
-      if (!(error instanceof Suspend) && !flow.suspended) {
-        const recorded = recordError(error);
-        this.#deps.log.warn(
-          {
-            instanceId: this.#state.id,
-            workflow: this.workflow,
-            code: recorded.code,
-            seq: flow.seq,
-          },
-          `workflow instance errored: ${recorded.message}`,
-        );
-        flow.record("WorkflowErrored", { error: recorded, seq: flow.seq === 0 ? null : flow.seq });
-      }
-    }
-    await this.flush(flow);
-  }
-
-  async flush(flow: ReplayFlow): Promise<readonly RecordedEvent[]> {
-    const events = flow.pending.splice(0);
-    const others = flow.effects.others.splice(0);
-    const timers = flow.effects.timers.splice(0);
-    const wakes = flow.effects.wakes.splice(0);
-    if (events.length + others.length + timers.length + wakes.length === 0) return [];
-    const [recorded = []] = await commit(this.#deps, {
-      appends: [own(this.#state.id, events, this.#version), ...others],
-      timers,
-      wakes,
-    });
-    this.#version += events.length;
-    return recorded;
-  }
-
-  services(cause: StepCause): Promise<Record<string, unknown>> {
-    this.#steps++;
-    return provideBindings(this.#deps.bindings, this.#definition.bindings, cause);
-  }
-
-  clock(): Date {
-    return this.#clock();
-  }
-
-  get calendars(): Calendars | undefined {
-    return this.#deps.calendars;
-  }
-
-  mustYield(): boolean {
-    return this.#steps >= (this.#deps.stepsPerAdvance ?? 100);
-  }
-
-  async send(
-    flow: ReplayFlow,
-    binding: string,
-    payload: unknown,
-    key: string,
-    retry: RetryPolicy | undefined,
-  ): Promise<void> {
-    await flow.step(
-      `send ${binding}`,
-      async ({ bindings }: { bindings: Record<string, unknown> }) => {
-        const service = bindings[binding] as { send?: (...args: unknown[]) => unknown } | undefined;
-        if (typeof service?.send !== "function") {
-          throw new AnnalError(
-            "WF_BINDING_MISSING",
-            `flow.request("${binding}") needs a binding "${binding}" with a send(payload, { key }) method`,
-          );
-        }
-        return service.send(payload, { key, instanceId: flow.instanceId });
-      },
-      retry ? { retry } : {},
-    );
-  }
-
-  async childDefinition(name: string, version: number) {
-    const found = await this.#deps.definitions.version(name, version);
-    if (!found) return undefined;
-    return {
-      hash: found.hash,
-      parameters: found.definition.parameters,
-      ...(found.definition.until === undefined ? {} : { until: found.definition.until }),
-    };
-  }
-
-  async childOutcome(childId: string) {
-    const child = await loadInstance(this.#deps.pool, childId);
-    return child && { status: child.status, version: child.version, result: child.result };
-  }
 }
 
 /**

@@ -44,12 +44,24 @@ export interface CommitDeps {
  * stored together or not at all. Returns the recorded events of each append, in order.
  */
 export async function commit(deps: CommitDeps, work: Commit): Promise<RecordedEvent[][]> {
+  const [only, ...more] = work.appends;
+  if (only && more.length === 0 && !work.timers?.length && !work.wakes?.length) {
+    // The common step: one append and nothing else, one statement that is its own
+    // transaction (one round trip, where BEGIN, the append's statements and COMMIT took four).
+    const result = await deps.store.appendToStream(only.streamId, only.events, {
+      expectedVersion: only.expectedVersion,
+    });
+    return [[...result.events]];
+  }
   return withTransaction(deps.pool, async (tx) => {
     const recorded: RecordedEvent[][] = [];
     for (const append of work.appends) {
       const result = await deps.store.appendToStream(append.streamId, append.events, {
         tx,
         expectedVersion: append.expectedVersion,
+        // With no idempotency key there is no key for a concurrent append to race on: the
+        // append is one statement (its stream's row is locked by its upsert).
+        keysSerialised: append.events.every((event) => event.idempotencyKey === undefined),
       });
       recorded.push([...result.events]);
     }

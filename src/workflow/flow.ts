@@ -7,7 +7,12 @@ import {
   type DialogEscalationPlan,
 } from "../events/index.ts";
 import { AnnalError } from "../errors/index.ts";
-import { jsonSchemaOf, validate, type StandardSchemaV1 } from "../schema/index.ts";
+import {
+  jsonSchemaOf,
+  validate,
+  type SchemaOutput,
+  type StandardSchemaV1,
+} from "../schema/index.ts";
 import type { NewEvent } from "../store/index.ts";
 import type { DialogOptions, Flow, RequestOptions, StepOptions, Until } from "./define.ts";
 import {
@@ -60,6 +65,11 @@ export interface Probe {
 }
 
 export interface ReplayDeps extends StepRunner {
+  /**
+   * Parks the code at a wait instead of unwinding it: the promise settles when a later wake
+   * resumes the run (`ReplayFlow.resume`). Undefined when the run cannot park (it unwinds).
+   */
+  park?(): Promise<void> | undefined;
   /** The calendars business-time deadlines count in. */
   readonly calendars?: Calendars | undefined;
   /** The child's definition at `version` (for its schema and deadline), or undefined. */
@@ -86,9 +96,11 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
   readonly effects: Effects = { others: [], timers: [], wakes: [] };
   #seq = 0;
   #suspended: Suspend | undefined;
-  readonly #state: InstanceState;
+  /** A call is parked at a wait: no other call may be made until the run is resumed. */
+  #waiting = false;
+  #state: InstanceState;
   readonly #deps: ReplayDeps;
-  readonly #clock: () => Date;
+  #clock: () => Date;
 
   readonly #probe: Probe | undefined;
 
@@ -110,6 +122,18 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     return this.#suspended;
   }
 
+  /** A call waits, parked (see `ReplayDeps.park`). */
+  get waiting(): boolean {
+    return this.#waiting;
+  }
+
+  /** A parked run goes on against the instance's newer state (the waiting call is made again). */
+  resume(state: InstanceState, clock: () => Date): void {
+    this.#state = state;
+    this.#clock = clock;
+    this.#waiting = false;
+  }
+
   /** Calls the log records beyond the last one the code made: a mismatch when it returns. */
   unmadeCalls(): number {
     return [...this.#state.calls.keys()].filter((seq) => seq > this.#seq).length;
@@ -124,20 +148,22 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     fn: (context: never) => T | Promise<T>,
     options: StepOptions<T> = {},
   ): Promise<T> {
+    const from = this.#seq;
+    const again = () => this.step(name, fn, options);
     const seq = this.#next("step", name);
     const call = this.#state.calls.get(seq);
     if (call?.kind === "step") {
       if (call.state === "completed") return call.result as T;
       if (call.state === "failed") throw errorFromRecord(thrownFor(name, call));
       if (call.state === "retrying" && !passed(call.retryAt ?? null, this.#clock())) {
-        this.#suspend(`step "${name}" retries at ${call.retryAt}`);
+        return this.#wait(`step "${name}" retries at ${call.retryAt}`, from, again);
       }
     }
     if (this.#probe) this.#suspend("a probe runs no step");
     if (this.#deps.mustYield()) {
       // This advance has run its share: the instance is woken again, after others.
       this.effects.wakes.push(this.instanceId);
-      this.#suspend("yields to other instances");
+      return this.#wait("yields to other instances", from, again);
     }
     const outcome = await runStep(this.#deps, this, {
       seq,
@@ -147,11 +173,17 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
       attempt: (call?.kind === "step" ? call.attempts : 0) + 1,
     });
     if (outcome.kind === "completed") return outcome.result as T;
-    if (outcome.kind === "retry") this.#suspend(`step "${name}" retries at ${outcome.retryAt}`);
+    if (outcome.kind === "retry") {
+      return this.#wait(`step "${name}" retries at ${outcome.retryAt}`, from, again);
+    }
     throw errorFromRecord(outcome.thrown);
   }
 
-  async dialog<D extends StandardSchemaV1>(options: DialogOptions<D>) {
+  async dialog<D extends StandardSchemaV1>(
+    options: DialogOptions<D>,
+  ): ReturnType<Flow<Record<string, unknown>>["dialog"]> {
+    const from = this.#seq;
+    const again = () => this.dialog(options);
     const seq = this.#next("dialog", options.name);
     this.#probed(seq, options.schema);
     const call = this.#state.calls.get(seq);
@@ -190,7 +222,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
           : {}),
       });
       if (until) this.#timer(until, `dialog ${seq}`);
-      this.#suspend(`dialog "${options.name}" waits for an answer`);
+      return this.#wait(`dialog "${options.name}" waits for an answer`, from, again);
     }
     if (call.state === "completed")
       return { answer: call.answer as never, by: call.by!, for: call.for ?? null };
@@ -199,7 +231,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
       if (final) return final as never;
     }
     this.#timeout(seq, call.state, call.until, `dialog "${call.name}"`);
-    this.#suspend(`dialog "${call.name}" waits for an answer`);
+    return this.#wait(`dialog "${call.name}" waits for an answer`, from, again);
   }
 
   /**
@@ -253,9 +285,11 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     binding: string,
     payload: unknown,
     options: RequestOptions<D> = {},
-  ) {
+  ): Promise<SchemaOutput<D>> {
     // Sending is a step of its own (retried, recorded); the answer is the next call. The key
     // is the waiting call's, known before the send so that the receiver can echo it.
+    const from = this.#seq;
+    const again = () => this.request(binding, payload, options);
     const key = `${this.instanceId}:${this.#seq + 2}`;
     await this.#deps.send(this, binding, payload, key, options.retry);
     const seq = this.#next("request", binding);
@@ -265,7 +299,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
       const until = deadline(options.until, this.#clock(), this.#state.until, this.#deps.calendars);
       this.record("RequestSent", { seq, name: binding, key, until });
       if (until) this.#timer(until, `request ${seq}`);
-      this.#suspend(`request through "${binding}" waits for its answer`);
+      return this.#wait(`request through "${binding}" waits for its answer`, from, again);
     }
     if (call.state === "answered") {
       if (options.schema) {
@@ -280,7 +314,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
       return call.answer as never;
     }
     this.#timeout(seq, call.state, call.until, `request through "${binding}"`);
-    this.#suspend(`request through "${binding}" waits for its answer`);
+    return this.#wait(`request through "${binding}" waits for its answer`, from, again);
   }
 
   async start<R>(
@@ -289,11 +323,13 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     parameters: unknown,
     options: { readonly until?: Until } = {},
   ): Promise<R> {
+    const from = this.#seq;
+    const again = () => this.start<R>(definition, version, parameters, options);
     const seq = this.#next("child", `${definition}@${version}`);
     const call = this.#state.calls.get(seq);
     if (call?.kind !== "child") {
       await this.#startChild(seq, definition, version, parameters, options.until);
-      this.#suspend(`child ${definition}@${version} runs`);
+      return this.#wait(`child ${definition}@${version} runs`, from, again);
     }
     if (call.state === "COMPLETED") return call.result as R;
     if (call.state === "CANCELLED") {
@@ -331,7 +367,7 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
       }
       throw childTimeout(call);
     }
-    this.#suspend(`child ${call.definition.name} ${call.childId} runs`);
+    return this.#wait(`child ${call.definition.name} ${call.childId} runs`, from, again);
   }
 
   now(): Date {
@@ -355,6 +391,21 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     if (this.#probe?.seq !== seq) return;
     this.#probe.found(schema);
     this.#suspend("the probe reached its call");
+  }
+
+  /**
+   * The instance waits here (for an answer, a retry, a child, its turn). A run that can park
+   * keeps the code waiting at this call and, once resumed with a newer state, makes the call
+   * again from where it began (`from`, the sequence number before it): its answer may be in
+   * the state now. Any other run stops here (`#suspend`).
+   */
+  async #wait<T>(reason: string, from: number, again: () => Promise<T>): Promise<T> {
+    const parked = this.#probe ? undefined : this.#deps.park?.();
+    if (!parked) this.#suspend(reason);
+    this.#waiting = true;
+    await parked;
+    this.#seq = from;
+    return again();
   }
 
   /** Stops the run here: the instance waits (for an answer, a retry, a child). */
@@ -435,6 +486,9 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
   /** The next call's number, checked against what the log recorded there. */
   #next(kind: CallRecord["kind"], name: string): number {
     if (this.#suspended) throw this.#suspended;
+    // Another call made while one waits parked (code that does not await it, or calls in
+    // parallel): the run stops as a replay would, and the instance is replayed when it wakes.
+    if (this.#waiting) this.#suspend("another call of the flow waits");
     const seq = ++this.#seq;
     const recorded = this.#state.calls.get(seq);
     if (recorded && describe(recorded) !== `${kind} ${JSON.stringify(name)}`) {

@@ -66,6 +66,7 @@ export {
   type StartOptions,
 } from "./commands.ts";
 export { startWorkflowEngine, type WorkflowEngine, type WorkflowEngineOptions } from "./engine.ts";
+export { StickyRuns, type StickyStats } from "./sticky.ts";
 export { advanceDatabaseClock, fireDueTimers } from "./timers.ts";
 export { WAKE_QUEUE } from "./commit.ts";
 export { databaseClock } from "./lock.ts";

@@ -7,6 +7,7 @@ import {
   deployDefinitions,
   loadInstance,
   startWorkflowEngine,
+  StickyRuns,
   type Actor,
   type BindingSources,
   type Definitions,
@@ -22,6 +23,7 @@ const silent = { info() {}, warn() {}, error() {} };
 
 /** The engine of a fixture that runs none. */
 const noEngine: WorkflowEngine = {
+  sticky: new StickyRuns(0),
   fireTimers: () => Promise.reject(new Error("this fixture runs no engine")),
   sweep: () => Promise.reject(new Error("this fixture runs no engine")),
   stop: async () => {},
@@ -78,6 +80,8 @@ export async function workflowFixture(
     calendars?: Calendars;
     db?: TestDatabase;
     stepsPerAdvance?: number;
+    /** The engine's `stickyRuns` (default the engine's: 1,000; 0 keeps none, every wake replays). */
+    stickyRuns?: number;
     /** Default true; false for a fixture that only gives commands (another process runs the engine). */
     startEngine?: boolean;
   },
@@ -104,7 +108,11 @@ export async function workflowFixture(
   const engine =
     options.startEngine === false
       ? undefined
-      : await startWorkflowEngine({ ...deps, timerIntervalMs: 100 });
+      : await startWorkflowEngine({
+          ...deps,
+          timerIntervalMs: 100,
+          ...(options.stickyRuns === undefined ? {} : { stickyRuns: options.stickyRuns }),
+        });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
