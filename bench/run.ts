@@ -7,6 +7,8 @@ import { authBenchmark } from "./auth.ts";
 import { captureBenchmark } from "./capture.ts";
 import { chainBenchmark } from "./chain.ts";
 import { demoWorkflowsBenchmark } from "./demo-workflows.ts";
+import { engineDialogsBenchmark } from "./engine-dialogs.ts";
+import { engineLongBenchmark, engineStepsBenchmark } from "./engine.ts";
 import { hooksBenchmark } from "./hooks.ts";
 import { logScaleBenchmark } from "./log-scale.ts";
 import { memoryBenchmark } from "./memory.ts";
@@ -27,6 +29,9 @@ const suites: Record<string, () => Promise<void>> = {
   hooks: hooksBenchmark,
   rest: restBenchmark,
   workflows: workflowsBenchmark,
+  "engine-steps": engineStepsBenchmark,
+  "engine-long": engineLongBenchmark,
+  "engine-dialogs": engineDialogsBenchmark,
   "workflow-api": workflowApiBenchmark,
   testing: testingBenchmark,
   "demo-workflows": demoWorkflowsBenchmark,

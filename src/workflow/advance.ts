@@ -45,8 +45,12 @@ export type AdvanceResult = "advanced" | "locked" | "missing" | "conflict";
 export async function advanceInstance(
   deps: EngineDeps,
   instanceId: string,
+  options: {
+    /** How long to wait for the instance's lock before `locked` (default 0: not at all). */
+    readonly lockWaitMs?: number;
+  } = {},
 ): Promise<AdvanceResult> {
-  const lock = await lockInstance(deps.pool, instanceId);
+  const lock = await lockInstance(deps.pool, instanceId, { waitMs: options.lockWaitMs ?? 0 });
   if (!lock) return "locked";
   try {
     const { state, kept } = await currentState(deps, instanceId);

@@ -116,7 +116,10 @@ export async function startWorkflowEngine(options: WorkflowEngineOptions): Promi
 
 /** Advances one instance; one that another engine holds, or that changed meanwhile, is woken again shortly. */
 async function advance(deps: EngineDeps, instanceId: string): Promise<void> {
-  const result = await advanceInstance(deps, instanceId);
+  // A command that answered the instance wakes it in its own transaction and lets the lock go
+  // just after its commit: the wake often comes first. Waiting for the lock a moment costs
+  // milliseconds; being woken again costs the 2 s below (a deferred job is found by polling).
+  const result = await advanceInstance(deps, instanceId, { lockWaitMs: 500 });
   if (result === "locked" || result === "conflict") {
     // Whoever holds it will be done soon, or is dead and its lock gone: look again shortly.
     await wake(deps.jobs, undefined, [instanceId], {

@@ -1,0 +1,170 @@
+/**
+ * `npm run bench -- engine-steps`: steps per second of chains of no-op steps, against the rate
+ * of single-row INSERT transactions on the same database in the same run (one durable write a
+ * step is the floor).
+ *
+ * `npm run bench -- engine-long [--size 1000]`: the cost of a step late in a long instance
+ * against one early in it, each step its own wake (the case where a replay on every wake costs
+ * most), with the sticky runs and without them.
+ */
+import type { Pool } from "../src/db/index.ts";
+import { readStream } from "../src/store/index.ts";
+import { startWorkflow } from "../src/workflow/index.ts";
+import { benchActor, countEvents, engineBench, until } from "./engine-setup.ts";
+import { benchSize, fmt, machine, recordResults, sizeOption, time } from "./support.ts";
+
+const CHAINS = 20;
+const STEPS = 100;
+const CONCURRENCY = 8;
+
+export async function engineStepsBenchmark(): Promise<void> {
+  const bench = await engineBench("engine-steps");
+  try {
+    const pool = bench.db.pool;
+    await pool.query("CREATE TABLE bench_rows (id bigserial PRIMARY KEY, chain int, step int)");
+    const total = CHAINS * STEPS;
+    // Baselines and engine take turns, the baselines twice, so that the machine's load moving
+    // during the run moves both alike.
+    const serial = [await insertRate(pool, total, 1)];
+    const parallel = [await insertRate(pool, total, CONCURRENCY)];
+    await bench.engine({ concurrency: CONCURRENCY });
+    const engine = [await chainRate(bench.deps, 1)];
+    serial.push(await insertRate(pool, total, 1));
+    parallel.push(await insertRate(pool, total, CONCURRENCY));
+    engine.push(await chainRate(bench.deps, 2));
+    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+    const steps = mean(engine);
+    const one = mean(serial);
+    const eight = mean(parallel);
+    recordResults(
+      "engine-steps",
+      `## Workflow engine: steps per second against single-row INSERTs
+
+Command: \`npm run bench -- engine-steps\` (run ${new Date().toISOString().slice(0, 10)})
+Machine: ${machine()}
+
+${CHAINS} chains of ${STEPS} no-op steps at once (${fmt(total)} steps a turn, 2 turns), the
+engine advancing ${CONCURRENCY} instances at a time: each step recorded (\`StepScheduled\`, and
+the step before's \`StepCompleted\`, in one append) before it runs. The baselines, taking turns
+with the engine on the same database: ${fmt(total)} single-row \`INSERT\` transactions (synchronous
+commit) into a table of their own, one at a time on one connection, and ${CONCURRENCY} at a time on
+${CONCURRENCY} connections (the engine's concurrency).
+
+| measure | rate (per second) | engine / this |
+| --- | ---: | ---: |
+| engine: steps | ${fmt(steps)} (turns: ${engine.map((r) => fmt(r)).join(", ")}) | |
+| single-row INSERT transactions, 1 at a time | ${fmt(one)} | ${fmt(steps / one, 2)} |
+| single-row INSERT transactions, ${CONCURRENCY} at a time | ${fmt(eight)} | ${fmt(steps / eight, 2)} |
+`,
+    );
+    process.stderr.write(
+      `bench: engine-steps: ${fmt(steps)} steps/s; INSERTs ${fmt(one)}/s (1), ${fmt(eight)}/s (${CONCURRENCY})\n`,
+    );
+  } finally {
+    await bench.close();
+  }
+}
+
+/** Single-row INSERT transactions per second, `clients` connections each inserting in turn. */
+async function insertRate(pool: Pool, total: number, clients: number): Promise<number> {
+  let next = 0;
+  const seconds = await time(() =>
+    Promise.all(
+      Array.from({ length: clients }, async (_, chain) => {
+        while (next < total) {
+          next++;
+          await pool.query("INSERT INTO bench_rows (chain, step) VALUES ($1, $2)", [chain, next]);
+        }
+      }),
+    ),
+  );
+  return total / seconds;
+}
+
+/** Steps per second of `CHAINS` chains started at once. */
+async function chainRate(deps: Parameters<typeof startWorkflow>[0], turn: number): Promise<number> {
+  const seconds = await time(async () => {
+    await Promise.all(
+      Array.from({ length: CHAINS }, () =>
+        startWorkflow(deps, { name: "chain", parameters: { steps: STEPS }, as: benchActor }),
+      ),
+    );
+    await until(async () => (await countEvents(deps.pool, "WorkflowCompleted")) >= CHAINS * turn);
+  });
+  return (CHAINS * STEPS) / seconds;
+}
+
+export async function engineLongBenchmark(): Promise<void> {
+  const steps = benchSize(1000);
+  const bench = await engineBench("engine-long");
+  try {
+    // Each step its own wake (stepsPerAdvance 1), as when every step follows an answer.
+    const sticky = await bench.engine({ concurrency: 1, stickyRuns: 1000, stepsPerAdvance: 1 });
+    const kept = await longInstance(bench, steps);
+    await sticky.stop();
+    await bench.engine({ concurrency: 1, stickyRuns: 0, stepsPerAdvance: 1 });
+    const replayed = await longInstance(bench, steps);
+    const row = (name: string, r: LongFigures) =>
+      `| ${name} | ${fmt(r.early, 2)} | ${fmt(r.late, 2)} | ${fmt(r.late / r.early, 2)} | ${fmt(r.seconds, 1)} |`;
+    recordResults(
+      `engine-long${sizeOption().replaceAll(" ", "")}`,
+      `## Workflow engine: a step late in a long instance against one early
+
+Command: \`npm run bench -- engine-long${sizeOption()}\` (run ${new Date().toISOString().slice(0, 10)})
+Machine: ${machine()}
+
+One instance of ${fmt(steps)} no-op steps, each step its own wake (\`stepsPerAdvance\` 1: the
+instance yields after every step and a pg-boss job wakes it again, as when each step follows an
+answer). A step's cost is the time between its \`StepScheduled\` and the next one's (the
+database's clock), the mean over 20 steps: around the 10th (steps 1 to 20) and at the end (the
+last 20). With sticky runs the wake goes on with the parked code; without (\`stickyRuns\` 0,
+as before them) every wake reads and folds the whole stream and replays every earlier call.
+
+| engine | ms a step, steps 1–20 | ms a step, last 20 | late / early | whole instance (s) |
+| --- | ---: | ---: | ---: | ---: |
+${row("sticky runs (default)", kept)}
+${row("no sticky runs: replay every wake", replayed)}
+`,
+    );
+    process.stderr.write(
+      `bench: engine-long: sticky ${fmt(kept.early, 2)} → ${fmt(kept.late, 2)} ms; replay ${fmt(replayed.early, 2)} → ${fmt(replayed.late, 2)} ms\n`,
+    );
+  } finally {
+    await bench.close();
+  }
+}
+
+interface LongFigures {
+  readonly early: number;
+  readonly late: number;
+  readonly seconds: number;
+}
+
+async function longInstance(
+  bench: Awaited<ReturnType<typeof engineBench>>,
+  steps: number,
+): Promise<LongFigures> {
+  const { deps } = bench;
+  const stream = { id: "" };
+  const seconds = await time(async () => {
+    const { instanceId } = await startWorkflow(deps, {
+      name: "chain",
+      parameters: { steps },
+      as: benchActor,
+    });
+    stream.id = `workflow-${instanceId}`;
+    await until(async () => {
+      const done = await deps.pool.query(
+        "SELECT 1 FROM events WHERE stream_id = $1 AND type = 'WorkflowCompleted'",
+        [stream.id],
+      );
+      return (done.rowCount ?? 0) > 0;
+    });
+  });
+  const events = await readStream(deps.pool, stream.id);
+  const at = events
+    .filter((event) => event.type === "StepScheduled")
+    .map((event) => event.recordedAt.getTime());
+  const gap = (from: number, to: number) => (at[to]! - at[from]!) / (to - from);
+  return { early: gap(0, 20), late: gap(at.length - 21, at.length - 1), seconds };
+}
