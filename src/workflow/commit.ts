@@ -71,7 +71,7 @@ export async function commit(deps: CommitDeps, work: Commit): Promise<RecordedEv
   });
 }
 
-async function insertTimers(tx: Queryable, timers: readonly Timer[]): Promise<void> {
+export async function insertTimers(tx: Queryable, timers: readonly Timer[]): Promise<void> {
   if (timers.length === 0) return;
   await tx.query(
     `INSERT INTO workflow_timers (instance_id, due_at, reason)
