@@ -55,6 +55,11 @@ export const entriesProjection: Projection<EntryEventType> = {
       const state = first && stateAfterEvent(last);
       if (!first || !state) return [];
       const firstState = stateAfterEvent(first);
+      // A checkpoint stands for the events retention removed: it says when the entry was made.
+      const created = first.type === ENTRY_EVENT.checkpointed ? first.data.created : null;
+      const snapshotLast =
+        last.type === ENTRY_EVENT.snapshot ||
+        (last.type === ENTRY_EVENT.checkpointed && last.data.lastType === ENTRY_EVENT.snapshot);
       return [
         {
           entry_uuid: uuid,
@@ -63,13 +68,14 @@ export const entriesProjection: Projection<EntryEventType> = {
           dn_norm: normalizeDN(state.dn),
           attributes: state.attributes,
           operational: state.operational,
-          created_at: operationalTime(firstState, "createTimestamp") ?? first.occurredAt,
-          modified_at:
-            last.type === ENTRY_EVENT.snapshot
-              ? (operationalTime(state, "modifyTimestamp") ?? last.occurredAt)
-              : last.occurredAt,
+          created_at:
+            operationalTime(firstState, "createTimestamp") ??
+            (created ? new Date(created.occurredAt) : first.occurredAt),
+          modified_at: snapshotLast
+            ? (operationalTime(state, "modifyTimestamp") ?? last.occurredAt)
+            : last.occurredAt,
           version: last.streamVersion,
-          created_position: first.position,
+          created_position: created?.position ?? first.position,
           position: last.position,
           transaction_id: last.transactionId,
         },

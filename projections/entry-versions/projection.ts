@@ -62,27 +62,29 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
           sameAttributes(before.attributes, state.attributes);
         if (same) continue;
       }
+      // A checkpoint stands for the version valid at the retention horizon, as it started.
+      const since = event.type === ENTRY_EVENT.checkpointed ? event.data.since : undefined;
+      const occurredAt = since ? new Date(since.occurredAt) : event.occurredAt;
       // Versions never overlap: a change reported with an earlier time than the version it
       // follows (clocks of different sources) starts where that version started.
-      const validFrom =
-        before && before.valid_from > event.occurredAt ? before.valid_from : event.occurredAt;
+      const validFrom = before && before.valid_from > occurredAt ? before.valid_from : occurredAt;
       if (before) {
         const previous = latest.get(uuid);
         if (previous) previous.valid_to = validFrom;
         else closed.set(uuid, { version: before.version, validTo: validFrom });
       }
-      const shown = state ?? before;
+      const shown = state ?? before ?? since;
       const version: NewVersion = {
         entry_uuid: uuid,
-        version: event.streamVersion,
+        version: since?.version ?? event.streamVersion,
         valid_from: validFrom,
         valid_to: null,
         deleted,
         type: shown?.type ?? null,
         dn: shown?.dn ?? "",
-        attributes: deleted ? {} : (shown?.attributes ?? {}),
-        operational: deleted ? {} : (shown?.operational ?? {}),
-        position: event.position,
+        attributes: deleted || !state ? {} : state.attributes,
+        operational: deleted || !state ? {} : state.operational,
+        position: since?.position ?? event.position,
       };
       added.push(version);
       latest.set(uuid, version);

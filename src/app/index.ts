@@ -12,3 +12,4 @@ export { shutdownSignal, type ShutdownSignal } from "./signals.ts";
 export { allProjections, replayProjection, type Projection } from "./projections.ts";
 export { checkConfiguration, type CheckedConfiguration } from "./preflight.ts";
 export { startDirectory, type RunningDirectory } from "./directory.ts";
+export { retainLog, retentionHorizon, type RetainLogOptions } from "./retention.ts";

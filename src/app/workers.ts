@@ -2,6 +2,7 @@ import { causedWrites, retireCaptureQueue, startCaptureWorker } from "../capture
 import { startHookWorkers } from "../hooks/index.ts";
 import { startWorkflowEngine, workflowsForChangeEvent } from "../workflow/index.ts";
 import { allProjections } from "./projections.ts";
+import { startPeriodicRetention } from "./retention.ts";
 import type { Services } from "./services.ts";
 import { StartedParts, type Stoppable } from "./lifecycle.ts";
 
@@ -61,6 +62,8 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
         : {}),
     });
     parts.add("workflow engine", () => engine.stop());
+    const retention = startPeriodicRetention(config, pool, log);
+    parts.add("retention", () => retention.stop());
     return { stop: () => parts.stopAll() };
   } catch (error) {
     await parts.stopAll().catch(() => {});

@@ -28,3 +28,26 @@ export class LogPositionUnknownError extends AnnalError {
     this.position = position;
   }
 }
+
+/** Another retention run holds the log. */
+export class RetentionInProgressError extends AnnalError {
+  constructor() {
+    super("ANNAL_RETENTION_IN_PROGRESS", "another retention run is removing old events now", {
+      status: 409,
+    });
+  }
+}
+
+/** A moment before the retention horizon: the log no longer holds what was true then. */
+export class BeforeRetentionError extends AnnalError {
+  readonly horizon: Date;
+
+  constructor(parameter: string, at: Date, horizon: Date) {
+    super(
+      "ANNAL_BEFORE_RETENTION",
+      `${parameter} ${at.toISOString()} is before the retention horizon ${horizon.toISOString()}: the log keeps no history before it`,
+      { details: { parameter, at: at.toISOString(), horizon: horizon.toISOString() } },
+    );
+    this.horizon = horizon;
+  }
+}

@@ -12,3 +12,7 @@ export { publishSigningKey, publishedSigningKeys } from "./signing/published.ts"
 export { signStatement } from "./signing/statement.ts";
 export type { ExportStatement } from "./signing/statement.ts";
 export { verifyExport } from "./signing/verify-export.ts";
+export { runRetention } from "./retention/run.ts";
+export type { RetentionOptions, RetentionReport } from "./retention/run.ts";
+export { readRetentionHorizon, checkNotBeforeRetention } from "./retention/horizon.ts";
+export { BeforeRetentionError, RetentionInProgressError } from "./errors.ts";

@@ -8,6 +8,8 @@ export const ENTRY_EVENT = {
   renamed: "EntryRenamed",
   deleted: "EntryDeleted",
   snapshot: "EntrySnapshot",
+  /** The stream folded at the retention horizon (`StreamCheckpointed`, src/events/retention.ts). */
+  checkpointed: "StreamCheckpointed",
 } as const;
 
 /** Every event type of an entry's stream. */
@@ -78,5 +80,8 @@ export const entryStream = (entryUUID: string) => `entry-${entryUUID.toLowerCase
 
 /** The entry's state after an entry event: null after a delete. */
 export function stateAfterEvent(event: AnnalEvent<EntryEventType>): EntryState | null {
-  return event.type === ENTRY_EVENT.snapshot ? event.data.state : event.data.after;
+  if (event.type === ENTRY_EVENT.snapshot || event.type === ENTRY_EVENT.checkpointed) {
+    return event.data.state;
+  }
+  return event.data.after;
 }

@@ -29,6 +29,16 @@ export {
   type EntryState,
 } from "./entry.ts";
 export {
+  ERASED_VALUE,
+  ERASURE_STREAM,
+  RETENTION_STREAM,
+  type ChainHeadRef,
+  type EntryErased,
+  type LogRetained,
+  type ReplacedEvents,
+  type StreamCheckpointed,
+} from "./retention.ts";
+export {
   NameSet,
   applyChanges,
   patchBetween,

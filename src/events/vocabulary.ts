@@ -24,6 +24,7 @@ import type { DelegationEnded, DelegationGranted } from "./delegation.ts";
 import type { DirectoryWriteRequested } from "./directory-write.ts";
 import type { EntryChange, EntrySnapshot } from "./entry.ts";
 import type { MailSent } from "./mail.ts";
+import type { EntryErased, LogRetained, StreamCheckpointed } from "./retention.ts";
 import type {
   ChildCompleted,
   ChildStarted,
@@ -57,6 +58,10 @@ export interface AnnalEventMap {
   readonly EntryRenamed: EntryChange;
   readonly EntryDeleted: EntryChange;
   readonly EntrySnapshot: EntrySnapshot;
+  readonly StreamCheckpointed: StreamCheckpointed;
+  // Retention's runs (`log-retention`) and erasures (`erasures`).
+  readonly LogRetained: LogRetained;
+  readonly EntryErased: EntryErased;
   readonly DirectoryChangeNotRecorded: DirectoryChangeNotRecorded;
   // A source's stream (`source-<source>`): a change event's life.
   readonly ChangeEventReceived: ChangeEventReceived;

@@ -1,5 +1,5 @@
 import type { PoolClient, Queryable } from "../db/index.ts";
-import { eventsOfTypes } from "../events/index.ts";
+import { ENTRY_EVENT, eventsOfTypes } from "../events/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import {
   markLogReader,
@@ -119,7 +119,9 @@ export async function applyEvents(
   for (const event of events) {
     const before = applied.get(event.streamId) ?? 0;
     if (event.streamVersion <= before) continue;
-    if (event.streamVersion > before + 1) {
+    // A checkpoint holds its stream's whole state at the retention horizon, in the place of
+    // the last event it replaced: the versions before it are gone, and need not be applied.
+    if (event.streamVersion > before + 1 && event.type !== ENTRY_EVENT.checkpointed) {
       const missing = await readStream(tx, event.streamId, {
         fromVersion: before + 1,
         toVersion: event.streamVersion - 1,

@@ -23,6 +23,7 @@ export type { LogDirection, LogPositionRow } from "./log-order.ts";
 export { appendMark, appendToStreams } from "./append-many.ts";
 export type { AppendMark, AppendToStreamsOptions, StreamAppend } from "./append-many.ts";
 export { encodeCursor, decodeCursor } from "./cursor.ts";
+export { eventColumns, recordedEventAt } from "./rows.ts";
 export { WrongExpectedVersionError, InvalidCursorError, ForeignCursorError } from "./errors.ts";
 export { START } from "./types.ts";
 export { databaseIdentity } from "./epoch.ts";

@@ -2,7 +2,8 @@
  * Durations, one grammar for every channel, the configuration, hooks, workflows and the test
  * driver:
  * - compact: a whole number with a unit, `ms`, `s`, `m`, `h`, `d`, `w`, parts combined
- *   largest first: `500ms`, `30s`, `5m`, `2h`, `3d`, `1w`, `1h30m`, `1d12h`;
+ *   largest first: `500ms`, `30s`, `5m`, `2h`, `3d`, `1w`, `1h30m`, `1d12h`; and years, `y`,
+ *   a calendar part (`7y`, `1y6w`), only where a calendar reads them (retention);
  * - ISO 8601: `PT5M`, `PT1.5S`, `P3D`, `P1W`, `P1DT12H`, and with a calendar part `P1M`,
  *   `P1Y2M` (months and years, only where a calendar reads them: moments, REST's `range`).
  *
@@ -32,8 +33,10 @@ const COMPACT_UNITS: Readonly<Record<string, number>> = {
   ms: 1,
 };
 // `ms` before `m` and `s`, so "5ms" reads as milliseconds, not as minutes followed by junk.
-const COMPACT = /^(?:\d{1,9}(?:ms|w|d|h|m|s))+$/;
-const COMPACT_PART = /(\d{1,9})(ms|w|d|h|m|s)/g;
+const COMPACT = /^(?:\d{1,9}(?:ms|y|w|d|h|m|s))+$/;
+const COMPACT_PART = /(\d{1,9})(ms|y|w|d|h|m|s)/g;
+/** A year, compared with the exact units only to keep parts largest first. */
+const YEAR_SIZE = 366 * 86_400_000;
 const ISO_DURATION =
   /^P(?:(\d{1,9})Y)?(?:(\d{1,9})M)?(?:(\d{1,9})W)?(?:(\d{1,9})D)?(?:T(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,9})(?:[.,](\d{1,3}))?S)?)?$/;
 
@@ -47,14 +50,16 @@ const ISO_DURATION =
 export function readSpan(text: string): Span | undefined {
   if (COMPACT.test(text)) {
     let ms = 0;
+    let months = 0;
     let previous = Infinity;
     for (const [, amount, unit] of text.matchAll(COMPACT_PART)) {
-      const size = COMPACT_UNITS[unit!]!;
+      const size = unit === "y" ? YEAR_SIZE : COMPACT_UNITS[unit!]!;
       if (size >= previous) return undefined; // "30m1h" or "1s1s" is a slip, not a sum
       previous = size;
-      ms += Number(amount) * size;
+      if (unit === "y") months += Number(amount) * 12;
+      else ms += Number(amount) * size;
     }
-    return { ms, months: 0 };
+    return { ms, months };
   }
   const iso = ISO_DURATION.exec(text.toUpperCase());
   if (!iso || text.length < 3 || /T$/i.test(text)) return undefined;

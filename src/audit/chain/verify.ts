@@ -5,10 +5,14 @@ import {
   logPositionColumns,
   logPositionCompare,
   logPositionOf,
+  readLastEvent,
   START,
   type LogPosition,
   type LogPositionRow,
 } from "../../store/index.ts";
+import { RETENTION_STREAM, type LogRetained } from "../../events/index.ts";
+import { erasedDigests } from "../erasure/digests.ts";
+import { keptDigest } from "../retention/kept-digest.ts";
 import { contentDigest, GENESIS, linkHash } from "./content.ts";
 import { LogPositionUnknownError, LogTamperedError } from "../errors.ts";
 import { readChainHead, readLinkOf, type ChainLink } from "./rows.ts";
@@ -45,13 +49,20 @@ interface WalkRow extends LogPositionRow {
  * the first event that does not match: its content changed, it was removed, a link was
  * rewritten, or an event appears in the chained part of the log that the chain never saw.
  * Starting mid-chain it trusts the first link's previous hash (only a walk from the start
- * checks the whole chain).
+ * checks the whole chain). After retention the walk from the start begins at the newest run's
+ * cut, from the link its `LogRetained` event names, having checked the digest of what the run
+ * left before the cut. An erased event matches by its content digest before erasure, which
+ * its erasure event keeps.
  */
 export async function verifyChain(
   db: Queryable,
   options: VerifyChainOptions = {},
 ): Promise<VerifiedChain> {
-  const first = options.from === undefined ? undefined : await linkAt(db, options.from, "from");
+  const erased = await erasedDigests(db);
+  // After retention a walk from the start begins at the cut, from the link it names.
+  const retained = options.from === undefined ? await checkRetained(db, erased) : undefined;
+  const first =
+    options.from === undefined ? retained?.first : await linkAt(db, options.from, "from");
   const end =
     options.to === undefined ? await readChainHead(db) : await linkAt(db, options.to, "to");
   if (!end) return { checked: 0, last: undefined };
@@ -59,7 +70,7 @@ export async function verifyChain(
   const total = await countLinks(db, first?.at, end.at);
   let after: LogPosition = START;
   let from = first?.at;
-  let expected = first ? first.prevHash : GENESIS;
+  let expected = retained ? retained.headHash : first ? first.prevHash : GENESIS;
   let checked = 0;
   let last: ChainLink | undefined;
   // An event the chain skipped is named where the walk would have met it.
@@ -78,7 +89,8 @@ export async function verifyChain(
       if (!row.prev_hash.equals(expected)) {
         throw new LogTamperedError(at.position, "its link does not follow the one before it");
       }
-      if (!linkHash(expected, row.digest).equals(row.hash)) {
+      const digests = [row.digest, ...(erased.get(at.position) ?? [])];
+      if (!digests.some((digest) => linkHash(expected, digest).equals(row.hash))) {
         throw new LogTamperedError(at.position, "the event is not what was chained");
       }
       expected = row.hash;
@@ -95,6 +107,31 @@ export async function verifyChain(
 }
 
 const UNCHAINED = "the event is in the chained part of the log but not in the chain";
+
+/**
+ * The newest retention run's facts, checked: the events it left before its cut are what it
+ * left (their digest), and the first kept link is the one at the cut. Undefined before any run.
+ */
+async function checkRetained(
+  db: Queryable,
+  erased: ReadonlyMap<number, readonly Buffer[]>,
+): Promise<{ first: ChainLink; headHash: Buffer } | undefined> {
+  const last = await readLastEvent(db, RETENTION_STREAM);
+  if (!last) return undefined;
+  const run = last.data as LogRetained;
+  const cut: LogPosition = run.cut;
+  const kept = await keptDigest(db, cut, erased);
+  if (kept.count !== run.keptEvents || kept.digest.toString("hex") !== run.keptDigest) {
+    throw new LogTamperedError(
+      cut.position,
+      `the events retention left before it (${run.keptEvents}, checkpoints and kinds kept whole) are not what it left`,
+    );
+  }
+  const first = await readLinkOf(db, cut.position);
+  if (!first)
+    throw new LogTamperedError(cut.position, "the first event kept by retention is not chained");
+  return { first, headHash: Buffer.from(run.chainHead.hash, "hex") };
+}
 
 async function linkAt(db: Queryable, position: number, option: string): Promise<ChainLink> {
   const link = await readLinkOf(db, position);

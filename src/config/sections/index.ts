@@ -13,6 +13,7 @@ import { i18nSection } from "./i18n.ts";
 import { logSection } from "./log.ts";
 import { messagingSection } from "./messaging.ts";
 import { restSection } from "./rest.ts";
+import { retentionSection } from "./retention.ts";
 import { rulesSection } from "./rules.ts";
 import { serverSection } from "./server.ts";
 import { templatingSection } from "./templating.ts";
@@ -45,4 +46,5 @@ export const sections = {
   events: eventsSection,
 
   audit: auditSection,
+  retention: retentionSection,
 } satisfies Record<string, (ctx: SectionContext) => z.ZodType>;

@@ -35,4 +35,39 @@ export const AUDIT_CODES = {
     meaning: "The public keys given hold no key with the id the signature names.",
     hint: "fetch the keys from the server that made the export: /api/keys",
   },
+  ANNAL_BEFORE_RETENTION: {
+    status: 410,
+    meaning:
+      "The moment asked for (`at`, `--at`) is before the retention horizon: the log no longer holds the history of that time (`[retention] keep`). The answer names the horizon.",
+    hint: "ask for a moment at or after the horizon the answer names",
+  },
+  ANNAL_RETENTION_IN_PROGRESS: {
+    status: 409,
+    meaning:
+      "Another retention run (`annal retention run`, or the workers' periodic one) holds the log.",
+    hint: "wait for it to finish, then run again if needed",
+  },
+  ANNAL_RETENTION_NOT_CONFIGURED: {
+    status: 400,
+    meaning:
+      "`annal retention run` was asked for, but the configuration keeps everything: no `[retention] keep` (nor `[retention.streams]`).",
+    hint: 'set [retention] keep = "7y" (or the length the law asks for)',
+  },
+  ANNAL_ERASURE_ENTRY_PRESENT: {
+    status: 409,
+    meaning:
+      "An erasure names an entry that is still in the directory: its values would be recorded again by the next change or snapshot.",
+    hint: "delete the entry from the directory first, then erase its history",
+  },
+  ANNAL_ERASURE_ENTRY_UNKNOWN: {
+    status: 404,
+    meaning: "An erasure names an entry (id or DN) the log has never recorded.",
+    hint: "name the entry by its id (entryUUID) or its DN as it was",
+  },
+  ANNAL_ERASURE_REASON_MISSING: {
+    status: 400,
+    meaning:
+      "An erasure was asked for without a reason; the erasure's event records why it was made.",
+    hint: 'give one: --reason "erasure request 2026-117"',
+  },
 } as const satisfies Record<string, ErrorCodeSpec>;

@@ -1,3 +1,4 @@
+import { checkNotBeforeRetention } from "../../audit/index.ts";
 import { createHash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import {
@@ -131,6 +132,7 @@ export async function lookupEntry(
   refuseUnknown(preferences.handling, { fields: fields.unknown });
   const atText = params.get("at");
   const at = atText === undefined ? undefined : parseMoment("at", atText, context.clock());
+  if (at) await checkNotBeforeRetention(context.pool, at);
   const uuid = await entryUUIDOf(context, type, id, at);
   const record = await readEntry(context, uuid, id, at);
   checkType(record, type, id, at);

@@ -1,3 +1,4 @@
+import { checkNotBeforeRetention } from "../../audit/index.ts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import {
   applyPreferences,
@@ -95,6 +96,7 @@ export async function searchEntries(
     });
   }
   const at = atText === undefined ? undefined : parseMoment("at", atText, context.clock());
+  if (at) await checkNotBeforeRetention(context.pool, at);
   const base = {
     type: type.names.name,
     filter: filter.ast,

@@ -1,0 +1,319 @@
+import { randomUUIDv7 } from "node:crypto";
+import type { Pool, PoolClient } from "../../db/index.ts";
+import {
+  annalEvent,
+  ENTRY_EVENT,
+  RETENTION_STREAM,
+  type ChainHeadRef,
+  type EntryEventType,
+  type RecordedOf,
+  type StreamCheckpointed,
+} from "../../events/index.ts";
+import {
+  appendInTransaction,
+  eventColumns,
+  logOrder,
+  logPositionColumns,
+  logPositionCompare,
+  logPositionOf,
+  recordedEventAt,
+  type LogPosition,
+  type LogPositionRow,
+} from "../../store/index.ts";
+import { erasedDigests } from "../erasure/digests.ts";
+import { readChainHead } from "../chain/rows.ts";
+import { RetentionInProgressError } from "../errors.ts";
+import { foldEntryStream } from "./fold.ts";
+import { keptDigest } from "./kept-digest.ts";
+import { dropEmptyPartitionsBefore } from "./partitions.ts";
+
+export interface RetentionOptions {
+  /** The horizon: events that occurred before it are folded (entries' streams). */
+  readonly horizon: Date;
+  /** Work it all out and report, then roll back: nothing changes. */
+  readonly dryRun?: boolean;
+  /** Streams folded per statement batch; default 500. */
+  readonly batchSize?: number;
+  /** Called after each batch: streams folded, and how many there are to fold. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+export interface RetentionReport {
+  readonly horizon: Date;
+  readonly dryRun: boolean;
+  /** The first event kept in the chain; undefined when there was nothing to remove. */
+  readonly cut: LogPosition | undefined;
+  readonly chainHead: ChainHeadRef | undefined;
+  readonly streamsFolded: number;
+  readonly eventsRemoved: number;
+  /** Partitions dropped whole (they held only removed events). */
+  readonly partitionsDropped: readonly string[];
+}
+
+/** One run at a time, across processes. */
+const RETENTION_LOCK = "annal.retention";
+
+/**
+ * Folds the log before `horizon` (docs/retention.md), in one transaction:
+ *
+ * 1. The cut: the first entry event in log order that occurred at or after the horizon, or
+ *    the chain's head if that comes first. Only chained events are removed, and the head link is
+ *    always kept, so the chain goes on from where it was.
+ * 2. Each entry's stream with events before the cut is folded into a `StreamCheckpointed`
+ *    that takes the place (position, transaction, version) of the last event it replaces;
+ *    those events go. Readers meet the checkpoint where that event was, in log order and in
+ *    stream order, so projections replay to the tables they had after the horizon.
+ * 3. The chain's links before the cut go. The kept chain starts at the cut, its first link
+ *    following the last removed one, which `LogRetained` names (`chainHead`) together with a
+ *    digest over what is left before the cut (checkpoints, kinds kept whole).
+ *
+ * Afterwards, partitions before the cut that hold nothing more are dropped. Projections must
+ * then be rebuilt from the log (`src/app/retention.ts` does), which also removes what they
+ * held of the removed events.
+ */
+export async function runRetention(
+  pool: Pool,
+  options: RetentionOptions,
+): Promise<RetentionReport> {
+  const { horizon } = options;
+  const dryRun = options.dryRun ?? false;
+  const client = await pool.connect();
+  let report: RetentionReport;
+  try {
+    await client.query("BEGIN");
+    try {
+      const locked = await client.query<{ ok: boolean }>(
+        "SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok",
+        [RETENTION_LOCK],
+      );
+      if (!locked.rows[0]?.ok) throw new RetentionInProgressError();
+      report = await retainInTransaction(client, horizon, dryRun, options);
+      await client.query(dryRun ? "ROLLBACK" : "COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+  } finally {
+    client.release();
+  }
+  if (dryRun || !report.cut) return report;
+  const partitionsDropped = await dropEmptyPartitionsBefore(pool, report.cut.position);
+  return { ...report, partitionsDropped };
+}
+
+async function retainInTransaction(
+  tx: PoolClient,
+  horizon: Date,
+  dryRun: boolean,
+  options: RetentionOptions,
+): Promise<RetentionReport> {
+  const nothing: RetentionReport = {
+    horizon,
+    dryRun,
+    cut: undefined,
+    chainHead: undefined,
+    streamsFolded: 0,
+    eventsRemoved: 0,
+    partitionsDropped: [],
+  };
+  const head = await readChainHead(tx);
+  if (!head) return nothing;
+  const cut = await findCut(tx, horizon, head.at);
+  const covered = await linkBefore(tx, cut);
+  if (!covered) return nothing;
+  const chainHead = { position: covered.at.position, hash: covered.hash.toString("hex") };
+
+  const total = await collectStreams(tx, cut);
+  const batchSize = options.batchSize ?? 500;
+  let streamsFolded = 0;
+  let eventsRemoved = 0;
+  let done = 0;
+  for (let offset = 0; offset < total; offset += batchSize) {
+    const streams = await tx.query<{ stream_id: string }>(
+      "SELECT stream_id FROM retention_streams ORDER BY stream_id OFFSET $1 LIMIT $2",
+      [offset, batchSize],
+    );
+    const folded = await foldBatch(
+      tx,
+      streams.rows.map((row) => row.stream_id),
+      cut,
+      horizon,
+      chainHead,
+    );
+    streamsFolded += folded.streams;
+    eventsRemoved += folded.removed;
+    done += streams.rows.length;
+    options.onProgress?.(done, total);
+  }
+  if (total === 0) options.onProgress?.(0, 0);
+
+  const params: unknown[] = [];
+  await tx.query(
+    `DELETE FROM event_chain AS c WHERE ${logPositionCompare("c", "<", cut, params)}`,
+    params,
+  );
+  const kept = await keptDigest(tx, cut, await erasedDigests(tx));
+  await tx.query(
+    `INSERT INTO log_retention (horizon, cut_position, cut_transaction_id, head_position,
+                                head_hash, streams_folded, events_removed)
+     VALUES ($1, $2, $3::xid8, $4, $5, $6, $7)`,
+    [
+      horizon,
+      cut.position,
+      cut.transactionId,
+      covered.at.position,
+      covered.hash,
+      streamsFolded,
+      eventsRemoved,
+    ],
+  );
+  await appendInTransaction(
+    tx,
+    RETENTION_STREAM,
+    [
+      annalEvent("LogRetained", {
+        horizon: horizon.toISOString(),
+        cut: { position: cut.position, transactionId: cut.transactionId },
+        chainHead,
+        keptDigest: kept.digest.toString("hex"),
+        keptEvents: kept.count,
+        streamsFolded,
+        eventsRemoved,
+      }),
+    ],
+    "any",
+  );
+  return { horizon, dryRun, cut, chainHead, streamsFolded, eventsRemoved, partitionsDropped: [] };
+}
+
+/**
+ * The first entry event, in log order, that occurred at or after `horizon`, but never past the
+ * chain's head (`head`): what is not chained yet is never removed. Events of other kinds are
+ * kept wherever they are, so their moments do not place the cut.
+ */
+async function findCut(tx: PoolClient, horizon: Date, head: LogPosition): Promise<LogPosition> {
+  const params: unknown[] = [horizon];
+  const result = await tx.query<LogPositionRow>(
+    `SELECT ${logPositionColumns("e")} FROM events AS e
+      WHERE e.occurred_at >= $1 AND e.stream_id LIKE 'entry-%'
+        AND ${logPositionCompare("e", "<=", head, params)}
+      ORDER BY ${logOrder("e")} LIMIT 1`,
+    params,
+  );
+  const row = result.rows[0];
+  return row ? logPositionOf(row) : head;
+}
+
+/** The chain's last link before `cut` in log order. */
+async function linkBefore(
+  tx: PoolClient,
+  cut: LogPosition,
+): Promise<{ at: LogPosition; hash: Buffer } | undefined> {
+  const params: unknown[] = [];
+  const result = await tx.query<LogPositionRow & { hash: Buffer }>(
+    `SELECT ${logPositionColumns("c")}, c.hash FROM event_chain AS c
+      WHERE ${logPositionCompare("c", "<", cut, params)}
+      ORDER BY ${logOrder("c", "backward")} LIMIT 1`,
+    params,
+  );
+  const row = result.rows[0];
+  return row && { at: logPositionOf(row), hash: row.hash };
+}
+
+/**
+ * The entries' streams with something to fold before `cut` (more than a checkpoint alone),
+ * into a table of the transaction; how many.
+ */
+async function collectStreams(tx: PoolClient, cut: LogPosition): Promise<number> {
+  const params: unknown[] = [];
+  await tx.query(
+    `CREATE TEMPORARY TABLE retention_streams ON COMMIT DROP AS
+       SELECT e.stream_id FROM events AS e
+        WHERE e.stream_id LIKE 'entry-%' AND ${logPositionCompare("e", "<", cut, params)}
+        GROUP BY e.stream_id
+       HAVING count(*) > 1 OR bool_and(e.type <> '${ENTRY_EVENT.checkpointed}')`,
+    params,
+  );
+  const count = await tx.query<{ n: string }>("SELECT count(*)::text AS n FROM retention_streams");
+  return Number(count.rows[0]!.n);
+}
+
+async function foldBatch(
+  tx: PoolClient,
+  streamIds: readonly string[],
+  cut: LogPosition,
+  horizon: Date,
+  chainHead: ChainHeadRef,
+): Promise<{ streams: number; removed: number }> {
+  const params: unknown[] = [streamIds];
+  const result = await tx.query<unknown[]>({
+    text: `SELECT ${eventColumns("e")} FROM events AS e
+            WHERE e.stream_id = ANY($1::text[]) AND ${logPositionCompare("e", "<", cut, params)}
+            ORDER BY e.stream_id, e.stream_version`,
+    values: params,
+    rowMode: "array",
+  });
+  const byStream = new Map<string, RecordedOf<EntryEventType>[]>();
+  for (const row of result.rows) {
+    const event = recordedEventAt(row) as unknown as RecordedOf<EntryEventType>;
+    const events = byStream.get(event.streamId) ?? [];
+    events.push(event);
+    byStream.set(event.streamId, events);
+  }
+  const checkpoints: Checkpoint[] = [];
+  let removed = 0;
+  for (const [streamId, events] of byStream) {
+    const first = events[0]!;
+    const last = events.at(-1)!;
+    const data: StreamCheckpointed = {
+      ...foldEntryStream(events),
+      horizon: horizon.toISOString(),
+      replaced: {
+        fromPosition: Math.min(...events.map((e) => e.position)),
+        toPosition: Math.max(...events.map((e) => e.position)),
+        fromVersion: first.streamVersion,
+        toVersion: last.streamVersion,
+        count: events.length,
+      },
+      chainHead,
+    };
+    checkpoints.push({
+      position: last.position,
+      transaction_id: last.transactionId,
+      id: randomUUIDv7(),
+      stream_id: streamId,
+      stream_version: last.streamVersion,
+      data,
+      occurred_at: last.occurredAt,
+    });
+    removed += events.length;
+  }
+  const deleteParams: unknown[] = [[...byStream.keys()]];
+  await tx.query(
+    `DELETE FROM events AS e
+      WHERE e.stream_id = ANY($1::text[]) AND ${logPositionCompare("e", "<", cut, deleteParams)}`,
+    deleteParams,
+  );
+  // In the place of the last event each replaces: its position, transaction and version.
+  await tx.query(
+    `INSERT INTO events (position, transaction_id, id, stream_id, stream_version, type, data,
+                         metadata, occurred_at)
+     OVERRIDING SYSTEM VALUE
+     SELECT c.position, c.transaction_id, c.id, c.stream_id, c.stream_version,
+            '${ENTRY_EVENT.checkpointed}', c.data, '{}', c.occurred_at
+       FROM jsonb_to_recordset($1::jsonb) AS c(position bigint, transaction_id xid8, id uuid,
+            stream_id text, stream_version bigint, data jsonb, occurred_at timestamptz)`,
+    [JSON.stringify(checkpoints)],
+  );
+  return { streams: byStream.size, removed };
+}
+
+interface Checkpoint {
+  readonly position: number;
+  readonly transaction_id: string;
+  readonly id: string;
+  readonly stream_id: string;
+  readonly stream_version: number;
+  readonly data: StreamCheckpointed;
+  readonly occurred_at: Date;
+}
