@@ -13,3 +13,4 @@ export { allProjections, replayProjection, type Projection } from "./projections
 export { checkConfiguration, type CheckedConfiguration } from "./preflight.ts";
 export { startDirectory, type RunningDirectory } from "./directory.ts";
 export { retainLog, retentionHorizon, type RetainLogOptions } from "./retention.ts";
+export { eraseFromLog, type EraseFromLogOptions } from "./erasure.ts";

@@ -51,3 +51,32 @@ export class BeforeRetentionError extends AnnalError {
     this.horizon = horizon;
   }
 }
+
+/** An erasure without a reason. */
+export class ErasureReasonMissingError extends AnnalError {
+  constructor() {
+    super("ANNAL_ERASURE_REASON_MISSING", "an erasure needs a reason, which its event records", {
+      details: { parameter: "reason" },
+    });
+  }
+}
+
+/** An erasure of an entry the log never recorded. */
+export class ErasureEntryUnknownError extends AnnalError {
+  constructor(entry: string) {
+    super("ANNAL_ERASURE_ENTRY_UNKNOWN", `the log has never recorded the entry ${entry}`, {
+      details: { entry },
+    });
+  }
+}
+
+/** An erasure of an entry still in the directory. */
+export class ErasureEntryPresentError extends AnnalError {
+  constructor(entry: string) {
+    super(
+      "ANNAL_ERASURE_ENTRY_PRESENT",
+      `the entry ${entry} is still in the directory: its values would be recorded again`,
+      { details: { entry } },
+    );
+  }
+}

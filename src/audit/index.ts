@@ -16,3 +16,10 @@ export { runRetention } from "./retention/run.ts";
 export type { RetentionOptions, RetentionReport } from "./retention/run.ts";
 export { readRetentionHorizon, checkNotBeforeRetention } from "./retention/horizon.ts";
 export { BeforeRetentionError, RetentionInProgressError } from "./errors.ts";
+export { eraseEntry } from "./erasure/erase.ts";
+export type { EraseOptions, Erasure } from "./erasure/erase.ts";
+export {
+  ErasureEntryPresentError,
+  ErasureEntryUnknownError,
+  ErasureReasonMissingError,
+} from "./errors.ts";

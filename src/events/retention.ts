@@ -80,7 +80,12 @@ export const ERASURE_STREAM = "erasures";
 export interface EntryErased {
   readonly entryUUID: string;
   readonly attributes: readonly string[];
-  readonly events: readonly { readonly position: number; readonly digest: string }[];
+  /** Each event changed: its content digest before and after the erasure (hex). */
+  readonly events: readonly {
+    readonly position: number;
+    readonly digest: string;
+    readonly erasedDigest: string;
+  }[];
   readonly reason: string;
 }
 

@@ -11,7 +11,7 @@ import {
   type LogPositionRow,
 } from "../../store/index.ts";
 import { RETENTION_STREAM, type LogRetained } from "../../events/index.ts";
-import { erasedDigests } from "../erasure/digests.ts";
+import { chainedDigest, erasedDigests, type ErasedDigest } from "../erasure/digests.ts";
 import { keptDigest } from "../retention/kept-digest.ts";
 import { contentDigest, GENESIS, linkHash } from "./content.ts";
 import { LogPositionUnknownError, LogTamperedError } from "../errors.ts";
@@ -52,7 +52,7 @@ interface WalkRow extends LogPositionRow {
  * checks the whole chain). After retention the walk from the start begins at the newest run's
  * cut, from the link its `LogRetained` event names, having checked the digest of what the run
  * left before the cut. An erased event matches by its content digest before erasure, which
- * its erasure event keeps.
+ * its erasure event keeps, as long as its content is what the erasure left.
  */
 export async function verifyChain(
   db: Queryable,
@@ -89,7 +89,7 @@ export async function verifyChain(
       if (!row.prev_hash.equals(expected)) {
         throw new LogTamperedError(at.position, "its link does not follow the one before it");
       }
-      const digests = [row.digest, ...(erased.get(at.position) ?? [])];
+      const digests = [row.digest, chainedDigest(at.position, row.digest, erased)];
       if (!digests.some((digest) => linkHash(expected, digest).equals(row.hash))) {
         throw new LogTamperedError(at.position, "the event is not what was chained");
       }
@@ -114,7 +114,7 @@ const UNCHAINED = "the event is in the chained part of the log but not in the ch
  */
 async function checkRetained(
   db: Queryable,
-  erased: ReadonlyMap<number, readonly Buffer[]>,
+  erased: ReadonlyMap<number, ErasedDigest>,
 ): Promise<{ first: ChainLink; headHash: Buffer } | undefined> {
   const last = await readLastEvent(db, RETENTION_STREAM);
   if (!last) return undefined;

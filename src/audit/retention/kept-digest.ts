@@ -10,6 +10,7 @@ import {
   type LogPositionRow,
 } from "../../store/index.ts";
 import { contentDigest } from "../chain/content.ts";
+import { chainedDigest, type ErasedDigest } from "../erasure/digests.ts";
 
 interface DigestRow extends LogPositionRow {
   readonly digest: Buffer;
@@ -24,13 +25,13 @@ export interface KeptDigest {
  * sha256 over the content digests of every event before `cut` in log order: what retention
  * leaves outside the chain (checkpoints, kinds kept whole), which `LogRetained` records and
  * `annal log verify` recomputes. An erased event counts with its digest before its first
- * erasure (`original`), so an erasure before or after the run changes nothing here. Read in
+ * erasure when its content is what its last erasure left (`chainedDigest`), so an erasure before or after the run changes nothing here. Read in
  * pages, in constant memory.
  */
 export async function keptDigest(
   db: Queryable,
   cut: LogPosition,
-  original: ReadonlyMap<number, readonly Buffer[]>,
+  erased: ReadonlyMap<number, ErasedDigest>,
   pageSize = 5000,
 ): Promise<KeptDigest> {
   const hash = createHash("sha256");
@@ -48,7 +49,7 @@ export async function keptDigest(
     );
     for (const row of page.rows) {
       const at = logPositionOf(row);
-      hash.update(original.get(at.position)?.[0] ?? row.digest);
+      hash.update(chainedDigest(at.position, row.digest, erased));
       after = at;
       count++;
     }
