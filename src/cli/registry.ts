@@ -94,6 +94,26 @@ that does not match (ANNAL_LOG_TAMPERED, exit 1), or prints the head it reached`
   positionals: NO_POSITIONALS,
 });
 
+export const RETENTION_RUN = usage({
+  words: ["retention", "run"],
+  synopsis: "[--dry-run] [--config <file>]",
+  description: `fold the event log before the retention horizon ([retention] keep) into one checkpoint per
+entry, remove the events it replaces, and rebuild the projections, with progress; --dry-run
+reports what a run would fold and changes nothing`,
+  options: { ...CONFIG_OPTION, "dry-run": { type: "boolean" } },
+  positionals: NO_POSITIONALS,
+});
+
+export const ERASE = usage({
+  words: ["erase"],
+  synopsis: "<entry id|dn> --reason <text> [--attributes a,b] [--config <file>]",
+  description: `redact one person's values in the event log and every projection (a right-to-erasure
+order), for an entry already deleted from the directory; records an event that says which
+attributes and events were erased, and why, never the values`,
+  options: { ...CONFIG_OPTION, reason: { type: "string" }, attributes: { type: "string" } },
+  positionals: { min: 1, max: 1, what: "the entry: annal erase <entry id|dn> --reason <text>" },
+});
+
 export const VERIFY_EXPORT = usage({
   words: ["verify-export"],
   synopsis: "<file> <signature> --keys <file|url>",
@@ -343,6 +363,8 @@ export const COMMANDS: readonly Command[] = [
   { name: "inventory", usages: [INVENTORY], load: () => import("./commands/inventory.ts") },
 
   { name: "log", usages: [LOG_VERIFY], load: () => import("./commands/log.ts") },
+  { name: "retention", usages: [RETENTION_RUN], load: () => import("./commands/retention.ts") },
+  { name: "erase", usages: [ERASE], load: () => import("./commands/erase.ts") },
   {
     name: "verify-export",
     usages: [VERIFY_EXPORT],
