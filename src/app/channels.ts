@@ -7,6 +7,7 @@ import { waitForProjection } from "../projector/index.ts";
 import { restPlugin } from "../rest/index.ts";
 import { webPlugin } from "../web/index.ts";
 import { NameSet } from "../events/index.ts";
+import { erasureRoutes } from "./erasure.ts";
 import type { Services } from "./services.ts";
 
 /**
@@ -32,6 +33,7 @@ export async function mountChannels(
       authentication,
     }),
   );
+  await server.register(erasureRoutes({ config, pool, authentication }));
   // Registered last (below); the REST channel's description lists its routes.
   let endpoints: ReturnType<typeof endpointsPlugin> | undefined;
   await server.register(
