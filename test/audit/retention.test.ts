@@ -3,7 +3,10 @@ import { allProjections, retainLog } from "../../src/app/index.ts";
 import { chainBatch, verifyChain } from "../../src/audit/index.ts";
 import type { Pool } from "../../src/db/index.ts";
 import { replayProjection } from "../../src/projector/index.ts";
+import { ensureEventPartitions, EventStore } from "../../src/store/index.ts";
 import { addPeople, PEOPLE, restHarness, testConfig } from "../rest/fixtures/harness.ts";
+import { EntryHistory } from "../support/entries.ts";
+import { testDatabase } from "../support/postgres.ts";
 
 t.setTimeout(300_000);
 
@@ -124,4 +127,34 @@ t.test("after retention, replaying every projection gives the tables applied liv
   t.same(await projectionTables(pool), live);
   await chainAll(pool);
   t.ok((await verifyChain(pool)).checked > 0, "two runs on, the chain still verifies");
+});
+
+t.test("a partition left empty before the cut is dropped whole", async (t) => {
+  const { pool } = await testDatabase(t);
+  // Partitions four positions wide, from an empty log.
+  const made = await pool.query<{ name: string }>("SELECT name FROM event_partitions");
+  for (const { name } of made.rows) {
+    await pool.query(`ALTER TABLE events DETACH PARTITION ${quote(name)}`);
+    await pool.query(`DROP TABLE ${quote(name)}`);
+  }
+  await pool.query("DELETE FROM event_partitions");
+  await pool.query("UPDATE event_partitioning SET width = 4");
+  await ensureEventPartitions(pool);
+  const store = await EventStore.open(pool);
+  const history = await EntryHistory.start(t, pool, store);
+  const ids = await addPeople(history, day(1)); // positions 1 to 5
+  for (const uid of ["alice", "bob", "carol"]) {
+    await history.modify(ids[uid]!, { title: ["Lead"] }, { at: day(3) }); // 6 to 8
+  }
+  await history.modify(ids.dave!, { title: ["Lead"] }, { at: day(12) }); // 9: the cut
+  await history.settled();
+  await chainAll(pool);
+  const report = await retainLog(CONFIG, pool, { now: NOW });
+  t.same(report.partitionsDropped, ["events_from_0"], "1 to 3 were folded into 6 to 8");
+  const left = await pool.query<{ name: string }>(
+    "SELECT name FROM event_partitions ORDER BY lower_position",
+  );
+  t.equal(left.rows[0]?.name, "events_from_4");
+  await chainAll(pool);
+  t.ok((await verifyChain(pool)).checked > 0);
 });
