@@ -90,6 +90,11 @@ t.test("retention folds the history before the horizon and every later answer st
   t.match(early.json(), { code: "ANNAL_BEFORE_RETENTION", horizon: HORIZON.toISOString() });
   const search = await get(`/api/entries/users?at=${day(2).toISOString()}`);
   t.equal(search.statusCode, 410);
+  const during = await get(
+    `/api/entries/users?during=${day(9).toISOString()}/${day(12).toISOString()}`,
+  );
+  t.equal(during.statusCode, 410, "an interval that starts before the horizon too");
+  t.match(during.json(), { code: "ANNAL_BEFORE_RETENTION", parameter: "during" });
 
   await chainAll(pool);
   const verified = await verifyChain(pool);

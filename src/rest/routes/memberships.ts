@@ -1,3 +1,4 @@
+import { checkNotBeforeRetention } from "../../audit/index.ts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import {
   currentEntry,
@@ -37,6 +38,7 @@ export async function entryMemberships(
     duringText === undefined
       ? { start: undefined, end: undefined }
       : parseInterval("during", duringText, context.clock());
+  if (period.start) await checkNotBeforeRetention(context.pool, period.start, "during");
   const uuid = await entryUUIDOf(context, type, id, "ever");
   const known = (await currentEntry(context.pool, uuid)) ?? (await lastVersion(context.pool, uuid));
   if (!known) throw new EntryNotFoundError(id, "unknown", { type: type.names.name });

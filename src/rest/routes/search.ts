@@ -86,12 +86,14 @@ export async function searchEntries(
     if (params.has("filename")) {
       throw conflict("during", "filename", "export the directory at one moment with at");
     }
+    const interval = parseInterval("during", duringText, context.clock());
+    if (interval.start) await checkNotBeforeRetention(context.pool, interval.start, "during");
     return searchDuring(context, reply, params, {
       type: type.names.name,
       filter: filter.ast,
       selection: fields.selection,
       catalog,
-      interval: parseInterval("during", duringText, context.clock()),
+      interval,
       intervalText: duringText,
     });
   }
