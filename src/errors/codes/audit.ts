@@ -40,6 +40,7 @@ export const AUDIT_CODES = {
     meaning:
       "The moment asked for (`at`, `--at`) is before the retention horizon: the log no longer holds the history of that time (`[retention] keep`). The answer names the horizon.",
     hint: "ask for a moment at or after the horizon the answer names",
+    surfaces: ["rest"],
   },
   ANNAL_RETENTION_IN_PROGRESS: {
     status: 409,
