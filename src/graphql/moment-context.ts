@@ -1,5 +1,7 @@
 import { GraphQLError } from "graphql";
+import { checkNotBeforeRetention } from "../audit/index.ts";
 import { accessAt, type Caller } from "../auth/index.ts";
+import type { DirectoryClient } from "../directory/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Clock } from "../time/index.ts";
@@ -39,7 +41,10 @@ export function momentContext(
   state.readAt(at);
   const { attributes, binaryAttributes } = reads;
   const directory = entryBudget(
-    momentDirectory(options.directory, projection, at),
+    afterRetentionCheck(
+      momentDirectory(options.directory, projection, at),
+      once(() => checkNotBeforeRetention(options.pool, at)),
+    ),
     config.graphql.limits.maxEntries,
     shared.spent,
   );
@@ -65,4 +70,40 @@ export function momentContext(
     beforeWrite: undefined,
     afterWrite: undefined,
   };
+}
+
+/**
+ * The history at a moment, read only once `check` passed: a moment before the retention
+ * horizon is refused (410 `ANNAL_BEFORE_RETENTION`, the REST channel's code, on each field that
+ * reads), as what was true then is no longer in the log and an answer from what is left would
+ * be wrong.
+ */
+function afterRetentionCheck(
+  directory: DirectoryClient,
+  check: () => Promise<void>,
+): DirectoryClient {
+  return new Proxy(directory, {
+    get(target, property, receiver) {
+      if (property === "search") {
+        return async function* (...args: Parameters<DirectoryClient["search"]>) {
+          await check();
+          yield* target.search(...args);
+        };
+      }
+      if (property === "get") {
+        return async (...args: Parameters<DirectoryClient["get"]>) => {
+          await check();
+          return target.get(...args);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? (value as Function).bind(target) : value; // eslint-disable-line @typescript-eslint/no-unsafe-function-type
+    },
+  });
+}
+
+/** `run` once, its promise shared by every caller. */
+function once(run: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => (done ??= run());
 }

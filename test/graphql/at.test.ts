@@ -1,6 +1,7 @@
 import pino from "pino";
 import t from "tap";
 import { startAnnal } from "../../src/app/index.ts";
+import { readChainHead, runRetention } from "../../src/audit/index.ts";
 import { createToken } from "../../src/auth/index.ts";
 import { sampleLdif } from "../../src/demo/index.ts";
 import { createDirectoryClient } from "../../src/directory/index.ts";
@@ -167,4 +168,24 @@ t.test("@at answers every field, nested ones included, as the directory was then
     },
   ]);
   t.notOk(bad.data, "no field ran");
+
+  // Retention folds what happened before T: T still answers as it did, a moment before it is
+  // refused with the REST channel's 410 code, naming the horizon.
+  const logHead = await annal.store.head();
+  await eventually(
+    async () => ((await readChainHead(db.pool))?.at.position ?? 0) >= logHead.position,
+    { what: "the hash chain to reach the log's head" },
+  );
+  const retained = await runRetention(db.pool, { horizon: T });
+  t.ok(retained.cut, "retention removed the events before T");
+  const afterRetention = await ask(`query Then($at: String!) @at(moment: $at) ${QUESTIONS}`, {
+    at: T.toISOString(),
+  });
+  t.same(afterRetention.data, then.data, "at T, the same answers after retention");
+  const before = await ask(
+    `query @at(moment: "${new Date(T.getTime() - 60_000).toISOString()}") ${QUESTIONS}`,
+  );
+  t.match(before.errors?.[0], {
+    extensions: { annalCode: "ANNAL_BEFORE_RETENTION", horizon: T.toISOString() },
+  });
 });
