@@ -58,6 +58,7 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
         ? {
             concurrency: config.workflows.concurrency,
             timerIntervalMs: config.workflows.timerInterval,
+            stickyRuns: config.workflows.stickyRuns,
           }
         : {}),
     });

@@ -59,6 +59,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       concurrency: 8,
       timerInterval: 1_000,
       stepsPerAdvance: 100,
+      stickyRuns: 1000,
     },
     events: {},
     calendars: [
@@ -165,6 +166,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       },
     },
     audit: {},
+    retention: { interval: 86_400_000, streams: {} },
   });
   t.equal(config.database.url, undefined, "no url: the embedded PostgreSQL");
 });

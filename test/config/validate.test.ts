@@ -51,6 +51,7 @@ t.test("an empty file gives every default and no directory", async (t) => {
     events: {},
 
     audit: {},
+    retention: { interval: 86_400_000, streams: {} },
   });
   t.equal(config.directory, undefined);
 });
@@ -266,3 +267,18 @@ t.test("a TOML syntax error gives the file, line and column", async (t) => {
     message: /^\/srv\/annal\.toml:3:8: not valid TOML: /,
   });
 });
+
+t.test(
+  "[workflows] stickyRuns: 1,000 by default, 0 keeps none, a negative count is refused",
+  async (t) => {
+    t.equal(parseConfig("[workflows]\n", { path, env: {} }).workflows?.stickyRuns, 1000);
+    t.equal(
+      parseConfig("[workflows]\nstickyRuns = 0\n", { path, env: {} }).workflows?.stickyRuns,
+      0,
+    );
+    t.throws(() => parseConfig("[workflows]\nstickyRuns = -1\n", { path, env: {} }), {
+      code: "ANNAL_CONFIG_INVALID",
+      message: /workflows\.stickyRuns/,
+    });
+  },
+);

@@ -23,6 +23,11 @@ export function workflowsSection(ctx: SectionContext) {
             "Steps one instance runs in a row before it yields to other instances (and is woken again).",
           example: 50,
         }),
+        stickyRuns: integer(0, 1_000_000).default(1000).meta({
+          description:
+            "Runs of instance code this process keeps parked at the call they wait on, so that the next wake of the instance goes on from there instead of replaying its code from the start (a long instance's later steps would otherwise cost more and more). The oldest are dropped past this many (their next wake replays); 0 keeps none.",
+          example: 10000,
+        }),
       },
       { error: "expected a table: [workflows]" },
     )
