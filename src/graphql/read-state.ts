@@ -1,7 +1,7 @@
 import type { AnnalConfig } from "../config/index.ts";
 import type { Queryable } from "../db/index.ts";
 import { readCheckpoint, schemaNames } from "../projector/index.ts";
-import { comparePositions, type LogPosition } from "../store/index.ts";
+import { comparePositions, readHead, type LogPosition } from "../store/index.ts";
 import type { ReadSource } from "./context.ts";
 
 /** The projection the gateway's reads answer from. */
@@ -43,11 +43,12 @@ export class ReadState {
     // Read before any entry is: the answer reflects at least this position.
     const { db } = options.projection;
     const checkpoint = await readCheckpoint(db, schemaNames(ENTRIES).live);
-    if (!(await caughtUp(db, checkpoint?.position))) return new ReadState("directory", undefined);
-    return new ReadState(
-      "projection",
-      checkpoint && { transactionId: checkpoint.transactionId, position: checkpoint.position },
-    );
+    const applied = checkpoint && {
+      transactionId: checkpoint.transactionId,
+      position: checkpoint.position,
+    };
+    if (!(await caughtUp(db, applied))) return new ReadState("directory", undefined);
+    return new ReadState("projection", applied);
   }
 
   /** Where the request's reads go now. */
@@ -101,15 +102,17 @@ const complete = new WeakSet<Queryable>();
  * import or its projection is still under way) the gateway reads the directory, not a
  * projection that would answer with entries missing; once it has, its lag is capture's lag.
  */
-async function caughtUp(db: Queryable, applied: number | undefined): Promise<boolean> {
+async function caughtUp(db: Queryable, applied: LogPosition | undefined): Promise<boolean> {
   if (complete.has(db)) return true;
   if (applied === undefined) return false;
-  const { rows } = await db.query<{ imported: boolean; head: string | null }>(
-    `SELECT EXISTS (SELECT 1 FROM capture_checkpoints) AS imported,
-            (SELECT max(position) FROM events)::text AS head`,
+  const { rows } = await db.query<{ imported: boolean }>(
+    "SELECT EXISTS (SELECT 1 FROM capture_checkpoints) AS imported",
   );
-  const { imported, head } = rows[0]!;
-  if (!imported || (head !== null && Number(head) > applied)) return false;
+  if (!rows[0]!.imported) return false;
+  // In log order, by the store's helper: positions alone are not the log's order (a
+  // transaction that began earlier may take later positions), and the projection's
+  // checkpoint can lie past an event of a higher position already applied.
+  if (comparePositions(await readHead(db), applied) > 0) return false;
   complete.add(db);
   return true;
 }

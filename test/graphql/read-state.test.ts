@@ -1,0 +1,56 @@
+import t from "tap";
+import type { AnnalConfig } from "../../src/config/index.ts";
+import { ReadState } from "../../src/graphql/read-state.ts";
+import { Projector, waitForProjection } from "../../src/projector/index.ts";
+import { EventStore, readHead } from "../../src/store/index.ts";
+import { allProjections } from "../../projections/index.ts";
+import { quietLog } from "../support/capture.ts";
+import { testDatabase } from "../support/postgres.ts";
+
+const CONFIG = { graphql: { reads: "projection" } } as AnnalConfig;
+
+/**
+ * The gateway reads the projection once the entries projection has applied the log up to its
+ * head, compared in log order: a transaction that took its id first and commits last puts a
+ * higher position before a lower one, so "the highest position" is not the head, and a check
+ * by positions alone would hold the gateway on the directory for good.
+ */
+t.test(
+  "the projection is caught up when its checkpoint is the log's head in log order",
+  async (t) => {
+    const db = await testDatabase(t);
+    const store = await EventStore.open(db.pool);
+    const projector = await Projector.start({
+      pool: db.pool,
+      projections: allProjections,
+      log: quietLog,
+    });
+    t.teardown(() => projector.stop());
+    await db.pool.query(
+      "INSERT INTO capture_checkpoints (source, position) VALUES ('accesslog', '0')",
+    );
+
+    // The earlier transaction takes its id, the later one appends and commits, then the earlier
+    // appends (a higher position, an earlier place in the log) and commits.
+    const earlier = await db.pool.connect();
+    t.teardown(() => earlier.release());
+    await earlier.query("BEGIN");
+    await earlier.query("SELECT pg_current_xact_id()");
+    await store.appendToStream("test-later", [{ type: "TestNoted", data: { n: 1 } }]);
+    await store.appendToStream("test-earlier", [{ type: "TestNoted", data: { n: 2 } }], {
+      tx: earlier,
+    });
+    await earlier.query("COMMIT");
+
+    const { rows } = await db.pool.query<{ position: string }>(
+      "SELECT max(position)::text AS position FROM events",
+    );
+    const head = await readHead(db.pool);
+    t.ok(Number(rows[0]!.position) > head.position, "the highest position is not the log's head");
+    await waitForProjection(db.pool, "entries", head, 30_000);
+
+    const state = await ReadState.start({ config: CONFIG, projection: { db: db.pool } });
+    t.equal(state.source, "projection", "the gateway reads the projection");
+    t.same(state.extensions().extensions?.logPosition, head);
+  },
+);
