@@ -168,7 +168,7 @@ t.test("@resolveDn alone, after @ldapField, and chained twice", async (t) => {
   t.same(p.manager, { uid: "prossi" });
   t.same(p.managerByPath, { uid: "prossi" });
   t.same(p.managerEntry, { uid: "prossi" }, "@ldapFindByDn(path)");
-  t.equal(p.managersManager, null, "the head has no manager");
+  t.same(p.managersManager, { uid: "hbrandt" }, "the head's manager: the managing director");
   const { group } = await data(`{ group(q: "managers") { memberList { uid } memberDns } }`);
   t.equal(group.memberList.length, 4, "a list field resolves every DN");
   t.equal(group.memberDns.length, 4);
@@ -232,12 +232,12 @@ t.test("@ldapSearch: nodes, paging with opaque cursors, where, by, q, totalCount
     `{ people(first: 100) { nodes { uid } pageInfo { hasNextPage hasPreviousPage endCursor } totalCount } }`,
   );
   t.equal(first.people.nodes.length, 100);
-  t.equal(first.people.totalCount, 300);
+  t.equal(first.people.totalCount, 301);
   t.equal(first.people.pageInfo.hasNextPage, true);
   t.equal(first.people.pageInfo.hasPreviousPage, false);
   const uids = new Set(first.people.nodes.map((n: { uid: string }) => n.uid));
   let after = first.people.pageInfo.endCursor;
-  for (let page = 0; page < 2; page++) {
+  for (let page = 0; page < 3; page++) {
     const next = await data(
       `query($after: String) { people(first: 100, after: $after) { nodes { uid } pageInfo { hasNextPage endCursor } } }`,
       {
@@ -246,9 +246,9 @@ t.test("@ldapSearch: nodes, paging with opaque cursors, where, by, q, totalCount
     );
     for (const n of next.people.nodes) uids.add(n.uid);
     after = next.people.pageInfo.endCursor;
-    t.equal(next.people.pageInfo.hasNextPage, page === 0);
+    t.equal(next.people.pageInfo.hasNextPage, page < 2);
   }
-  t.equal(uids.size, 300, "three pages hold every person once");
+  t.equal(uids.size, 301, "four pages hold every person once");
 
   const where = await data(
     `{ people(first: 100, where: { city: { eq: "Paris" }, department: { eq: "Sales" } }) { totalCount nodes { uid } } }`,
