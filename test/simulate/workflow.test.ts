@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import t from "tap";
+import { nextSecond } from "../support/clock.ts";
 import { calendarsSection } from "../../src/config/index.ts";
 import { sampleEntries, sampleLdif } from "../../src/demo/index.ts";
 import { loadDefinitionFile, simulateWorkflow } from "../../src/simulate/index.ts";
@@ -84,6 +85,9 @@ t.test(
       });
       const waiting = await f.settled(instanceId, "WAITING");
       const dialog = [...waiting.calls.values()].find((call) => call.kind === "dialog")!;
+      // slapd stamps a change with whole seconds: the approval's write must fall in a later
+      // second than the start, or the directory "as it was" at the start already holds it.
+      await nextSecond();
       await completeDialog(f, {
         dialogId: (dialog as { dialogId: string }).dialogId,
         answer: { approved },
