@@ -260,7 +260,12 @@ t.test(
         ["early", "late"],
         "the log's order is the transactions' order",
       );
-      await eventually(() => consumer.kept.length === 2, { what: "both events replicated" });
+      // The walsender decodes once both commits are flushed; on a loaded machine that took
+      // more than the default 15 s once.
+      await eventually(() => consumer.kept.length === 2, {
+        what: "both events replicated",
+        timeout: 60_000,
+      });
       await consumer.stop();
       t.same(
         consumer.kept.map((e) => e.streamId),
