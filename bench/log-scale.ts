@@ -1,3 +1,5 @@
+import type pg from "pg";
+import type { Queryable } from "../src/db/index.ts";
 import { newEventId } from "../src/store/append.ts";
 import { copyEvents, type EventCopyRow } from "../src/store/copy-events.ts";
 import {
@@ -5,6 +7,8 @@ import {
   EventStore,
   logPositionColumns,
   logPositionOf,
+  readAll,
+  type LogPosition,
   type LogPositionRow,
 } from "../src/store/index.ts";
 import {
@@ -51,6 +55,43 @@ interface Row {
   readonly atP99: number;
   readonly pageP50: number;
   readonly pageP99: number;
+  /** PostgreSQL's own planning and execution time (EXPLAIN ANALYZE), free of client scheduling. */
+  readonly atServerP50: number;
+  readonly pageServerP50: number;
+}
+
+/** Look-ups and pages also timed inside PostgreSQL, one in this many. */
+const SERVER_EVERY = 10;
+
+const AT_SQL = `SELECT e.position, e.data FROM events AS e
+  WHERE e.stream_id = $1 AND e.occurred_at <= $2
+  ORDER BY e.stream_version DESC LIMIT 1`;
+
+/**
+ * PostgreSQL's own time for one query, planning and execution, in milliseconds. On a machine
+ * busy with other work, a client's round trip measures its wait for a core as much as the
+ * query; this is the query.
+ */
+async function serverMs(pool: pg.Pool, text: string, values: unknown[]): Promise<number> {
+  const result = await pool.query<{ "QUERY PLAN": [Record<string, number>] }>(
+    `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
+    values,
+  );
+  const plan = result.rows[0]!["QUERY PLAN"][0];
+  return plan["Planning Time"]! + plan["Execution Time"]!;
+}
+
+/** The statement the store's `readAll` sends for a page after `after`, without running it. */
+async function readAllStatement(after: LogPosition): Promise<{ text: string; values: unknown[] }> {
+  let statement = { text: "", values: [] as unknown[] };
+  const recorder = {
+    query(config: { text: string; values: unknown[] }) {
+      statement = config;
+      return Promise.resolve({ rows: [] });
+    },
+  } as unknown as Queryable;
+  await readAll(recorder, after, PAGE);
+  return statement;
 }
 
 /** Generated event `n` (from 0): its stream and version, interleaved within each batch. */
@@ -135,25 +176,17 @@ export async function logScaleBenchmark(): Promise<void> {
       });
 
       const at: number[] = [];
+      const atServer: number[] = [];
       for (let i = 0; i < SAMPLES; i++) {
         const moment = new Date(START_MOMENT + Math.floor(Math.random() * filled) * STEP_MS);
         const stream = randomStream();
-        at.push(
-          ms(
-            await time(() =>
-              pool.query(
-                `SELECT e.position, e.data FROM events AS e
-                  WHERE e.stream_id = $1 AND e.occurred_at <= $2
-                  ORDER BY e.stream_version DESC LIMIT 1`,
-                [stream, moment],
-              ),
-            ),
-          ),
-        );
+        at.push(ms(await time(() => pool.query(AT_SQL, [stream, moment]))));
+        if (i % SERVER_EVERY === 0) atServer.push(await serverMs(pool, AT_SQL, [stream, moment]));
       }
 
       // Cursors at random places of the log, taken from the log itself.
       const pages: number[] = [];
+      const pagesServer: number[] = [];
       for (let i = 0; i < SAMPLES / 10; i++) {
         const position = 1 + Math.floor(Math.random() * filled);
         const found = await pool.query<LogPositionRow>(
@@ -164,6 +197,10 @@ export async function logScaleBenchmark(): Promise<void> {
         if (!row) continue;
         const after = logPositionOf(row);
         pages.push(ms(await time(() => store.readAll({ after, limit: PAGE }))));
+        if (i % (SERVER_EVERY / 10) === 0) {
+          const statement = await readAllStatement(after);
+          pagesServer.push(await serverMs(pool, statement.text, statement.values));
+        }
       }
 
       const partitions = await pool.query<{ n: string }>(
@@ -180,6 +217,8 @@ export async function logScaleBenchmark(): Promise<void> {
         atP99: percentile(sorted(at), 99),
         pageP50: percentile(sorted(pages), 50),
         pageP99: percentile(sorted(pages), 99),
+        atServerP50: percentile(sorted(atServer), 50),
+        pageServerP50: percentile(sorted(pagesServer), 50),
       });
       process.stderr.write(`bench: log-scale: ${JSON.stringify(rows.at(-1))}\n`);
     }
@@ -196,13 +235,15 @@ export async function logScaleBenchmark(): Promise<void> {
       `at scale"). At each size, ${fmt(SAMPLES)} appends of one event to a random stream, one at a`,
       `time; ${fmt(SAMPLES)} \`at\` look-ups (a random stream's last event at or before a random`,
       `moment); ${fmt(SAMPLES / 10)} feed pages of ${fmt(PAGE)} events (\`readAll\`) after a random`,
-      "place in the log. Times in milliseconds.",
+      'place in the log. Times in milliseconds; the two "in PostgreSQL" columns are the',
+      `server's own planning and execution time (\`EXPLAIN ANALYZE\`) of one look-up in ${SERVER_EVERY}`,
+      "and every feed page, free of the client's wait for a core on a busy machine.",
       "",
-      "| events | partitions | fill (events/s) | appends/s | append p99 | `at` p50 | `at` p99 | feed page p50 | feed page p99 |",
-      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "| events | partitions | fill (events/s) | appends/s | append p99 | `at` p50 | `at` p99 | `at` in PostgreSQL p50 | feed page p50 | feed page p99 | feed page in PostgreSQL p50 |",
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
       ...rows.map(
         (r) =>
-          `| ${fmt(r.events)} | ${r.partitions} | ${fmt(r.copyPerSecond)} | ${fmt(r.appendPerSecond)} | ${fmt(r.appendP99, 2)} | ${fmt(r.atP50, 2)} | ${fmt(r.atP99, 2)} | ${fmt(r.pageP50, 2)} | ${fmt(r.pageP99, 2)} |`,
+          `| ${fmt(r.events)} | ${r.partitions} | ${fmt(r.copyPerSecond)} | ${fmt(r.appendPerSecond)} | ${fmt(r.appendP99, 2)} | ${fmt(r.atP50, 2)} | ${fmt(r.atP99, 2)} | ${fmt(r.atServerP50, 3)} | ${fmt(r.pageP50, 2)} | ${fmt(r.pageP99, 2)} | ${fmt(r.pageServerP50, 2)} |`,
       ),
     ].join("\n"),
   );
