@@ -78,6 +78,7 @@ for (const [name, rate] of Object.entries(RATES)) {
 
 const MIB = 1024 * 1024;
 const RESULTS = path.resolve(import.meta.dirname, "results");
+const resultsBase = path.join(RESULTS, `soak-${SIZE_NAME}`);
 const stamp = (message: string) =>
   process.stderr.write(`soak: ${new Date().toISOString().slice(11, 19)} ${message}\n`);
 
@@ -201,19 +202,52 @@ dir = "workflows"
     }
   };
   await takeSample(newWindow());
-  while (Date.now() - began < HOURS * 3_600_000) {
+  // Stopped early (SIGINT, SIGTERM: a session ends before the soak), the samples so far are
+  // the result, marked with the hours they cover.
+  const stopRequested = new AbortController();
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      stamp(`${signal}: stopping after this window`);
+      stopRequested.abort();
+    });
+  }
+  const end = began + HOURS * 3_600_000;
+  while (Date.now() < end && !stopRequested.signal.aborted) {
     const next = began + samples.length * EVERY_MS!;
-    await pause(Math.max(0, Math.min(next, began + HOURS * 3_600_000) - Date.now()));
+    await pause(Math.max(0, Math.min(next, end) - Date.now()), undefined, {
+      signal: stopRequested.signal,
+    }).catch(() => undefined);
     const ended = window;
     window = newWindow();
     await takeSample(ended);
+    // Every window's results are written at once, so a soak that is stopped (or dies) leaves
+    // its curve so far.
+    await writeResults(samples, importSeconds, (Date.now() - began) / 3_600_000);
   }
   stop.abort();
   await load;
+  stamp(
+    `samples in ${resultsBase}.json and .csv, chart in ${resultsBase}.png, table in bench/RESULTS.md`,
+  );
+} finally {
+  for (const part of parts.reverse()) await stopSoakPart(part);
+  await sample.close();
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+}
 
+/** The samples so far as JSON, CSV, a chart and bench/RESULTS.md's table. */
+async function writeResults(
+  samples: readonly SoakSample[],
+  importSeconds: number,
+  hoursRun: number,
+): Promise<void> {
   mkdirSync(RESULTS, { recursive: true });
-  const base = path.join(RESULTS, `soak-${SIZE_NAME}`);
-  writeFileSync(`${base}.json`, JSON.stringify({ size: SIZE, hours: HOURS, samples }, null, 2));
+  const base = resultsBase;
+  writeFileSync(
+    `${base}.json`,
+    JSON.stringify({ size: SIZE, hours: HOURS, hoursRun, samples }, null, 2),
+  );
   const processNames = Object.keys(samples[0]!.memoryMiB);
   writeFileSync(
     `${base}.csv`,
@@ -225,26 +259,25 @@ dir = "workflows"
       { header: true },
     ),
   );
-  const title = `annal soak: ${fmt(SIZE)} entries, ${HOURS} h, sampled every ${option("every", "10m")}`;
+  const title = `annal soak: ${fmt(SIZE)} entries, ${fmt(hoursRun, 2)} h, sampled every ${option("every", "10m")}`;
   await writePng(soakSvg(title, samples), `${base}.png`);
-  recordResults("soak", soakMarkdown(samples, importSeconds, processNames));
-  stamp(`samples in ${base}.json and .csv, chart in ${base}.png, table in bench/RESULTS.md`);
-} finally {
-  for (const part of parts.reverse()) await stopSoakPart(part);
-  await sample.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  recordResults("soak", soakMarkdown(samples, importSeconds, processNames, hoursRun));
 }
 
 function soakMarkdown(
   samples: readonly SoakSample[],
   importSeconds: number,
   processNames: readonly string[],
+  hoursRun: number,
 ): string {
   const file = `results/soak-${SIZE_NAME}`;
+  const ran =
+    hoursRun + 1 / 60 < HOURS
+      ? `Ran ${fmt(hoursRun, 2)} h of the ${HOURS} h asked (stopped early, or still running when written).`
+      : `Ran ${fmt(hoursRun, 2)} h.`;
   return `## Soak${SIZE === 1_000_000 ? "" : `, ${fmt(SIZE)} entries`}
 
-Command: \`npm run soak --${sizeOption()} --hours ${HOURS} --every ${option("every", "10m")}\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run soak --${sizeOption()} --hours ${HOURS} --every ${option("every", "10m")}\` (run ${new Date().toISOString().slice(0, 10)}). ${ran}
 Machine: ${machine()}; OpenLDAP slapd from Debian, on loopback.
 
 annal as three processes (\`--only workers\`, \`api\`, \`projector\`) over ${fmt(SIZE)} people:
