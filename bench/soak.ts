@@ -206,8 +206,9 @@ dir = "workflows"
   // the result, marked with the hours they cover.
   const stopRequested = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      stamp(`${signal}: stopping after this window`);
+    // `on`, not `once`: npm passes a Ctrl-C on to its child, so one arrives twice.
+    process.on(signal, () => {
+      if (!stopRequested.signal.aborted) stamp(`${signal}: stopping after this window`);
       stopRequested.abort();
     });
   }

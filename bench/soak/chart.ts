@@ -149,6 +149,10 @@ export async function writePng(svg: string, file: string): Promise<void> {
     executablePath: CHROMIUM,
     headless: true,
     args: [...CHROMIUM_ARGS],
+    // Playwright's own handlers end the process on SIGINT; the soak's end it with its results.
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
   });
   try {
     const page = context.pages()[0] ?? (await context.newPage());
