@@ -5,7 +5,10 @@ import { loadDirectorySchema, type DirectorySchema } from "../directory/index.ts
 import type { Pool } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
-import { seedDemoHistory, startDemoDirectory } from "../demo/index.ts";
+import { ACCESS_REQUEST, seedDemoHistory, startDemoDirectory } from "../demo/index.ts";
+import { enactPast } from "../simulate/index.ts";
+import { calendarsOf } from "../time/index.ts";
+import type { Definitions } from "../workflow/index.ts";
 import type { Stoppable } from "./lifecycle.ts";
 import type { AnnalPart } from "./parts.ts";
 
@@ -18,6 +21,8 @@ export interface DirectoryOptions {
   readonly log: Logger;
   /** Start the demo slapd of `[directory.demo]` (the default); `annal import` connects only. */
   readonly startDemo?: boolean;
+  /** The deployed workflows: the demo's seeded past runs its access requests with them. */
+  readonly workflows?: Definitions;
 }
 
 /** The directory as the rest of annal sees it; every member undefined without one. */
@@ -91,8 +96,33 @@ export async function startDirectory(options: DirectoryOptions): Promise<Running
       normalizer: createNormalizer(schema, directory),
       base: directory.base,
       log: log.child({ component: "capture" }),
-      ...(directory.demo?.history ? { beforeFirstImport: seedDemoHistory } : {}),
+      ...(directory.demo?.history ? { beforeFirstImport: demoHistory(options) } : {}),
     },
     stop,
+  };
+}
+
+/**
+ * The demo's past, written on its first start: the directory's story and, where the demo's
+ * access request is deployed, past requests run by the engine (`enactPast`, a scratch database
+ * on a moved clock) over that story.
+ */
+function demoHistory(options: DirectoryOptions): CaptureContext["beforeFirstImport"] {
+  const { config, pool, workflows } = options;
+  const calendars = config.calendars.length > 0 ? calendarsOf(config.calendars) : undefined;
+  return (context) => {
+    const now = new Date();
+    if (!workflows?.current(ACCESS_REQUEST)) return seedDemoHistory(context, now);
+    return seedDemoHistory(context, now, (plans, directoryAt) =>
+      enactPast({
+        live: pool,
+        definitions: workflows,
+        plans,
+        directoryAt,
+        base: context.base,
+        ...(calendars ? { calendars } : {}),
+        until: now,
+      }),
+    );
   };
 }

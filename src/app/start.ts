@@ -120,7 +120,14 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
     // a deployed version stops start-up here (WF_DEFINITION_BUNDLE_CHANGED).
     const workflows = await deployDefinitions({ pool: database.pool, store, prepared, log });
 
-    const directory = await startDirectory({ config, pool: database.pool, store, parts, log });
+    const directory = await startDirectory({
+      config,
+      pool: database.pool,
+      store,
+      parts,
+      log,
+      workflows,
+    });
     started.add("directory", () => directory.stop());
 
     // The demo's mail catcher, where the endpoints that send mail run.

@@ -3,7 +3,10 @@
  * is given 90 days of plausible history that ends exactly in the directory as it is. Every
  * entry was there 90 days ago, but for six people hired since (each added to their groups);
  * five people changed title, three moved from one group to another, one person left (deleted,
- * and taken out of her group), and one was added to a group by an approved access request.
+ * and taken out of her group). Given the deployed access request (`enact`), nine people asked
+ * to join a group over those weeks (`requests.ts`): the requests are run by the real engine on
+ * a moved clock, their events appended as it recorded them, and the memberships the approved
+ * ones added are changes caused by the approving step, as capture would have recorded them.
  *
  * Each change is an event with its past `occurredAt`, marked `demo: true` and
  * `source: "demo-history"` in its metadata, and appended in the order of those moments, so
@@ -19,7 +22,9 @@ import {
 } from "../capture/index.ts";
 import { withTransaction } from "../db/index.ts";
 import { entryStream, type EntryState } from "../events/index.ts";
+import type { DirectoryAt } from "../history/index.ts";
 import { appendToStreams, type StreamAppend } from "../store/index.ts";
+import { requestStory, type EnactPast, type EnactedWrite, type RequestPlan } from "./requests.ts";
 
 const DAY = 24 * 3600 * 1000;
 /** Who made the demo's past changes: the directory's administrator, as HR's tools bind. */
@@ -34,26 +39,45 @@ interface Edit {
   /** The same backwards: the state before, given the state after. */
   readonly undo: (after: EntryState | null) => EntryState | null;
   readonly story: string;
+  /** What the change's event says beyond the story (a request's write: its cause). */
+  readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
 /**
  * Seeds the demo's past into the log (see the module's comment). Returns the events appended.
  * Called once, before the first import; the states it ends in are the directory's own.
  */
-export async function seedDemoHistory(context: CaptureContext, now = new Date()): Promise<number> {
+export async function seedDemoHistory(
+  context: CaptureContext,
+  now = new Date(),
+  enact?: EnactPast,
+): Promise<number> {
   const states = await currentStates(context);
-  const edits = demoStory(states, now);
-  // Back from today's states through every edit, newest first: the states 90 days ago.
-  const initial = new Map<string, EntryState | null>(states);
-  for (const edit of [...edits].sort((a, b) => b.at.getTime() - a.at.getTime())) {
-    initial.set(edit.uuid, edit.undo(initial.get(edit.uuid) ?? null));
-  }
+  const taken = new Set<string>();
+  const edits = demoStory(states, now, taken);
+  const plans = enact ? requestStory(states, taken, now) : [];
+  const enacted =
+    enact && plans.length > 0
+      ? await enact(plans, pastDirectory(withoutRequesters(before(states, edits), plans), edits))
+      : undefined;
+  edits.push(...(enacted?.writes ?? []).flatMap((write) => requestEdit(states, write)));
+  const initial = before(states, edits);
   const start = atHour(now, 90, 8, 0);
-  const batches: StreamAppend[][] = [
-    [...initial]
-      .filter((entry): entry is [string, EntryState] => entry[1] !== null)
-      .flatMap(([uuid, state]) => eventsOf(uuid, null, state, start, "the directory 90 days ago")),
+  const moments: { at: Date; batch: StreamAppend[] }[] = [
+    {
+      at: start,
+      batch: [...initial]
+        .filter((entry): entry is [string, EntryState] => entry[1] !== null)
+        .flatMap(([uuid, state]) =>
+          eventsOf(uuid, null, state, start, "the directory 90 days ago"),
+        ),
+    },
   ];
+  // The engine's events first: at one moment, the step that wrote comes before its change.
+  for (const { streamId, event } of enacted?.events ?? []) {
+    const metadata = { ...event.metadata, demo: true };
+    moments.push({ at: event.occurredAt, batch: [{ streamId, events: [{ ...event, metadata }] }] });
+  }
   const current = new Map(initial);
   const byMoment = Map.groupBy(
     [...edits].sort((a, b) => a.at.getTime() - b.at.getTime()),
@@ -65,15 +89,90 @@ export async function seedDemoHistory(context: CaptureContext, now = new Date())
       const before = current.get(edit.uuid) ?? null;
       const after = edit.apply(before);
       current.set(edit.uuid, after);
-      batch.push(...eventsOf(edit.uuid, before, after, edit.at, edit.story));
+      batch.push(...eventsOf(edit.uuid, before, after, edit.at, edit.story, edit.metadata));
     }
-    batches.push(batch);
+    moments.push({ at: moment[0]!.at, batch });
   }
+  // A stable sort: each stream's events stay in the order they were made.
+  moments.sort((a, b) => a.at.getTime() - b.at.getTime());
   return withTransaction(context.pool, async (tx) => {
     let appended = 0;
-    for (const batch of batches) appended += await appendToStreams(tx, batch);
+    for (const { batch } of moments) appended += await appendToStreams(tx, batch);
     return appended;
   });
+}
+
+/** Back from today's states through every edit, newest first: the states 90 days ago. */
+function before(
+  states: ReadonlyMap<string, EntryState>,
+  edits: readonly Edit[],
+): Map<string, EntryState | null> {
+  const initial = new Map<string, EntryState | null>(states);
+  for (const edit of [...edits].sort((a, b) => b.at.getTime() - a.at.getTime())) {
+    initial.set(edit.uuid, edit.undo(initial.get(edit.uuid) ?? null));
+  }
+  return initial;
+}
+
+/** The states with each requester out of the group they ask for: the approval adds them. */
+function withoutRequesters(
+  initial: Map<string, EntryState | null>,
+  plans: readonly RequestPlan[],
+): Map<string, EntryState | null> {
+  for (const plan of plans) {
+    const found = [...initial].find(
+      ([, s]) =>
+        s !== null && /,ou=groups,/i.test(s.dn) && first(s, "cn") === plan.parameters.group,
+    );
+    const member = plan.startedBy.dn;
+    if (!found || !member) continue;
+    initial.set(found[0], membership(found[0], member, "remove", plan.at, "").apply(found[1]));
+  }
+  return initial;
+}
+
+/** The directory at a past moment: the story's states up to it, for the requests' steps. */
+function pastDirectory(
+  initial: ReadonlyMap<string, EntryState | null>,
+  edits: readonly Edit[],
+): (at: Date) => Promise<DirectoryAt> {
+  const sorted = [...edits].sort((a, b) => a.at.getTime() - b.at.getTime());
+  return async (at) => {
+    const states = new Map(initial);
+    for (const edit of sorted) {
+      if (edit.at.getTime() > at.getTime()) break;
+      states.set(edit.uuid, edit.apply(states.get(edit.uuid) ?? null));
+    }
+    return {
+      at,
+      entries: [...states.values()]
+        .filter((state): state is EntryState => state !== null)
+        .map((state) => ({ dn: state.dn, attributes: state.attributes })),
+      until: sorted.find((edit) => edit.at.getTime() > at.getTime())?.at ?? null,
+    };
+  };
+}
+
+/** A member a request's step added, as the story's change, caused by that step. */
+function requestEdit(states: ReadonlyMap<string, EntryState>, enacted: EnactedWrite): Edit[] {
+  const { write } = enacted;
+  const members = write.values?.member?.added ?? [];
+  const group = [...states].find(([, s]) => s.dn.toLowerCase() === write.dn.toLowerCase());
+  if (write.operation !== "modify" || !group) return [];
+  return members.map((member) => ({
+    ...membership(
+      group[0],
+      member,
+      "add",
+      new Date(write.at),
+      `access request: ${member} joined ${first(group[1], "cn")}, approved by ${write.as ?? "?"}`,
+    ),
+    metadata: {
+      actor: write.as ?? HR,
+      causationId: enacted.stepEvent,
+      correlationId: enacted.instanceId,
+    },
+  }));
 }
 
 /** Every entry under the base as capture records it, by entryUUID. */
@@ -100,6 +199,7 @@ function eventsOf(
   after: EntryState | null,
   at: Date,
   story: string,
+  metadata: Readonly<Record<string, unknown>> = {},
 ): StreamAppend[] {
   const stamped = after && stampedAt(after, at, before === null);
   const built = changeBetween(uuid, before, stamped);
@@ -113,7 +213,7 @@ function eventsOf(
           type: built.eventType,
           data: change,
           occurredAt: at,
-          metadata: { actor: HR, source: "demo-history", demo: true, story },
+          metadata: { actor: HR, ...metadata, source: "demo-history", demo: true, story },
         },
       ],
     },
@@ -134,14 +234,13 @@ function stampedAt(state: EntryState, at: Date, created: boolean): EntryState {
 }
 
 /** The story's edits, chosen from today's entries so that it ends in them. */
-function demoStory(states: ReadonlyMap<string, EntryState>, now: Date): Edit[] {
+function demoStory(states: ReadonlyMap<string, EntryState>, now: Date, taken: Set<string>): Edit[] {
   const entries = [...states].sort(([, a], [, b]) => a.dn.localeCompare(b.dn));
   const people = entries.filter(([, s]) => has(s, "objectClass", "inetOrgPerson"));
   const groups = entries.filter(
     ([, s]) => has(s, "objectClass", "groupOfNames") && /,ou=groups,/i.test(s.dn),
   );
   const groupsOf = (dn: string) => groups.filter(([, g]) => has(g, "member", dn));
-  const taken = new Set<string>();
   /** `count` of those that fit and are not in the story yet, spread over the directory. */
   const choose = (pool: typeof people, count: number, fits: (s: EntryState) => boolean) => {
     const fitting = pool.filter(([uuid, state]) => !taken.has(uuid) && fits(state));
@@ -221,18 +320,6 @@ function demoStory(states: ReadonlyMap<string, EntryState>, now: Date): Edit[] {
     edits.push(membership(group, leaverDn, "remove", plus(at, 2), story));
   }
 
-  // An access request, approved by the group's owner.
-  const requester = choose(people, 1, (s) => groupsOf(s.dn).some(([, g]) => g.attributes.owner));
-  for (const [, person] of requester) {
-    const [group, state] = groupsOf(person.dn).find(([, g]) => g.attributes.owner)!;
-    const owner = states.get(
-      [...states].find(
-        ([, s]) => s.dn.toLowerCase() === first(state, "owner").toLowerCase(),
-      )?.[0] ?? "",
-    );
-    const story = `access request: ${first(person, "displayName")} asked for ${first(state, "cn")}, approved by ${owner ? first(owner, "displayName") : "its owner"}`;
-    edits.push(membership(group, person.dn, "add", atHour(now, 16, 10, 20), story));
-  }
   return edits;
 }
 

@@ -23,3 +23,10 @@ export {
   type DemoMailCatcher,
 } from "./mail-catcher.ts";
 export { seedDemoHistory } from "./history.ts";
+export {
+  ACCESS_REQUEST,
+  type EnactPast,
+  type EnactedWrite,
+  type PlannedAnswer,
+  type RequestPlan,
+} from "./requests.ts";

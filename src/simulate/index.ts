@@ -21,6 +21,14 @@ export { simulateWorkflow, type WorkflowSimulationOptions } from "./workflow.ts"
 export { reportLines, type InstanceComparison, type SimulationReport } from "./report.ts";
 export type { DirectoryWrite } from "./writes.ts";
 export {
+  enactPast,
+  type Enacted,
+  type EnactedEvent,
+  type EnactOptions,
+  type PastDialogAnswer,
+  type PastStartPlan,
+} from "./enact.ts";
+export {
   accessReportLines,
   loadAccessFile,
   simulateAccess,

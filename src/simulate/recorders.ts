@@ -41,13 +41,17 @@ export interface Recording {
  */
 export class Recorders {
   readonly recording: Recording = { writes: [], calls: [] };
-  readonly #live: Pool;
+  readonly #past: (at: Date) => Promise<DirectoryAt>;
   readonly #scratch: Pool;
   readonly #base: string;
   #snapshot: DirectoryAt | undefined;
 
-  constructor(live: Pool, scratch: Pool, base: string) {
-    this.#live = live;
+  /**
+   * `past` is the live database, whose history projection gives the directory at a moment, or
+   * a function that gives it (the demo's seeded past, before any projection has it).
+   */
+  constructor(past: Pool | ((at: Date) => Promise<DirectoryAt>), scratch: Pool, base: string) {
+    this.#past = typeof past === "function" ? past : (at) => directoryAt(past, at);
     this.#scratch = scratch;
     this.#base = base;
   }
@@ -142,7 +146,7 @@ export class Recorders {
       at.getTime() < held.at.getTime() ||
       (held.until !== null && at.getTime() >= held.until.getTime())
     ) {
-      this.#snapshot = await directoryAt(this.#live, at);
+      this.#snapshot = await this.#past(at);
     }
     return this.#snapshot!.entries;
   }
