@@ -113,8 +113,9 @@ function demoHistory(options: DirectoryOptions): CaptureContext["beforeFirstImpo
   return (context) => {
     const now = new Date();
     if (!workflows?.current(ACCESS_REQUEST)) return seedDemoHistory(context, now);
-    return seedDemoHistory(context, now, (plans, directoryAt) =>
-      enactPast({
+    return seedDemoHistory(context, now, async (plans, directoryAt) => {
+      const began = performance.now();
+      const enacted = await enactPast({
         live: pool,
         definitions: workflows,
         plans,
@@ -122,7 +123,11 @@ function demoHistory(options: DirectoryOptions): CaptureContext["beforeFirstImpo
         base: context.base,
         ...(calendars ? { calendars } : {}),
         until: now,
-      }),
-    );
+        log: context.log,
+      });
+      const ms = Math.round(performance.now() - began);
+      context.log.info({ requests: enacted.instances.length, ms }, "past access requests enacted");
+      return enacted;
+    });
   };
 }

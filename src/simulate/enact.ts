@@ -1,4 +1,5 @@
 import type { Pool } from "../db/index.ts";
+import type { Logger } from "../logger.ts";
 import type { DirectoryAt } from "../history/index.ts";
 import { startJobs } from "../jobs/index.ts";
 import { logOrder, type NewEvent } from "../store/index.ts";
@@ -73,6 +74,7 @@ export interface EnactOptions {
   readonly calendars?: Calendars;
   /** The clock stops here: what waits longer stays waiting. */
   readonly until: Date;
+  readonly log?: Pick<Logger, "warn">;
 }
 
 /**
@@ -125,84 +127,90 @@ export async function enactPast(options: EnactOptions): Promise<Enacted> {
       await jobs.stop();
     }
   } finally {
-    await scratch.drop();
+    // Dropping a database waits for a checkpoint: seconds on a busy server, which the first
+    // start need not wait for. A failure only leaves the scratch database behind; it says so.
+    scratch.drop().catch((error: unknown) => {
+      options.log?.warn(
+        { err: error },
+        "a scratch database of the demo's past requests could not be dropped",
+      );
+    });
   }
 }
 
-/** The loop: start what is due, advance, answer what is due, then on to the next moment. */
+/**
+ * Runs each plan alone, one after the other (their steps read the past given, not each
+ * other's writes): start it, advance it, answer its dialog when the answer is due, and move
+ * the clock to its next moment (an answer, an escalation, a deadline) until it ends or `until`.
+ */
 async function drive(deps: EngineDeps, options: EnactOptions): Promise<string[]> {
   const pool = deps.pool;
-  const plans = [...options.plans].sort((a, b) => a.at.getTime() - b.at.getTime());
-  const ids = new Map<PastStartPlan, string>();
-  /** Per plan: how many of its answers are given, and when the next one is due. */
-  const given = new Map<PastStartPlan, number>();
-  const due = new Map<PastStartPlan, Date>();
-  if (plans[0]) await setScratchClock(pool, plans[0].at);
-  for (let round = 0; round < 10_000; round++) {
-    const now = await databaseClock(pool);
-    for (const plan of plans) {
-      if (ids.has(plan) || plan.at.getTime() > now.getTime()) continue;
-      const { instanceId } = await startWorkflow(deps, {
-        name: plan.name,
-        parameters: plan.parameters,
-        as: plan.startedBy,
-        trusted: true,
-      });
-      ids.set(plan, instanceId);
-    }
-    await settle(deps, [...ids.values()]);
-    for (const [plan, id] of ids) {
-      const answer = plan.answers[given.get(plan) ?? 0];
-      const state = await loadInstance(pool, id);
+  const ids: string[] = [];
+  for (const plan of [...options.plans].sort((a, b) => a.at.getTime() - b.at.getTime())) {
+    await setScratchClock(pool, plan.at);
+    const { instanceId } = await startWorkflow(deps, {
+      name: plan.name,
+      parameters: plan.parameters,
+      as: plan.startedBy,
+      trusted: true,
+    });
+    ids.push(instanceId);
+    let given = 0;
+    let due: Date | undefined;
+    for (let round = 0; round < 1_000; round++) {
+      const now = await databaseClock(pool);
+      let state = await settle(deps, instanceId);
+      const answer = plan.answers[given];
       const dialog = [...(state?.calls.values() ?? [])].find(
         (call) => call.kind === "dialog" && call.state === "pending",
       );
-      if (!answer || !state || FINAL.has(state.status) || dialog?.kind !== "dialog") {
-        due.delete(plan);
-        continue;
+      if (!state || FINAL.has(state.status)) break;
+      if (answer && dialog?.kind === "dialog") {
+        if (!due && (dialog.escalation?.reached ?? 0) >= answer.atLevel) {
+          due = new Date(now.getTime() + answer.afterMs);
+        }
+        if (due && due.getTime() <= now.getTime()) {
+          await completeDialog(deps, {
+            dialogId: dialog.dialogId,
+            answer: answer.answer,
+            as: answer.as,
+          });
+          given++;
+          due = undefined;
+          state = await settle(deps, instanceId);
+          if (!state || FINAL.has(state.status)) break;
+        }
       }
-      const reached = dialog.escalation?.reached ?? 0;
-      if (!due.has(plan) && reached >= answer.atLevel) {
-        due.set(plan, new Date(now.getTime() + answer.afterMs));
-      }
-      if ((due.get(plan)?.getTime() ?? Infinity) > now.getTime()) continue;
-      await completeDialog(deps, {
-        dialogId: dialog.dialogId,
-        answer: answer.answer,
-        as: answer.as,
-      });
-      given.set(plan, (given.get(plan) ?? 0) + 1);
-      due.delete(plan);
+      const timer = await pool.query<{ due: Date | null }>(
+        `SELECT min(due_at) AS due FROM workflow_timers
+          WHERE instance_id = $1 AND due_at > annal_now()`,
+        [instanceId],
+      );
+      const moments = [due, timer.rows[0]?.due ?? undefined]
+        .filter((moment): moment is Date => moment !== undefined)
+        .map((moment) => moment.getTime());
+      const next = Math.min(...moments);
+      if (moments.length === 0 || next > options.until.getTime()) break;
+      await setScratchClock(pool, new Date(next));
+      await pool.query("DELETE FROM workflow_timers WHERE instance_id = $1 AND due_at <= $2", [
+        instanceId,
+        new Date(next),
+      ]);
     }
-    await settle(deps, [...ids.values()]);
-    const timer = await pool.query<{ due: Date | null }>(
-      "SELECT min(due_at) AS due FROM workflow_timers WHERE due_at > annal_now()",
-    );
-    const moments = [
-      ...plans.filter((plan) => !ids.has(plan)).map((plan) => plan.at),
-      ...due.values(),
-      ...(timer.rows[0]?.due ? [timer.rows[0].due] : []),
-    ].map((moment) => moment.getTime());
-    const next = Math.min(...moments);
-    if (moments.length === 0 || next > options.until.getTime()) break;
-    if (next > now.getTime()) await setScratchClock(pool, new Date(next));
-    await pool.query("DELETE FROM workflow_timers WHERE due_at <= annal_now()");
   }
-  return plans.flatMap((plan) => (ids.has(plan) ? [ids.get(plan)!] : []));
+  return ids;
 }
 
-/** Advances every live instance until none moves. */
-async function settle(deps: EngineDeps, instanceIds: readonly string[]): Promise<void> {
-  for (let round = 0; round < 1_000; round++) {
-    let moved = false;
-    for (const id of instanceIds) {
-      const before = await loadInstance(deps.pool, id);
-      if (!before || FINAL.has(before.status)) continue;
-      await advanceInstance(deps, id);
-      moved ||= (await loadInstance(deps.pool, id))?.version !== before.version;
-    }
-    if (!moved) return;
+/** Advances the instance until it waits or ends; its state then. */
+async function settle(deps: EngineDeps, instanceId: string): Promise<InstanceState | undefined> {
+  let state = await loadInstance(deps.pool, instanceId);
+  for (let round = 0; round < 1_000 && state && !FINAL.has(state.status); round++) {
+    await advanceInstance(deps, instanceId);
+    const after = await loadInstance(deps.pool, instanceId);
+    if (after?.version === state.version) return after;
+    state = after;
   }
+  return state;
 }
 
 /** Everything the engine appended in the scratch database, in log order. */

@@ -69,7 +69,12 @@ function fixOidcPort(toml: string): string {
 const env = { LDAP_PASSWORD: "annal-demo" };
 const config = await loadConfig({ configPath, cwd: dir, env });
 const started = Date.now();
-const annal = await startAnnal({ config, log: pino({ level: "warn" }) });
+const logLines: { msg?: string; ms?: number; level?: number }[] = [];
+const log = pino(
+  { level: "info" },
+  { write: (line: string) => void logLines.push(JSON.parse(line) as (typeof logLines)[0]) },
+);
+const annal = await startAnnal({ config, log });
 t.teardown(() => annal.stop());
 const pool = db.pool;
 
@@ -81,6 +86,14 @@ t.test("the first start seeds past access requests, as the deployed engine ran t
       (await pool.query("SELECT 1 FROM events WHERE type = 'EntrySnapshot' LIMIT 1")).rowCount ||
       undefined,
     { what: "the first import, after the seeded past", timeout: 240_000 },
+  );
+  const enacted = logLines.find((line) => line.msg === "past access requests enacted");
+  t.comment(`the first import was under way ${Date.now() - started} ms after the start`);
+  t.comment(`the past requests took ${enacted?.ms} ms of it`);
+  t.same(
+    logLines.filter((line) => (line.level ?? 0) >= 40),
+    [],
+    "no warnings",
   );
   const head = await annal.store.head();
   for (const projection of allProjections) {
@@ -142,5 +155,6 @@ t.test("the README's simulation over the seeded past reports them and what diffe
   t.ok(report.summary.writes.deployed > report.summary.writes.simulated);
   const table = await runAnnal(args, { cwd: REPO, env: { ...env, ANNAL_CONFIG: configPath } });
   t.equal(table.code, 0, table.stderr);
+  writeFileSync(path.join(dir, "report.txt"), table.stdout);
   t.comment(table.stdout);
 });
