@@ -164,8 +164,9 @@ function requestEdit(states: ReadonlyMap<string, EntryState>, enacted: EnactedWr
       group[0],
       member,
       "add",
-      new Date(write.at),
-      `access request: ${member} joined ${first(group[1], "cn")}, approved by ${write.as ?? "?"}`,
+      // As capture records it: slapd stamps whole seconds, and its change comes after the step.
+      new Date(Math.floor(Date.parse(write.at) / 1000) * 1000 + 1000),
+      `access request: ${nameOf(states, member)} asked for ${first(group[1], "cn")}, approved by ${write.as ? nameOf(states, write.as) : "its owner"}`,
     ),
     metadata: {
       actor: write.as ?? HR,
@@ -342,6 +343,12 @@ function membership(
   return change === "add"
     ? { at, uuid: group, apply: add, undo: remove, story }
     : { at, uuid: group, apply: remove, undo: add, story };
+}
+
+/** A person's display name, by DN (the DN itself for one not in the directory). */
+function nameOf(states: ReadonlyMap<string, EntryState>, dn: string): string {
+  const person = [...states.values()].find((s) => s.dn.toLowerCase() === dn.toLowerCase());
+  return (person && first(person, "displayName")) || dn;
 }
 
 function withValues(state: EntryState, attribute: string, values: string[]): EntryState {

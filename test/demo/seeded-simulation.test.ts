@@ -136,6 +136,13 @@ t.test("the first start seeds past access requests, as the deployed engine ran t
       WHERE e.type = 'EntryModified' AND e.metadata->>'source' = 'demo-history'`,
   );
   t.equal(caused.rows[0]!.n, outcomes.filter((o) => o === "approved").length);
+  const stories = await pool.query<{ story: string }>(
+    `SELECT metadata->>'story' AS story FROM events WHERE metadata->>'story' LIKE 'access request:%'`,
+  );
+  t.equal(stories.rowCount, caused.rows[0]!.n);
+  for (const { story } of stories.rows) {
+    t.match(story, /^access request: [A-Z][^,=]+ asked for [\w-]+, approved by [A-Z][^,=]+$/);
+  }
 });
 
 t.test("the README's simulation over the seeded past reports them and what differs", async (t) => {

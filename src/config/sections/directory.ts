@@ -151,7 +151,7 @@ function demo(ctx: SectionContext) {
           .meta({ description: "The demo slapd's database and configuration." }),
         history: z.boolean({ error: "expected true or false" }).default(true).meta({
           description:
-            "Give the demo a past: on the first start, 90 days of hires, title changes, group moves, a leaver and an access request are written to the log (marked `demo: true`) before the import, ending in the directory as it is.",
+            "Give the demo a past: on the first start, 90 days of hires, title changes, group moves and a leaver are written to the log (marked `demo: true`) before the import, ending in the directory as it is; where the demo's `access-request` workflow is deployed, also nine access requests of the last nine weeks (approved, denied, escalated, one expired), run by the workflow engine on a moved clock in a scratch database, for `annal simulate` to compare with.",
         }),
       },
       { error: "expected a table: [directory.demo]" },
