@@ -34,6 +34,9 @@ export const PAUSE_POINTS = [
   // src/store/append.ts: the events are inserted (their transaction id and positions are
   // drawn) and the transaction has not committed; the subject is the stream id.
   "store.append.afterInsert",
+  // src/store/notify.ts: a pool's notifier is about to announce committed appends (its one
+  // notification in flight); no subject.
+  "store.notify.beforeSend",
   // src/graphql/directives/mutations.ts: a mutation has written to the directory and its
   // afterWrite has returned; the answer comes next. The subject is the entry's DN.
   "graphql.mutation.written",

@@ -17,6 +17,7 @@ export {
   isDatabaseUnreachable,
   logLoopFailure,
 } from "./errors.ts";
+export { afterCommit } from "./after-commit.ts";
 export { sideConnection } from "./side-connection.ts";
 export { closeSessionLocks, trySessionLock, type SessionLock } from "./session-locks.ts";
 export {

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { DatabaseBusyError, isDatabaseUnreachable } from "./errors.ts";
+import { transactionClosed, transactionOpened } from "./after-commit.ts";
 import { closeSessionLocks } from "./session-locks.ts";
 import { parseTimestamptz } from "./timestamps.ts";
 
@@ -151,22 +152,26 @@ function guarded(pool: Pool): Pool {
 
 /**
  * Runs `work` inside one transaction on a client of its own, committing when it resolves and
- * rolling back when it throws.
+ * rolling back when it throws. What `work` registered with `afterCommit` runs once it commits.
  */
 export async function withTransaction<T>(
   pool: Pool,
   work: (tx: PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  let committed = false;
   try {
     await client.query("BEGIN");
+    transactionOpened(client, pool);
     const result = await work(client);
-    await client.query("COMMIT");
+    // A transaction a failed statement aborted answers COMMIT with ROLLBACK.
+    committed = (await client.query("COMMIT")).command === "COMMIT";
     return result;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
     throw error;
   } finally {
+    transactionClosed(client, committed);
     client.release();
   }
 }
@@ -224,20 +229,24 @@ export async function withPipelinedTransaction<T>(
   const begun = client.query("BEGIN");
   // Awaited below; its failure also fails every statement after it.
   begun.catch(() => {});
+  transactionOpened(client, pool);
+  let committed = false;
   try {
     const result = await work(client);
     await begun;
-    const committed = await client.query("COMMIT");
+    const ended = await client.query("COMMIT");
     // PostgreSQL answers COMMIT in a failed transaction with ROLLBACK, not an error: a
     // statement of `work` that failed unobserved must not pass for committed.
-    if (committed.command !== "COMMIT") {
-      throw new Error(`the transaction was rolled back (${committed.command}), not committed`);
+    if (ended.command !== "COMMIT") {
+      throw new Error(`the transaction was rolled back (${ended.command}), not committed`);
     }
+    committed = true;
     return result;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
     throw error;
   } finally {
+    transactionClosed(client, committed);
     client.release();
   }
 }

@@ -1,7 +1,8 @@
 import type { PoolClient, Queryable } from "../db/index.ts";
 import { eventsAppended } from "../metrics.ts";
-import { EVENTS_CHANNEL, checkExpectedVersion, newEventId } from "./append.ts";
+import { checkExpectedVersion, newEventId } from "./append.ts";
 import { copyEvents, type EventCopyRow } from "./copy-events.ts";
+import { EVENTS_CHANNEL, announceAppend } from "./notify.ts";
 import type { ExpectedVersion, NewEvent } from "./types.ts";
 
 export interface StreamAppend {
@@ -134,7 +135,8 @@ export async function appendToStreams(
   }
   if (rows.length === 0) return 0;
   await copyEvents(tx, rows);
-  await tx.query("SELECT pg_notify($1, '')", [EVENTS_CHANNEL]);
+  // Announced once the caller's transaction commits, or inside it (`announceAppend`).
+  if (announceAppend(tx).inStatement) await tx.query("SELECT pg_notify($1, '')", [EVENTS_CHANNEL]);
   eventsAppended.inc(rows.length);
   return rows.length;
 }

@@ -3,6 +3,7 @@ import type { Queryable } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import { WrongExpectedVersionError } from "./errors.ts";
 import { logOrder } from "./log-order.ts";
+import { EVENTS_CHANNEL, announceAppend } from "./notify.ts";
 import { eventColumns, recordedEventAt } from "./rows.ts";
 import type { ExpectedVersion, NewEvent, RecordedEvent } from "./types.ts";
 
@@ -14,9 +15,6 @@ import type { ExpectedVersion, NewEvent, RecordedEvent } from "./types.ts";
 export function newEventId(): string {
   return randomUUIDv7();
 }
-
-/** The channel an append notifies on commit; tailing readers LISTEN to it. */
-export const EVENTS_CHANNEL = "annal_events";
 
 export interface AppendResult {
   /** The stream's version after the append. */
@@ -62,6 +60,7 @@ export async function appendInTransaction(
   }
   checkExpectedVersion(streamId, expectedVersion, current);
 
+  const announcement = announceAppend(tx);
   const inserted = await tx.query<unknown[]>({
     text: `WITH inserted AS (
        INSERT INTO events (id, stream_id, stream_version, type, data, metadata, idempotency_key, occurred_at)
@@ -73,9 +72,10 @@ export async function appendInTransaction(
      ), stream AS (
        UPDATE streams SET version = $2::bigint + $9::bigint WHERE stream_id = $1
      ), notified AS (
-       SELECT pg_notify('${EVENTS_CHANNEL}', '')
+       SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE $10::boolean
      )
-     SELECT ${eventColumns("inserted")} FROM inserted, notified ORDER BY ${logOrder("inserted")}`,
+     SELECT ${eventColumns("inserted")} FROM inserted LEFT JOIN notified ON true
+      ORDER BY ${logOrder("inserted")}`,
     values: [
       streamId,
       current,
@@ -86,9 +86,11 @@ export async function appendInTransaction(
       fresh.map((e) => e.idempotencyKey ?? null),
       fresh.map((e) => e.occurredAt?.toISOString() ?? null),
       fresh.length,
+      announcement.inStatement,
     ],
     rowMode: "array",
   });
+  announcement.stored();
   // Positions are drawn and the transaction is in flight: where a test stops a writer to
   // show that readers wait for it (test/store/concurrency.test.ts).
   await pausePoint("store.append.afterInsert", streamId);
@@ -154,7 +156,8 @@ const EXPECTED_HOLDS = (v: string) =>
 /**
  * The one statement of an append (`appendInOneStatement`). Parameters: $1 the stream; $2 to
  * $7 one array each of ids, types, data, metadata, idempotency keys and occurrence times; $8
- * and $9 the expected version (`EXPECTED_HOLDS`).
+ * and $9 the expected version (`EXPECTED_HOLDS`); $10 whether it notifies in its own
+ * transaction (`announceAppend`).
  *
  * The stream's row is locked by its upsert, which checks the expected version against the row
  * as locked (the latest committed, not the statement's snapshot) and moves it on by the events
@@ -186,7 +189,7 @@ const APPEND_WITH_KEYS = `WITH input AS (
      FROM fresh AS f, stream AS st, counted AS c
    RETURNING *
  ), notified AS (
-   SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM inserted)
+   SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE $10::boolean AND EXISTS (SELECT 1 FROM inserted)
  ), recorded AS (
    SELECT 'inserted' AS origin, ${eventColumns("inserted")} FROM inserted
    UNION ALL
@@ -222,7 +225,7 @@ const APPEND_WITHOUT_KEYS = `WITH input AS (
      FROM input AS i, stream AS st
    RETURNING *
  ), notified AS (
-   SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM inserted)
+   SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE $10::boolean AND EXISTS (SELECT 1 FROM inserted)
  )
  SELECT st.version AS after_version, 'inserted' AS origin, ${eventColumns("r")}
    FROM (SELECT 1) AS one
@@ -248,6 +251,7 @@ export async function appendInOneStatement(
 ): Promise<AppendResult | undefined> {
   const [kind, number] = expectedParams(expectedVersion);
   const keyed = events.some((e) => e.idempotencyKey !== undefined);
+  const announcement = announceAppend(db);
   // Array rows: the stream's version after, the event's origin, then `eventColumns`.
   const result = await db.query<unknown[]>({
     // Prepared once per connection: planning these statements costs more than running them.
@@ -264,6 +268,7 @@ export async function appendInOneStatement(
       events.map((e) => e.occurredAt?.toISOString() ?? null),
       kind,
       number,
+      announcement.inStatement,
     ],
     rowMode: "array",
   });
@@ -272,6 +277,7 @@ export async function appendInOneStatement(
   const recorded = (origin: string) =>
     result.rows.filter((row) => row[1] === origin).map((row) => recordedEventAt(row, 2));
   const inserted = recorded("inserted").sort((a, b) => a.streamVersion - b.streamVersion);
+  if (inserted.length > 0) announcement.stored();
   const known = new Map(recorded("known").map((event) => [event.idempotencyKey!, event]));
   let next = 0;
   return {

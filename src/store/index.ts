@@ -1,6 +1,7 @@
 export { EventStore } from "./event-store.ts";
 export type { AppendOptions, ReadAllPage } from "./event-store.ts";
-export { EVENTS_CHANNEL, appendInTransaction } from "./append.ts";
+export { appendInTransaction } from "./append.ts";
+export { EVENTS_CHANNEL, EventsNotifier, eventsNotifier } from "./notify.ts";
 export type { AppendResult } from "./append.ts";
 export {
   readAll,
