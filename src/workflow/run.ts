@@ -4,8 +4,7 @@ import type { Calendars } from "../time/index.ts";
 import type { InstanceState } from "../../projections/workflows/index.ts";
 import type { EngineDeps } from "./advance.ts";
 import { provideBindings, type StepCause } from "./bindings.ts";
-import { own } from "./commit.ts";
-import { commitInGroup } from "./group-commit.ts";
+import { commit, own } from "./commit.ts";
 import type { RetryPolicy, WorkflowDefinition } from "./define.ts";
 import { recordError } from "./errors.ts";
 import { ReplayFlow, Suspend, toJson, type ReplayDeps } from "./flow.ts";
@@ -172,7 +171,7 @@ export class InstanceRun implements ReplayDeps {
     const timers = flow.effects.timers.splice(0);
     const wakes = flow.effects.wakes.splice(0);
     if (events.length + others.length + timers.length + wakes.length === 0) return [];
-    const [recorded = []] = await commitInGroup(this.#deps, {
+    const [recorded = []] = await commit(this.#deps, {
       appends: [own(this.#state.id, events, this.#version), ...others],
       timers,
       wakes,
