@@ -4,13 +4,21 @@ import type { Pool } from "../db/index.ts";
 import type { Jobs } from "../jobs/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
-import type { BindingSources, Definitions, EngineDeps } from "../workflow/index.ts";
+import {
+  StickyRuns,
+  type BindingSources,
+  type Definitions,
+  type EngineDeps,
+  type InstanceRun,
+} from "../workflow/index.ts";
 import type { RunningDirectory } from "./directory.ts";
 
 /**
  * The workflow engine's dependencies, made once per process and shared by every part that
  * drives it: the engine's workers, hooks providers that start workflows or answer their
- * requests (`context.workflows`), and the GraphQL commands.
+ * requests (`context.workflows`), and the GraphQL commands. The parked runs too: a command
+ * answering an instance whose run this process's engine keeps checks the answer with that
+ * run's schema instead of replaying the code.
  */
 export function engineDeps(options: {
   readonly config: AnnalConfig;
@@ -29,6 +37,7 @@ export function engineDeps(options: {
     definitions,
     bindings: bindingSources(options),
     log,
+    sticky: new StickyRuns<InstanceRun>(config.workflows?.stickyRuns ?? 1000),
     ...(config.workflows ? { stepsPerAdvance: config.workflows.stepsPerAdvance } : {}),
     ...(config.calendars.length > 0 ? { calendars: calendarsOf(config.calendars) } : {}),
   };

@@ -58,7 +58,6 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
         ? {
             concurrency: config.workflows.concurrency,
             timerIntervalMs: config.workflows.timerInterval,
-            stickyRuns: config.workflows.stickyRuns,
           }
         : {}),
     });

@@ -126,22 +126,36 @@ async function currentState(
     if (deps.sticky) deps.sticky.stats.misses++;
     return { state: await loadInstance(deps.pool, instanceId) };
   }
-  const since = await instanceEvents(deps.pool, instanceId, {
-    fromVersion: kept.state.version + 1,
-  });
-  const state = foldInstance(since, kept.state);
-  const foreign = since.filter((event) => event.streamVersion > kept.version);
-  const own = since.length - foreign.length;
-  if (
-    kept.resumable &&
-    own === kept.version - kept.state.version &&
-    foreign.every((event) => ANSWERS.has(event.type))
-  ) {
+  const { state, current } = await foldParked(deps, instanceId, kept);
+  if (current) {
     deps.sticky!.stats.hits++;
     return { state, kept };
   }
   deps.sticky!.stats.stale++;
   return { state };
+}
+
+/**
+ * The instance's state now, folded from a run's state and the events after it (a few: the
+ * run's own appends and an answer since, not the whole stream), and whether the run may go on
+ * from where it waits (`current`; see `currentState`). The state is right either way.
+ */
+export async function foldParked(
+  deps: EngineDeps,
+  instanceId: string,
+  run: InstanceRun,
+): Promise<{ state: InstanceState | undefined; current: boolean }> {
+  const since = await instanceEvents(deps.pool, instanceId, {
+    fromVersion: run.state.version + 1,
+  });
+  const state = foldInstance(since, run.state);
+  const foreign = since.filter((event) => event.streamVersion > run.version);
+  const own = since.length - foreign.length;
+  const current =
+    run.resumable &&
+    own === run.version - run.state.version &&
+    foreign.every((event) => ANSWERS.has(event.type));
+  return { state, current };
 }
 
 /** The database's clock going on from `start` as this process's clock does. */

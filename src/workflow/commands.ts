@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { annalEvent } from "../events/index.ts";
 import type { NewEvent } from "../store/index.ts";
 import { validate } from "../schema/index.ts";
-import { loadInstance, probeCallSchema, type EngineDeps } from "./advance.ts";
+import { foldParked, loadInstance, probeCallSchema, type EngineDeps } from "./advance.ts";
 import {
   actorRef,
   isAssignee,
@@ -17,6 +17,7 @@ import { WorkflowRefusal } from "./errors.ts";
 import { toJson } from "./flow.ts";
 import { databaseClock, lockInstance } from "./lock.ts";
 import type { InstanceState } from "../../projections/workflows/index.ts";
+import type { InstanceRun } from "./run.ts";
 import { deadline, passed } from "./time.ts";
 import { delegatorAmong } from "./delegation/index.ts";
 
@@ -147,7 +148,7 @@ export async function completeDialog(
   const notFound = () => new WorkflowRefusal("WF_NOT_FOUND", `no dialog ${options.dialogId}`);
   const ref = parseDialogId(options.dialogId);
   if (!ref) throw notFound();
-  return withInstance(deps, ref.instanceId, notFound, async (state) => {
+  return withInstance(deps, ref.instanceId, notFound, async (state, parked) => {
     const call = state.calls.get(ref.seq);
     if (call?.kind !== "dialog") throw notFound();
     const now = await databaseClock(deps.pool);
@@ -175,7 +176,13 @@ export async function completeDialog(
         `dialog "${call.name}" is no longer pending (${call.state === "pending" ? "its deadline passed" : call.state})`,
       );
     }
-    const answer = await checkAnswer(deps, state, ref.seq, options.answer, `dialog "${call.name}"`);
+    const answer = await checkAnswer(
+      deps,
+      { state, parked },
+      ref.seq,
+      options.answer,
+      `dialog "${call.name}"`,
+    );
     return [
       annalEvent("DialogCompleted", {
         seq: ref.seq,
@@ -209,7 +216,7 @@ export async function answerRequest(
   const [, instanceId, seqText] = match;
   const seq = Number(seqText);
   let recorded = true;
-  await withInstance(deps, instanceId!, notFound, async (state) => {
+  await withInstance(deps, instanceId!, notFound, async (state, parked) => {
     const call = state.calls.get(seq);
     if (call?.kind !== "request") throw notFound();
     if (call.state === "answered") {
@@ -222,7 +229,13 @@ export async function answerRequest(
     if (call.state !== "pending" || passed(call.until, await databaseClock(deps.pool))) {
       throw new WorkflowRefusal("WF_CONFLICT", `the request ${options.key} is no longer pending`);
     }
-    const answer = await checkAnswer(deps, state, seq, options.answer, `request ${options.key}`);
+    const answer = await checkAnswer(
+      deps,
+      { state, parked },
+      seq,
+      options.answer,
+      `request ${options.key}`,
+    );
     return [
       annalEvent("RequestAnswered", {
         seq,
@@ -292,12 +305,18 @@ const COMMAND_LOCK_WAIT_MS = 1000;
 /**
  * Takes the instance's lock (`WF_LOCKED` when still held after a moment), lets `decide` read its state and say what
  * to record, and records that with a wake-up in one transaction.
+ *
+ * When this process's engine keeps the instance's run parked (`deps.sticky`), the state is
+ * that run's with the few events after it, and `decide` gets the run if it may go on (its
+ * code waits at the call being answered: `checkAnswer` takes the schema from it). Reading and
+ * folding the whole stream, or replaying the code, would cost more the longer the instance.
+ * The lock keeps every wake from taking the run meanwhile.
  */
 async function withInstance(
   deps: EngineDeps,
   instanceId: string,
   notFound: () => Error,
-  decide: (state: InstanceState) => Promise<NewEvent[]>,
+  decide: (state: InstanceState, parked: InstanceRun | undefined) => Promise<NewEvent[]>,
 ): Promise<{ readonly instanceId: string }> {
   const lock = await lockInstance(deps.pool, instanceId, { waitMs: COMMAND_LOCK_WAIT_MS });
   if (!lock) {
@@ -307,9 +326,12 @@ async function withInstance(
     );
   }
   try {
-    const state = await loadInstance(deps.pool, instanceId);
+    const kept = deps.sticky?.peek(instanceId);
+    const { state, current } = kept
+      ? await foldParked(deps, instanceId, kept)
+      : { state: await loadInstance(deps.pool, instanceId), current: false };
     if (!state) throw notFound();
-    const events = await decide(state);
+    const events = await decide(state, current ? kept : undefined);
     if (events.length > 0) {
       await commit(deps, {
         appends: [own(instanceId, events, state.version)],
@@ -322,17 +344,21 @@ async function withInstance(
   }
 }
 
-/** An answer checked with the schema the code gives at the call, as JSON. */
+/**
+ * An answer checked with the schema the code gives at the call, as JSON: the parked run's, when
+ * it waits at that call, else found by a probe that replays the code up to there.
+ */
 async function checkAnswer(
   deps: EngineDeps,
-  state: InstanceState,
+  instance: { readonly state: InstanceState; readonly parked: InstanceRun | undefined },
   seq: number,
   answer: unknown,
   what: string,
 ): Promise<unknown> {
-  const probe = await probeCallSchema(deps, state, seq);
-  if (!probe.schema) return toJson(answer);
-  const checked = await validate(probe.schema, answer);
+  const { schema } =
+    instance.parked?.schemaAt(seq) ?? (await probeCallSchema(deps, instance.state, seq));
+  if (!schema) return toJson(answer);
+  const checked = await validate(schema, answer);
   if (!checked.ok) {
     throw new WorkflowRefusal(
       "WF_VALIDATION",

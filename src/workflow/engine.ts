@@ -15,7 +15,8 @@ export interface WorkflowEngineOptions extends EngineDeps {
   readonly sweepIntervalMs?: number;
   /**
    * Runs of instance code kept parked between wakes (`StickyRuns`), so that a wake goes on
-   * from where the code waits instead of replaying it. Default 1,000; 0 keeps none.
+   * from where the code waits instead of replaying it. Default 1,000; 0 keeps none. Unused
+   * when the deps bring their `sticky` cache (shared with the commands of this process).
    */
   readonly stickyRuns?: number;
 }
@@ -39,7 +40,7 @@ export interface WorkflowEngine {
 export async function startWorkflowEngine(options: WorkflowEngineOptions): Promise<WorkflowEngine> {
   const { jobs, log } = options;
   const concurrency = options.concurrency ?? 8;
-  const sticky = new StickyRuns<InstanceRun>(options.stickyRuns ?? 1000);
+  const sticky = options.sticky ?? new StickyRuns<InstanceRun>(options.stickyRuns ?? 1000);
   const deps = { ...options, sticky };
   // notify: a wake-up reaches an idle engine at once (LISTEN/NOTIFY), not at its next poll.
   await jobs.ensureQueue(WAKE_QUEUE, {

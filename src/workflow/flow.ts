@@ -103,6 +103,8 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
   #clock: () => Date;
 
   readonly #probe: Probe | undefined;
+  /** The last dialog or request the code made, and the schema it gave (`schemaAt`). */
+  #asked: { readonly seq: number; readonly schema: StandardSchemaV1 | undefined } | undefined;
 
   constructor(state: InstanceState, deps: ReplayDeps, clock: () => Date, probe?: Probe) {
     this.instanceId = state.id;
@@ -386,8 +388,17 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     if (!condition) throw new AssertionError(message);
   }
 
+  /**
+   * The schema the code gave at call `seq` (a dialog's, a request's), when the run waits
+   * parked at that very call; undefined otherwise (then only a probe can tell).
+   */
+  schemaAt(seq: number): { readonly schema: StandardSchemaV1 | undefined } | undefined {
+    return this.#waiting && this.#seq === seq && this.#asked?.seq === seq ? this.#asked : undefined;
+  }
+
   /** A probe at its call: hands over the call's schema and stops. */
   #probed(seq: number, schema: StandardSchemaV1 | undefined): void {
+    this.#asked = { seq, schema };
     if (this.#probe?.seq !== seq) return;
     this.#probe.found(schema);
     this.#suspend("the probe reached its call");

@@ -67,6 +67,7 @@ export {
 } from "./commands.ts";
 export { startWorkflowEngine, type WorkflowEngine, type WorkflowEngineOptions } from "./engine.ts";
 export { StickyRuns, type StickyStats } from "./sticky.ts";
+export type { InstanceRun } from "./run.ts";
 export { advanceDatabaseClock, fireDueTimers } from "./timers.ts";
 export { WAKE_QUEUE } from "./commit.ts";
 export { databaseClock } from "./lock.ts";

@@ -10,6 +10,7 @@ import { recordError } from "./errors.ts";
 import { ReplayFlow, Suspend, toJson, type ReplayDeps } from "./flow.ts";
 import { WrongExpectedVersionError } from "../store/index.ts";
 import { loadInstance } from "./instance.ts";
+import type { StandardSchemaV1 } from "../schema/index.ts";
 
 /** How one turn of a run ended: its code ended (or stopped for good), or it waits, parked. */
 export type TurnOutcome = "ended" | "parked";
@@ -73,6 +74,15 @@ export class InstanceRun implements ReplayDeps {
       this.#flow !== undefined &&
       !this.#flow.suspended
     );
+  }
+
+  /**
+   * The schema the parked code gave at call `seq`, the dialog or request it waits at: what a
+   * command checks an answer with, without replaying the code (`probeCallSchema`). Undefined
+   * when the run does not wait parked at that call.
+   */
+  schemaAt(seq: number): { readonly schema: StandardSchemaV1 | undefined } | undefined {
+    return this.resumable ? this.#flow!.schemaAt(seq) : undefined;
   }
 
   /** Runs the code from its start (replaying what the log records) until it ends or waits. */

@@ -48,6 +48,14 @@ export class StickyRuns<Run extends ParkedRun = ParkedRun> {
     return run;
   }
 
+  /**
+   * The run kept for `instanceId`, left in the cache: for a command that holds the instance's
+   * lock (so no wake takes the run meanwhile) and only reads it.
+   */
+  peek(instanceId: string): Run | undefined {
+    return this.#runs.get(instanceId);
+  }
+
   /** Keeps a parked run; the oldest go when the cache is full. */
   keep(instanceId: string, run: Run): void {
     if (this.size <= 0 || !run.resumable) return;

@@ -170,3 +170,36 @@ t.test("an answer alone after a kept run's own events resumes it", async (t) => 
   t.equal(entries("answered") - ANSWERS, 1);
   t.match((await f.state(instanceId)).result, { third: "answered:1+2+5" });
 });
+
+t.test(
+  "an answer to the dialog a run waits at parked here is checked without replaying the code",
+  async (t) => {
+    const dir = definitionsDir(t, { "review.ts": REVIEW });
+    const f = await workflowFixture(t, { dir, startEngine: false });
+    await f.jobs.ensureQueue(WAKE_QUEUE);
+    // The commands share the worker's parked runs, as in one annal process.
+    const here: EngineDeps = { ...f, sticky: new StickyRuns(10) };
+    const { instanceId } = await startWorkflow(here, {
+      name: "review",
+      parameters: { tag: "checked" },
+      as: actor("rita"),
+    });
+    await advanceInstance(here, instanceId);
+    await t.rejects(
+      completeDialog(here, {
+        dialogId: dialogIdOf(instanceId, 2),
+        answer: { n: "two" },
+        as: olga,
+      }),
+      { code: "WF_VALIDATION" },
+      "the parked run's schema refuses a wrong answer",
+    );
+    await completeDialog(here, { dialogId: dialogIdOf(instanceId, 2), answer: { n: 2 }, as: olga });
+    await advanceInstance(here, instanceId);
+    await completeDialog(here, { dialogId: dialogIdOf(instanceId, 5), answer: { n: 5 }, as: olga });
+    await advanceInstance(here, instanceId);
+    t.equal(entries("checked"), 1, "the run function was entered once: no probe, no replay");
+    t.same(here.sticky!.stats, { hits: 2, misses: 1, stale: 0, evicted: 0 });
+    t.match((await f.state(instanceId)).result, { third: "checked:1+2+5" });
+  },
+);
