@@ -29,6 +29,7 @@ export {
   compileFilterToIndexedSet,
   compileFilterToIndexedSql,
   type IndexedSqlFilterOptions,
+  type TypesIn,
 } from "./sql-indexed.ts";
 export {
   FilterSyntaxError,

@@ -11,8 +11,12 @@ export type IndexedSqlFilterOptions = {
   readonly valuesTable: string;
   /** The entry's uuid column in the outer query (`e.entry_uuid`); a plain identifier. */
   readonly entryColumn: string;
-  /** The parameter holding the type searched (`$1`): every value row compared is of it. */
-  readonly typeParam: string;
+  /**
+   * The parameter holding the type searched (`$1`): every value row compared is of it. Or the
+   * types a table of annal's lists (`TypesIn`), read by the statement itself: no round trip
+   * before it for the list, and no list out of date when it runs.
+   */
+  readonly typeParam: string | TypesIn;
   /** `typeParam` holds a list of types (`text[]`): value rows of any of them are compared. */
   readonly typeList?: boolean;
   /** How many characters of a folded value `value_key` holds (the rest in `value_folded`). */
@@ -28,6 +32,17 @@ export type IndexedSqlFilterOptions = {
    */
   readonly versions?: VersionSpan;
 };
+
+/**
+ * The types listed in a table of annal's: `SELECT type FROM <table> WHERE attribute = <param>`
+ * (the entries projection's `entry_value_counts`, with the row every typed entry counts in).
+ */
+export interface TypesIn {
+  /** The table, quoted and optionally schema-qualified. */
+  readonly table: string;
+  /** The parameter holding the `attribute` of the rows that name the types. */
+  readonly attributeParam: string;
+}
 
 /** The versions a filter over `entry_version_values` reads, by their validity. */
 export interface VersionSpan {
@@ -58,7 +73,9 @@ const LOOSE = { ge: ">=", le: "<=", gt: ">=", lt: "<=" } as const;
  *   value_key) or probe per entry. An `or` of comparisons is one `IN` over their `UNION ALL`,
  *   an `and` of them one `IN` over their `INTERSECT`, so `(|(uid=a)(uid=b))` is two index
  *   lookups rather than a test of every entry, and `(&(sn=a)(givenName=b))` a merge of two
- *   index ranges. `not` is `NOT EXISTS`, an anti-join.
+ *   index ranges. The equalities of an `or` on one attribute are one scan of the index over
+ *   their values (`value_key = ANY(...)`): a hundred of them are one subquery, not a hundred.
+ *   `not` is `NOT EXISTS`, an anti-join.
  * - `eq`/`approx`: `value_key = lower($v)`. The key holds a folded value's first `keyLength`
  *   characters, so for a value shorter than that (allowing `lower()` to triple its length)
  *   equality of keys is equality of values; a longer one is also compared whole.
@@ -104,15 +121,22 @@ export function compileFilterToIndexedSet(
 /** The compilers of one query's filter, binding to its parameters. */
 function indexedFilter(options: IndexedSqlFilterOptions) {
   const { valuesTable, entryColumn, typeParam, keyLength, params, versions } = options;
-  const type = options.typeList ? `x.type = ANY(${typeParam}::text[])` : `x.type = ${typeParam}`;
+  const type =
+    typeof typeParam === "object"
+      ? `x.type = ANY(ARRAY(SELECT t.type FROM ${typeParam.table} AS t WHERE t.attribute = ${typeParam.attributeParam}::text))`
+      : options.typeList
+        ? `x.type = ANY(${typeParam}::text[])`
+        : `x.type = ${typeParam}`;
   if (
+    (typeof typeParam === "object"
+      ? !TABLE.test(typeParam.table) || !PARAM.test(typeParam.attributeParam)
+      : !PARAM.test(typeParam)) ||
     (versions &&
       (!COLUMN.test(versions.versionColumn) ||
         (versions.from !== undefined && !PARAM.test(versions.from)) ||
         (versions.to !== undefined && !PARAM.test(versions.to)))) ||
     !TABLE.test(valuesTable) ||
     !COLUMN.test(entryColumn) ||
-    !PARAM.test(typeParam) ||
     !Number.isInteger(keyLength) ||
     keyLength < 1
   ) {
@@ -193,17 +217,49 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
         return true;
     }
   };
+  /** Whether a node is an equality whose value a key holds whole: a point of the index. */
+  type Comparison = Extract<FilterNode, { value: string }>;
+  const point = (node: FilterNode): node is Comparison =>
+    (node.op === "eq" || node.op === "approx") && fits(node.value);
+  /**
+   * The entries with any of the values of one attribute: one range of the index per value,
+   * read by one scan whatever their number. A batched lookup ORs a hundred equalities: as a
+   * hundred subqueries they cost PostgreSQL more to plan (30 ms) than to run, and their text
+   * and parameters as much again to send.
+   */
+  const points = (attribute: string, nodes: readonly Comparison[]): string => {
+    const name = `x.attribute = ${bind(attribute)}`;
+    const values = `$${params.push(nodes.map((node) => node.value))}::text[]`;
+    const keys = `x.value_key = ANY(ARRAY(SELECT lower(v) FROM unnest(${values}) AS v))`;
+    const conditions = [type, name, ...spanConditions, keys];
+    return `SELECT ${innerKey} FROM ${valuesTable} AS x WHERE ${conditions.join(" AND ")}`;
+  };
+  /** An `or`'s parts: its equalities by attribute (those of two or more as one), the rest. */
+  const alternatives = (filters: readonly FilterNode[]): string[] => {
+    const byAttribute = new Map<string, Comparison[]>();
+    for (const node of filters.filter(point)) {
+      byAttribute.set(node.attribute, [...(byAttribute.get(node.attribute) ?? []), node]);
+    }
+    return filters.flatMap((node) => {
+      const same = point(node) ? byAttribute.get(node.attribute)! : [];
+      if (same.length < 2) return [set(node)];
+      return same[0] === node ? [points(node.attribute, same)] : [];
+    });
+  };
   /** A settable node's entry uuids. */
   const set = (node: FilterNode): string => {
     switch (node.op) {
       case "not":
         throw new Error("set: a not is no set");
       case "and":
-      case "or":
+      case "or": {
         if (node.filters.length === 1) return set(node.filters[0]!);
-        return node.filters
-          .map((part) => `(${set(part)})`)
+        const parts = node.op === "or" ? alternatives(node.filters) : node.filters.map(set);
+        if (parts.length === 1) return parts[0]!;
+        return parts
+          .map((part) => `(${part})`)
           .join(node.op === "and" ? " INTERSECT " : " UNION ALL ");
+      }
       default:
         return `SELECT ${innerKey} ${rows(node)}`;
     }

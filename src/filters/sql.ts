@@ -31,7 +31,8 @@ const COLUMN = /^[a-z_][a-z0-9_.]*$/;
  *   (`COLLATE "C"`), the same on every server. Numbers compare correctly only when they have the
  *   same number of digits: "9" > "10".
  * - `present`: the attribute has a key in the object (`column ? $n`); values are never empty arrays.
- * - `and` / `or` of nothing (RFC 4526 `(&)` / `(|)`): `TRUE` / `FALSE`.
+ * - `and` / `or` of nothing (RFC 4526 `(&)` / `(|)`): `TRUE` / `FALSE`. An `or`'s equalities
+ *   on one attribute are one test against the list of their values.
  *
  * The column is assumed NOT NULL (a NULL column would make `NOT (column ? $n)` NULL).
  *
@@ -62,12 +63,39 @@ export function compileFilterToSql(ast: FilterNode, options: SqlFilterOptions): 
     const values = `jsonb_array_elements_text(${column} -> ${bind(attribute)}) AS v(value)`;
     return `EXISTS (SELECT 1 FROM ${values} WHERE ${condition()})`;
   };
+  type Comparison = Extract<FilterNode, { value: string }>;
+  const equality = (node: FilterNode): node is Comparison =>
+    node.op === "eq" || node.op === "approx";
+  /**
+   * An `or`'s parts, its equalities on one attribute as one test of its values against a list:
+   * a batched lookup ORs a hundred of them, which as a hundred subqueries cost more to plan
+   * than to run.
+   */
+  const alternatives = (filters: readonly FilterNode[]): string[] => {
+    const byAttribute = new Map<string, Comparison[]>();
+    for (const node of filters.filter(equality)) {
+      byAttribute.set(node.attribute, [...(byAttribute.get(node.attribute) ?? []), node]);
+    }
+    return filters.flatMap((node) => {
+      const same = equality(node) ? byAttribute.get(node.attribute)! : [];
+      if (same.length < 2) return [compile(node)];
+      if (same[0] !== node) return [];
+      return [
+        anyValue(node.attribute, () => {
+          params.push(same.map((item) => item.value));
+          return `lower(v.value) = ANY(ARRAY(SELECT lower(w) FROM unnest($${params.length}::text[]) AS w))`;
+        }),
+      ];
+    });
+  };
   const compile = (node: FilterNode): string => {
     switch (node.op) {
       case "and":
+        if (node.filters.length === 0) return "TRUE";
+        return `(${node.filters.map(compile).join(" AND ")})`;
       case "or":
-        if (node.filters.length === 0) return node.op === "and" ? "TRUE" : "FALSE";
-        return `(${node.filters.map(compile).join(node.op === "and" ? " AND " : " OR ")})`;
+        if (node.filters.length === 0) return "FALSE";
+        return `(${alternatives(node.filters).join(" OR ")})`;
       case "not":
         return `NOT (${compile(node.filter)})`;
       case "present":

@@ -8,13 +8,10 @@ import {
 import { checkAttributes, compileFilterToSql } from "../filters/index.ts";
 import { entriesAtSource, entryAt, EntryNotFoundError, entryUUIDForDn } from "../history/index.ts";
 import {
-  baseName,
-  entryOf,
-  PAGE_MAX,
+  readPages,
   scopeSql,
   selection,
   valuesSql,
-  type EntryRow,
   type ProjectionSource,
 } from "./projection-reads.ts";
 
@@ -125,27 +122,9 @@ async function* searchAt(
     ? `EXISTS (SELECT 1 FROM ${entriesAtSource(moment, "c")}
          WHERE right(c.dn_norm, length(e.dn_norm) + 1) = ',' || e.dn_norm)`
     : "NULL::boolean";
-  const limit = options.sizeLimit ?? null;
-  const pageSize = Math.max(1, Math.min(options.pageSize ?? PAGE_MAX, PAGE_MAX));
-  const values = valuesSql(select, options.matchedValues, bind);
-  const sql = `SELECT e.dn, ${values} AS values, ${subordinates} AS has_subordinates
-      FROM (SELECT * FROM ${entriesAtSource(moment, "e")} WHERE ${scope}) AS e
-     WHERE ${where}
-     ORDER BY e.created_position, e.entry_uuid
-     LIMIT ${bind(limit)}::bigint OFFSET ${bind(0)}::bigint`;
-  const offsetParam = params.length - 1;
-  const binary = new Set((options.binaryAttributes ?? []).map((name) => baseName(name)));
-  const paged = options.paged !== false;
-  for (let offset = 0; ;) {
-    const count = limit === null ? pageSize : Math.min(pageSize, limit - offset);
-    if (count <= 0) return;
-    params[offsetParam - 1] = paged ? count : limit;
-    params[offsetParam] = offset;
-    const result = await source.db.query<EntryRow>(sql, params);
-    if (result.rows.length > 0) {
-      yield result.rows.map((row) => entryOf(source.schema, row, select, binary));
-    }
-    offset += result.rows.length;
-    if (!paged || result.rows.length < count) return;
-  }
+  yield* readPages(source, options, select, params, {
+    values: valuesSql(select, options.matchedValues, bind),
+    subordinates,
+    from: `(SELECT * FROM ${entriesAtSource(moment, "e")} WHERE ${scope}) AS e WHERE ${where}`,
+  });
 }

@@ -171,35 +171,22 @@ export function scopeSql(scope: NonNullable<SearchOptions["scope"]>, base: strin
 }
 
 /**
- * The types the entries' value index holds rows of (each typed entry has a row named
- * `ENTRY_ROW_ATTRIBUTE`, counted per type): a gateway search spans every type, and the
- * index's ranges start with the type.
- */
-async function indexedTypes(db: Queryable): Promise<string[]> {
-  const result = await db.query<{ type: string }>(
-    `SELECT type FROM ${ENTRY_VALUE_COUNTS} WHERE attribute = $1`,
-    [ENTRY_ROW_ATTRIBUTE],
-  );
-  return result.rows.map((row) => row.type);
-}
-
-/**
  * The entries in scope that match, as `e` with the entries' columns and `a` (user and
  * operational attributes): the typed ones by the value index (`entry_values`), as the REST
  * channel filters, the untyped ones (containers, for the most part: the index holds no rows of
  * them) by their JSON, with the same semantics.
  */
-function matchingEntries(
-  scope: string,
-  filter: FilterNode,
-  types: readonly string[],
-  params: unknown[],
-): string {
+function matchingEntries(scope: string, filter: FilterNode, params: unknown[]): string {
   const indexed = compileFilterToIndexedSql(filter, {
     valuesTable: ENTRY_VALUES,
     entryColumn: "e.entry_uuid",
-    typeParam: `$${params.push(types)}`,
-    typeList: true,
+    // A gateway search spans every type, and the index's ranges start with the type: the
+    // types it holds rows of (each typed entry has a row named `ENTRY_ROW_ATTRIBUTE`, counted
+    // per type), read by the statement itself.
+    typeParam: {
+      table: ENTRY_VALUE_COUNTS,
+      attributeParam: `$${params.push(ENTRY_ROW_ATTRIBUTE)}`,
+    },
     keyLength: VALUE_KEY_LENGTH,
     params,
   });
@@ -222,7 +209,7 @@ async function* searchProjection(
   const params: unknown[] = [];
   const bind = (value: unknown) => `$${params.push(value)}`;
   const scope = scopeSql(options.scope ?? "sub", bind(normalizeDN(dn)));
-  const matching = matchingEntries(scope, filter, await indexedTypes(source.db), params);
+  const matching = matchingEntries(scope, filter, params);
   const select = selection(source.schema, options.attributes);
   // Whether an entry has children: the first row of its children in the index of parents
   // (parent, DN). Asked as EXISTS, the planner expects a parent to have thousands of children
@@ -233,13 +220,33 @@ async function* searchProjection(
     ? `(SELECT c.dn_norm FROM ${ENTRIES} AS c WHERE ${parent} = e.dn_norm
          ORDER BY ${parent}, c.dn_norm LIMIT 1) IS NOT NULL`
     : "NULL::boolean";
+  yield* readPages(source, options, select, params, {
+    values: valuesSql(select, options.matchedValues, bind),
+    subordinates,
+    from: matching,
+  });
+}
+
+/**
+ * Reads a search's matches page after page, in the directory's order (creation order,
+ * `created_position`), as the directory sends a search: pages of `options.pageSize` (at most
+ * `PAGE_MAX`) until `options.sizeLimit` entries or the last match, or, with `paged: false`,
+ * every entry up to the size limit at once. `from` is the statement's `FROM … [WHERE …]` over
+ * entries `e`; `values` and `subordinates` its columns, bound in `params`.
+ */
+export async function* readPages(
+  source: ProjectionSource,
+  options: SearchOptions,
+  select: Selection,
+  params: unknown[],
+  statement: { readonly values: string; readonly subordinates: string; readonly from: string },
+): AsyncGenerator<DirectoryEntry[], void, undefined> {
   const limit = options.sizeLimit ?? null;
   const pageSize = Math.max(1, Math.min(options.pageSize ?? PAGE_MAX, PAGE_MAX));
-  const values = valuesSql(select, options.matchedValues, bind);
-  const sql = `SELECT e.dn, ${values} AS values, ${subordinates} AS has_subordinates
-      FROM ${matching}
+  const sql = `SELECT e.dn, ${statement.values} AS values, ${statement.subordinates} AS has_subordinates
+      FROM ${statement.from}
      ORDER BY e.created_position, e.entry_uuid
-     LIMIT ${bind(limit)}::bigint OFFSET ${bind(0)}::bigint`;
+     LIMIT $${params.push(limit)}::bigint OFFSET $${params.push(0)}::bigint`;
   const offsetParam = params.length - 1;
   const binary = new Set((options.binaryAttributes ?? []).map((name) => baseName(name)));
   const paged = options.paged !== false;

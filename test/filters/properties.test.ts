@@ -187,20 +187,27 @@ const anyFilter: fc.Arbitrary<FilterNode> = fc.letrec<{ node: FilterNode }>((tie
   ) as fc.Arbitrary<FilterNode>,
 })).node;
 
-/** The same tree with every name and value replaced: only its shape is left. */
-function skeleton(node: FilterNode): FilterNode {
+/**
+ * The same tree with every name and value replaced: only its shape is left, and which of its
+ * names are the same (an `or`'s equalities on one attribute are compiled as one test).
+ */
+function skeleton(node: FilterNode, names = new Map<string, string>()): FilterNode {
+  const name = (attribute: string) => {
+    if (!names.has(attribute)) names.set(attribute, "x".repeat(names.size + 1));
+    return names.get(attribute)!;
+  };
   switch (node.op) {
     case "and":
     case "or":
-      return { op: node.op, filters: node.filters.map(skeleton) };
+      return { op: node.op, filters: node.filters.map((part) => skeleton(part, names)) };
     case "not":
-      return { op: "not", filter: skeleton(node.filter) };
+      return { op: "not", filter: skeleton(node.filter, names) };
     case "present":
-      return { op: "present", attribute: "x" };
+      return { op: "present", attribute: name(node.attribute) };
     case "substring":
-      return { op: "substring", attribute: "x", any: node.any.map(() => "x") };
+      return { op: "substring", attribute: name(node.attribute), any: node.any.map(() => "x") };
     default:
-      return { op: node.op, attribute: "x", value: "x" };
+      return { op: node.op, attribute: name(node.attribute), value: "x" };
   }
 }
 
@@ -222,7 +229,13 @@ t.test("compiled SQL holds no name or value, only one placeholder per parameter"
       const expected = Array.from({ length: pushed }, (_, i) => before.length + i + 1);
       return (
         isSame(placeholders, expected) &&
-        params.slice(before.length).every((p) => typeof p === "string")
+        params
+          .slice(before.length)
+          .every(
+            (p) =>
+              typeof p === "string" ||
+              (Array.isArray(p) && p.every((value) => typeof value === "string")),
+          )
       );
     }),
     { numRuns: 3000 },

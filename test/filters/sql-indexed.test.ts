@@ -94,6 +94,50 @@ t.test(
   },
 );
 
+t.test(
+  "the equalities of an or on one attribute are one scan, whatever their number",
+  async (t) => {
+    t.same(compile("(|(uid=a)(cn=c)(uid=B)(mail=*))"), {
+      sql: `e.entry_uuid IN ((SELECT x.entry_uuid ${rows} AND x.attribute = $2::text AND x.value_key = ANY(ARRAY(SELECT lower(v) FROM unnest($3::text[]) AS v))) UNION ALL (SELECT x.entry_uuid ${rows} AND x.attribute = $4::text AND x.value_key = lower($5::text)) UNION ALL (SELECT x.entry_uuid ${rows} AND x.attribute = $6::text))`,
+      params: ["user", "uid", ["a", "B"], "cn", "c", "mail"],
+    });
+    // A batched lookup of a hundred people's groups: one subquery and one list of values, not a
+    // hundred subqueries (PostgreSQL spent longer planning those than running them).
+    const members = Array.from({ length: 100 }, (_, i) => `(member=uid=p${i},ou=people)`);
+    const { sql, params } = compile(`(&(objectClass=groupOfNames)(|${members.join("")}))`);
+    t.equal(sql.match(/SELECT/g)?.length, 3, "one subquery for the hundred");
+    t.equal(params.length, 5);
+    t.equal((params[4] as string[]).length, 100);
+    // A value longer than a key is compared whole, on its own.
+    const long = "x".repeat(70);
+    t.match(
+      compile(`(|(cn=a)(cn=b)(cn=${long}))`).sql,
+      /unnest\(\$3::text\[\]\).* UNION ALL \(SELECT .* AND x\.value_key = left\(lower\(\$5::text\), 200\)/s,
+    );
+  },
+);
+
+t.test("a statement may read the types it spans itself", async (t) => {
+  const params: unknown[] = [];
+  const sql = compileFilterToIndexedSql(parseFilter("uid = a").ast, {
+    ...options(params),
+    typeParam: { table: '"projection_entries"."entry_value_counts"', attributeParam: "$9" },
+  });
+  t.match(
+    sql,
+    'x.type = ANY(ARRAY(SELECT t.type FROM "projection_entries"."entry_value_counts" AS t WHERE t.attribute = $9::text))',
+  );
+  for (const typeParam of [
+    { table: "counts; DROP TABLE x", attributeParam: "$1" },
+    { table: '"counts"', attributeParam: "'x'" },
+  ]) {
+    const error = thrown(() =>
+      compileFilterToIndexedSql({ op: "present", attribute: "cn" }, { ...options([]), typeParam }),
+    );
+    t.match(error, { code: "ANNAL_FILTER_SQL_COLUMN", status: 500 }, JSON.stringify(typeParam));
+  }
+});
+
 t.test("only annal's own table, column and parameter names are accepted", async (t) => {
   for (const bad of [
     { valuesTable: "entry_values; DROP TABLE x" },
@@ -136,27 +180,34 @@ const anyFilter: fc.Arbitrary<FilterNode> = fc.letrec<{ node: FilterNode }>((tie
   ) as fc.Arbitrary<FilterNode>,
 })).node;
 
-/** Every name and value replaced by as many x's: what may shape the SQL is left. */
-function skeleton(node: FilterNode): FilterNode {
+/**
+ * Every name and value replaced by as many x's: what may shape the SQL is left, with which of
+ * the names are the same (an `or`'s equalities on one attribute are one scan of the index).
+ */
+function skeleton(node: FilterNode, names = new Map<string, string>()): FilterNode {
   const x = (text: string) => "x".repeat([...text].length);
+  const name = (attribute: string) => {
+    if (!names.has(attribute)) names.set(attribute, "x".repeat(names.size + 1));
+    return names.get(attribute)!;
+  };
   switch (node.op) {
     case "and":
     case "or":
-      return { op: node.op, filters: node.filters.map(skeleton) };
+      return { op: node.op, filters: node.filters.map((part) => skeleton(part, names)) };
     case "not":
-      return { op: "not", filter: skeleton(node.filter) };
+      return { op: "not", filter: skeleton(node.filter, names) };
     case "present":
-      return { op: "present", attribute: "x" };
+      return { op: "present", attribute: name(node.attribute) };
     case "substring":
       return {
         op: "substring",
-        attribute: "x",
+        attribute: name(node.attribute),
         any: node.any.map(x),
         ...(node.initial === undefined ? {} : { initial: x(node.initial) }),
         ...(node.final === undefined ? {} : { final: x(node.final) }),
       };
     default:
-      return { op: node.op, attribute: "x", value: x(node.value) };
+      return { op: node.op, attribute: name(node.attribute), value: x(node.value) };
   }
 }
 
