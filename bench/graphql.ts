@@ -38,7 +38,12 @@ const REQUESTS = 300;
 const WARMUP = 30;
 const CONCURRENCY = 4;
 const PEOPLE = `ou=people,${SLAPD_BASE}`;
-const QUERY = `{ people(first: 100) { nodes { uid displayName mail title telephoneNumbers groups { cn } } } }`;
+const SELECTION = `{ people(first: 100) { nodes { uid displayName mail title telephoneNumbers groups { cn } } } }`;
+const QUERY = SELECTION;
+/** The same request `@at` a moment (`--reads projection`): from the versions valid then. */
+const atQuery = (moment: Date) => `query @at(moment: "${moment.toISOString()}") ${SELECTION}`;
+/** The projections the gateway reads: the entries, and the versions for `@at`. */
+const READ_PROJECTIONS = new Set(["entries", "entry_versions"]);
 const ATTRIBUTES = ["uid", "displayName", "mail", "title", "telephoneNumber"];
 
 interface Run {
@@ -154,10 +159,12 @@ async function importDirectory(
     );
     const projector = await Projector.start({
       pool: database.pool,
-      projections: allProjections.filter((projection) => projection.name === "entries"),
+      projections: allProjections.filter((projection) => READ_PROJECTIONS.has(projection.name)),
       log: createLogger("silent"),
     });
-    await waitForProjection(database.pool, "entries", await store.head(), 3_600_000);
+    const head = await store.head();
+    for (const name of READ_PROJECTIONS)
+      await waitForProjection(database.pool, name, head, 3_600_000);
     await projector.stop();
   } finally {
     await directory.close();
@@ -181,7 +188,7 @@ interface ServerData {
 }
 
 /** What the main thread asks the server's thread; each is answered with one message. */
-type Ask = "trips" | "busy" | "measure" | "measured" | "stop";
+type Ask = "trips" | "statements" | "busy" | "measure" | "measured" | "stop";
 
 /**
  * The worker thread: annal's GraphQL gateway and nothing else, as in a process of its own,
@@ -191,6 +198,13 @@ type Ask = "trips" | "busy" | "measure" | "measured" | "stop";
  */
 async function serve(data: ServerData): Promise<void> {
   const pool = createPool(data.database, 10);
+  // SQL round trips: every statement the server's pool runs (authentication, read state, reads).
+  let statements = 0;
+  const query = pool.query.bind(pool);
+  pool.query = ((...args: Parameters<typeof query>) => {
+    statements++;
+    return query(...args);
+  }) as typeof pool.query;
   const directory = createDirectoryClient({ ...data.slapd, poolSize: 4 });
   const server = Fastify({ loggerInstance: createLogger("silent") as FastifyBaseLogger });
   const config = parseConfig(
@@ -204,10 +218,11 @@ async function serve(data: ServerData): Promise<void> {
     // gateway holds it behind the log's head and reads the directory.
     const projector = await Projector.start({
       pool,
-      projections: allProjections.filter((projection) => projection.name === "entries"),
+      projections: allProjections.filter((projection) => READ_PROJECTIONS.has(projection.name)),
       log: createLogger("silent"),
     });
-    await waitForProjection(pool, "entries", await store.head(), 600_000);
+    const head = await store.head();
+    for (const name of READ_PROJECTIONS) await waitForProjection(pool, name, head, 600_000);
     await projector.stop();
   }
   const { client, trips } = counted(directory);
@@ -237,6 +252,7 @@ async function serve(data: ServerData): Promise<void> {
   for (;;) {
     const [ask] = (await once(port, "message")) as [Ask];
     if (ask === "trips") port.postMessage(trips());
+    else if (ask === "statements") port.postMessage(statements);
     else if (ask === "busy") port.postMessage(performance.eventLoopUtilization().active);
     else if (ask === "measure") {
       // Profiled with --profile until the main thread says the measured requests are done.
@@ -293,9 +309,9 @@ export async function graphqlBenchmark(): Promise<void> {
   });
   try {
     const { url, token } = server;
-    const body = JSON.stringify({ query: QUERY });
     const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
-    const request = async () => {
+    const request = async (query = QUERY) => {
+      const body = JSON.stringify({ query });
       const response = await fetch(url, { method: "POST", headers, body });
       const json = (await response.json()) as {
         errors?: unknown;
@@ -320,6 +336,7 @@ export async function graphqlBenchmark(): Promise<void> {
     await measure(WARMUP, () => request());
     await measure(WARMUP, rawSearch);
     const before = await server.ask<number>("trips");
+    const statementsBefore = await server.ask<number>("statements");
     const busyBefore = await server.ask<number>("busy");
     await server.ask("measure");
     const cpuBefore = { node: cpuMs(), slapd: cpuMs(slapd.pid) };
@@ -331,12 +348,37 @@ export async function graphqlBenchmark(): Promise<void> {
     await server.ask("measured");
     const serverBusy = ((await server.ask<number>("busy")) - busyBefore) / REQUESTS;
     const roundTrips = ((await server.ask<number>("trips")) - before) / REQUESTS;
+    const sqlStatements = ((await server.ask<number>("statements")) - statementsBefore) / REQUESTS;
     const cpuBeforeRaw = { node: cpuMs(), slapd: cpuMs(slapd.pid) };
     const baseline = await measure(REQUESTS, rawSearch);
     const cpuRaw = {
       node: (cpuMs() - cpuBeforeRaw.node) / REQUESTS,
       slapd: (cpuMs(slapd.pid) - cpuBeforeRaw.slapd) / REQUESTS,
     };
+    // The same request as the directory was at a moment (now, after the import: the same
+    // people and groups), from the versions valid then.
+    let at: { run: Run; busy: number; statements: number } | undefined;
+    if (READS === "projection") {
+      const query = atQuery(new Date());
+      await measure(WARMUP, () => request(query));
+      const busy = await server.ask<number>("busy");
+      const statements = await server.ask<number>("statements");
+      const run = await measure(REQUESTS, () => request(query));
+      at = {
+        run,
+        busy: ((await server.ask<number>("busy")) - busy) / REQUESTS,
+        statements: ((await server.ask<number>("statements")) - statements) / REQUESTS,
+      };
+    }
+    const atRow = at
+      ? `| annal: the same request \`@at\` a moment | ${fmt(at.run.perSecond)} | ${fmt(at.run.p50, 1)} | ${fmt(at.run.p99, 1)} |
+| ratio (\`@at\` / current) | ${fmt(at.run.perSecond / annal.perSecond, 2)} | | |
+`
+      : "";
+    const atBusy = at
+      ? `| annal: the same request \`@at\` a moment | – | ${fmt(at.busy, 2)} | – |
+`
+      : "";
 
     recordResults(
       `graphql${READS === "projection" ? "-projection" : ""}${SIZE === 0 ? "" : `-${SIZE}`}`,
@@ -358,9 +400,10 @@ connections, in the same run against the same slapd. The directory holds ${SIZE 
 | annal: \`POST /graphql\` | ${fmt(annal.perSecond)} | ${fmt(annal.p50, 1)} | ${fmt(annal.p99, 1)} |
 | baseline: one ldapts paged search | ${fmt(baseline.perSecond)} | ${fmt(baseline.p50, 1)} | ${fmt(baseline.p99, 1)} |
 | ratio (annal / baseline) | ${fmt(annal.perSecond / baseline.perSecond, 2)} | | |
-
+${atRow}
 LDAP round trips per request: ${fmt(roundTrips, 1)} (search pages and base reads: the people in
-one page, every person's groups in one batched search).
+one page, every person's groups in one batched search). SQL statements per request:
+${fmt(sqlStatements, 1)}${at ? ` (\`@at\`: ${fmt(at.statements, 1)})` : ""} (the token, the read state, the searches).
 
 Where a request's time goes, ms per request (2 cores): CPU of the benchmark's Node.js process
 (annal's server and the HTTP client for annal's rows; the ldapts client alone for the
@@ -371,12 +414,12 @@ slapd.
 |---|---:|---:|---:|
 | annal: \`POST /graphql\` | ${fmt(cpuAnnal.node, 2)} | ${fmt(serverBusy, 2)} | ${fmt(cpuAnnal.slapd, 2)} |
 | baseline: one ldapts paged search | ${fmt(cpuRaw.node, 2)} | – | ${fmt(cpuRaw.slapd, 2)} |
-
+${atBusy}
 \`npm run bench -- graphql --profile\` writes a CPU profile of annal's requests.
 `,
     );
     process.stderr.write(
-      `bench: graphql ${fmt(annal.perSecond)} req/s (p99 ${fmt(annal.p99, 1)} ms), raw ${fmt(baseline.perSecond)}/s, ${fmt(roundTrips, 1)} round trips\n`,
+      `bench: graphql ${fmt(annal.perSecond)} req/s (p99 ${fmt(annal.p99, 1)} ms), raw ${fmt(baseline.perSecond)}/s, ${fmt(roundTrips, 1)} round trips, ${fmt(sqlStatements, 1)} SQL statements${at ? `, @at ${fmt(at.run.perSecond)} req/s` : ""}\n`,
     );
   } finally {
     await server.stop();

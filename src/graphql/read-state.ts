@@ -1,6 +1,6 @@
 import type { AnnalConfig } from "../config/index.ts";
 import type { Queryable } from "../db/index.ts";
-import { readCheckpoint, schemaNames } from "../projector/index.ts";
+import { readCheckpointOnPool, schemaNames } from "../projector/index.ts";
 import { comparePositions, readHead, type LogPosition } from "../store/index.ts";
 import type { ReadSource } from "./context.ts";
 
@@ -40,9 +40,10 @@ export class ReadState {
     if (options.projection === undefined || options.config.graphql.reads !== "projection") {
       return new ReadState("directory", undefined);
     }
-    // Read before any entry is: the answer reflects at least this position.
+    // Read before any entry is: the answer reflects at least this position. On the pool, in
+    // one round trip: every request reads it.
     const { db } = options.projection;
-    const checkpoint = await readCheckpoint(db, schemaNames(ENTRIES).live);
+    const checkpoint = await readCheckpointOnPool(db, schemaNames(ENTRIES).live);
     const applied = checkpoint && {
       transactionId: checkpoint.transactionId,
       position: checkpoint.position,

@@ -8,5 +8,5 @@ export type { ProjectorOptions } from "./projector.ts";
 export { lockProjection } from "./apply-batch.ts";
 export { rebuildProjection as replayProjection, replayInto } from "./rebuild.ts";
 export type { RebuildOptions } from "./rebuild.ts";
-export { liveTable, readCheckpoint, schemaNames, tableIn } from "./schema.ts";
+export { liveTable, readCheckpoint, readCheckpointOnPool, schemaNames, tableIn } from "./schema.ts";
 export type { AnyProjection, Projection, ProjectionContext, ProjectionStatus } from "./types.ts";

@@ -97,6 +97,29 @@ export async function readCheckpoint(
   schema: string,
 ): Promise<Checkpoint | undefined> {
   if (!(await schemaExists(db, schema))) return undefined;
+  return checkpointIn(db, schema);
+}
+
+/**
+ * `readCheckpoint` in one round trip instead of two, for a reader on every request: the
+ * checkpoint is read straight away, and a schema that does not exist (not yet created, or
+ * between a rebuild's drop and rename) fails the statement, which reads as no checkpoint. Only
+ * outside a transaction (on the pool), which a failed statement would abort.
+ */
+export async function readCheckpointOnPool(
+  pool: Queryable,
+  schema: string,
+): Promise<Checkpoint | undefined> {
+  try {
+    return await checkpointIn(pool, schema);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "3F000" || code === "42P01") return undefined; // no such schema, no such table
+    throw error;
+  }
+}
+
+async function checkpointIn(db: Queryable, schema: string): Promise<Checkpoint | undefined> {
   const result = await db.query<{ version: number } & LogPositionRow>(
     `SELECT c.version, ${logPositionColumns("c")} FROM ${tableIn(schema)("_checkpoint")} AS c`,
   );

@@ -52,5 +52,25 @@ t.test(
     const state = await ReadState.start({ config: CONFIG, projection: { db: db.pool } });
     t.equal(state.source, "projection", "the gateway reads the projection");
     t.same(state.extensions().extensions?.logPosition, head);
+
+    // Once caught up, a request's state costs one round trip: the checkpoint, read at once.
+    const statements: string[] = [];
+    const noting = {
+      query: (sql: string, params?: unknown[]) => {
+        statements.push(sql);
+        return db.pool.query(sql, params);
+      },
+    } as unknown as typeof db.pool;
+    await ReadState.start({ config: CONFIG, projection: { db: noting } });
+    statements.length = 0;
+    const next = await ReadState.start({ config: CONFIG, projection: { db: noting } });
+    t.equal(next.source, "projection");
+    t.equal(statements.length, 1, `one statement a request: ${statements.join("; ")}`);
   },
 );
+
+t.test("without the projection's schema, a request reads the directory", async (t) => {
+  const db = await testDatabase(t);
+  const state = await ReadState.start({ config: CONFIG, projection: { db: db.pool } });
+  t.equal(state.source, "directory", "no schema, no checkpoint: the directory");
+});
