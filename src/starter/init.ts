@@ -7,6 +7,17 @@ import { PACKAGE_ROOT } from "../package-root.ts";
 export const TEMPLATE_DIR = path.join(PACKAGE_ROOT, "starter");
 
 /**
+ * The demo's HR and ticket hooks and the workflows they start (joiner, leaver, default-groups,
+ * and the access request), copied into every new project from `ops/demo/`, where `npm start`
+ * runs them: one copy of them in the package. A new project thus runs what `annal refresh`
+ * drives and what the README's tutorial shows, as files of its own to read and change.
+ */
+const FROM_DEMO: readonly (readonly [from: string, to: string])[] = [
+  ["ops/demo/hooks", "hooks"],
+  ["ops/demo/workflows", "workflows"],
+];
+
+/**
  * Files the template keeps under another name: npm leaves a package's `.gitignore` out of its
  * tarball, and a dot file is easy to lose in a copy.
  */
@@ -35,8 +46,8 @@ export interface InitOptions {
 /**
  * `annal init <dir>`: writes a project that has annal as its dependency: package.json
  * (`npm start`, `npm test`), annal.toml (every secret a `${VARIABLE}`) with .env.example,
- * workflows/ with an example definition, tests/ with its workflow tests, hooks/, exercises/,
- * a README and a .gitignore. Returns the files written, relative to `dir`.
+ * workflows/ with an example definition and the demo's, tests/ with its workflow tests,
+ * hooks/ with the demo's HR and ticket hooks, exercises/, a README and a .gitignore. Returns the files written, relative to `dir`.
  *
  * @throws AnnalError `ANNAL_INIT_DIRECTORY_NOT_EMPTY` when `dir` holds anything.
  */
@@ -54,6 +65,9 @@ export async function initProject(options: InitOptions): Promise<string[]> {
   }
   await mkdir(dir, { recursive: true });
   await cp(TEMPLATE_DIR, dir, { recursive: true });
+  for (const [from, to] of FROM_DEMO) {
+    await cp(path.join(PACKAGE_ROOT, from), path.join(dir, to), { recursive: true });
+  }
   for (const [stored, name] of Object.entries(RENAMED)) {
     await rename(path.join(dir, stored), path.join(dir, name));
   }

@@ -5,7 +5,8 @@
  *
  * A tutorial's order: `hire` (a joiner starts and asks IT for a laptop), `ticket-done` (IT
  * answers the laptop ticket: the joiner completes), `leave` (a leaver disables the account),
- * `rehire` (HR hires the leaver again: the leaver restores the account).
+ * `rehire` (HR hires the leaver again: the leaver restores the account), `transfer` (a person
+ * moves to another department: HR's hook sets their department and manager).
  */
 
 /** What a scenario's change event is made from. */
@@ -68,6 +69,9 @@ const ticket = (status: "done" | "rejected") => (input: ScenarioInput) => ({
   at: input.at,
 });
 
+/** Who `transfer` moves when `--uid` names no one, and where: an engineer, to Support. */
+export const TRANSFER = { uid: "hivanova", department: "support" } as const;
+
 /** Every scenario, in the order a tutorial runs them. */
 export const SCENARIOS: readonly Scenario[] = [
   {
@@ -121,6 +125,19 @@ export const SCENARIOS: readonly Scenario[] = [
     webhook: "employees",
     defaultUid: NEWCOMER.uid,
     body: hired,
+  },
+  {
+    name: "transfer",
+    description: `HR moves a person to ${TRANSFER.department} (employee.transferred): the hook sets their department (ou) and their manager, the department's head`,
+    hook: "hr",
+    webhook: "employees",
+    defaultUid: TRANSFER.uid,
+    body: (input) => ({
+      id: input.id,
+      kind: "employee.transferred",
+      at: input.at,
+      employee: { uid: input.uid, department: TRANSFER.department },
+    }),
   },
   {
     name: "promote",

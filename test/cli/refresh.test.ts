@@ -27,6 +27,8 @@ t.setTimeout(600_000);
 
 const REPO = path.resolve(import.meta.dirname, "../..");
 const ENGINEER = "uid=znguyen,ou=engineering,ou=people,dc=example,dc=org";
+/** Whom `refresh transfer` moves when no --uid is given. */
+const MOVER = "uid=hivanova,ou=engineering,ou=people,dc=example,dc=org";
 
 // The demo's outbox (the ticket system's stand-in) in this test's own folder.
 process.env.ANNAL_DEMO_OUTBOX = t.testdir({});
@@ -69,7 +71,7 @@ t.test("an unknown scenario is ANNAL_UNKNOWN_SCENARIO, listing them", async (t) 
   t.equal(run.code, 1);
   t.match(
     run.stderr,
-    /^annal: ANNAL_UNKNOWN_SCENARIO: no scenario fire; the scenarios are hire, ticket-done, ticket-rejected, leave, rehire, promote\n/,
+    /^annal: ANNAL_UNKNOWN_SCENARIO: no scenario fire; the scenarios are hire, ticket-done, ticket-rejected, leave, rehire, transfer, promote\n/,
   );
 });
 
@@ -226,6 +228,41 @@ t.test(
     const back = capturedOutput();
     const asked = { query: "{ viewer { authInfo { authority } } }", as: "znguyen", url: app.url };
     t.equal(await graphql({ ...asked, config }, back.output), 0, "signs in again");
+  },
+);
+
+t.test(
+  "refresh transfer moves a person to Support: the department and its head as manager",
+  async (t) => {
+    const directory = createDirectoryClient({
+      url: app.slapd.url,
+      bindDN: app.slapd.bindDN,
+      password: app.slapd.password,
+    });
+    t.teardown(() => directory.close());
+    const support = await directory.get("cn=support,ou=groups,dc=example,dc=org", {
+      attributes: ["owner"],
+    });
+    const head = String(support!.attributes.owner![0]);
+    const before = await directory.get(MOVER, { attributes: ["ou", "manager"] });
+    t.notSame(before?.attributes.manager, [head], "not Support's before");
+
+    const run = await annal("refresh", "transfer");
+    t.equal(run.code, 0, run.stderr);
+    t.match(
+      run.stdout,
+      new RegExp(
+        `^transfer hivanova: hr/refresh-transfer-hivanova-\\d+ processed: transferred ${MOVER}, department support, manager ${head}$`,
+        "m",
+      ),
+    );
+    // Processed means written: the hook's directory writes are part of its processing.
+    const after = await directory.get(MOVER, {
+      attributes: ["ou", "manager", "departmentNumber"],
+    });
+    t.same(after?.attributes.ou, ["support"]);
+    t.same(after?.attributes.manager, [head]);
+    t.notOk(after?.attributes.departmentNumber, "the old department's team is gone");
   },
 );
 

@@ -27,6 +27,16 @@ t.test("annal init writes a project with annal as its dependency", async (t) => 
     "tests/welcome.test.ts",
     "hooks/README.md",
     "exercises/README.md",
+    // The demo's hooks and the workflows they start, so that `annal refresh` drives them here.
+    "hooks/hr.ts",
+    "hooks/tickets.ts",
+    "hooks/_employees.ts",
+    "workflows/joiner.ts",
+    "workflows/leaver.ts",
+    "workflows/default-groups.ts",
+    "workflows/access-request.ts",
+    "workflows/shared/directory.ts",
+    "workflows/shared/outbox.ts",
   ]) {
     t.match(run.stdout, `wrote ${file}\n`, file);
   }
@@ -49,6 +59,11 @@ t.test("annal init writes a project with annal as its dependency", async (t) => 
   t.match(toml, /password = "\$\{LDAP_PASSWORD/);
   const example = await readFile(path.join(dir, ".env.example"), "utf8");
   for (const [, name] of toml.matchAll(/= "\$\{([A-Z_]+)/g)) t.match(example, `${name}=`);
+  // The hooks' secrets too, and the demo OpenID provider `--as` signs in through.
+  for (const name of ["HR_WEBHOOK_SECRET", "TICKETS_WEBHOOK_SECRET"]) t.match(example, `${name}=`);
+  const config = parse(toml) as { auth?: { oidc?: { demo?: unknown } }; calendars?: unknown[] };
+  t.ok(config.auth?.oidc?.demo, "[auth.oidc.demo]");
+  t.ok(config.calendars?.length, "the access request's office calendar");
   t.match(await readFile(path.join(dir, ".gitignore"), "utf8"), /^\.annal\/$/m);
 });
 

@@ -11,6 +11,10 @@
  *   disabled and the memberships go at once, the entry 30 days later.
  * - `employee.hired` starts the joiner workflow (joiner.ts), or, when a leaver still waits for
  *   the same uid, ends that leaver instead: the person is rehired, their account restored.
+ * - `employee.transferred` moves a person to another department: their `ou` names it and
+ *   their `manager` is its head (or the manager HR names). The entry keeps its DN, so the
+ *   groups that list it and the people who report to it still name it; memberships stay as
+ *   they are (access follows a request, not a move).
  * Each start happens once per change event, however often HR sends it.
  *
  * Try it (annal running with the demo configuration):
@@ -31,6 +35,7 @@ import {
   defineHooks,
   http,
   PermanentFailure,
+  type HookDirectory,
   type HookWorkflows,
   type ProviderContext,
 } from "annal";
@@ -38,6 +43,9 @@ import { latestFor, note } from "./_employees.ts";
 
 /** uid is part of a DN: only letters a DN never needs escaped. */
 const uid = z.string().regex(/^[a-z0-9._-]{1,64}$/);
+
+/** A department: its ou under ou=people ("sales"; any case). */
+const department = z.string().regex(/^[A-Za-z][A-Za-z0-9 ._-]{0,63}$/);
 
 /** What a joiner needs: their entry is made from it. */
 const newEmployee = z.object({
@@ -47,9 +55,11 @@ const newEmployee = z.object({
   cn: z.string().min(1).max(200).optional(),
   mail: z.email().max(200),
   title: z.string().min(1).max(200),
-  /** The department's ou under ou=people ("engineering"; any case). */
-  department: z.string().regex(/^[A-Za-z][A-Za-z0-9 ._-]{0,63}$/),
+  department,
 });
+
+/** Where a person moves: a department, and their new manager's uid when not its head. */
+const transfer = z.object({ uid, department, manager: uid.optional() });
 
 const common = {
   /** The HR system's id of this change: resending it is harmless. */
@@ -65,6 +75,7 @@ const employeeChange = z.discriminatedUnion("kind", [
   }),
   z.object({ ...common, kind: z.literal("employee.hired"), employee: newEmployee }),
   z.object({ ...common, kind: z.literal("employee.left"), employee: z.object({ uid }) }),
+  z.object({ ...common, kind: z.literal("employee.transferred"), employee: transfer }),
 ]);
 
 /** One change, or up to 100 at once: `{ "events": [ ... ] }`. */
@@ -114,6 +125,8 @@ export default defineHooks({
           return hired(newEmployee.parse(envelope.data), envelope.eventId, context);
         case "employee.left":
           return left(employee.uid, context);
+        case "employee.transferred":
+          return transferred(transfer.parse(envelope.data), context);
         default:
           return updated(employee, context);
       }
@@ -125,10 +138,50 @@ export default defineHooks({
 async function updated(employee: z.output<typeof updatedData>, context: ProviderContext) {
   const directory = context.directory;
   if (!directory || employee.title === undefined) return { directory: "unchanged" };
+  const dn = await personDN(directory, employee.uid);
+  // The write is recorded in ChangeEventProcessed (directoryWrites), caused by this change event.
+  await directory.modify(dn, [
+    { operation: "replace", attribute: "title", values: employee.title },
+  ]);
+  return { directory: "title set", dn };
+}
+
+/**
+ * Moves a person to another department: `ou` and `manager` replaced, the old team
+ * (`departmentNumber`, the old department's) removed. The same change again writes the same
+ * values: harmless.
+ */
+async function transferred(move: z.output<typeof transfer>, context: ProviderContext) {
+  const directory = context.directory;
+  if (!directory) {
+    throw new PermanentFailure("this annal has no directory to move people in", {
+      code: "HR_NO_DIRECTORY",
+    });
+  }
+  const dn = await personDN(directory, move.uid);
+  const ou = await departmentOu(directory, move.department);
+  const manager =
+    move.manager === undefined
+      ? await headOf(directory, ou)
+      : await personDN(directory, move.manager);
+  const entry = await directory.get(dn, { attributes: ["departmentNumber"] });
+  const team = Object.keys(entry?.attributes ?? {}).some(
+    (name) => name.toLowerCase() === "departmentnumber",
+  );
+  await directory.modify(dn, [
+    { operation: "replace", attribute: "ou", values: ou },
+    { operation: "replace", attribute: "manager", values: manager },
+    ...(team ? [{ operation: "delete" as const, attribute: "departmentNumber" }] : []),
+  ]);
+  return { directory: "transferred", dn, department: ou, manager };
+}
+
+/** The DN of the one person with `uid`; a PermanentFailure for none or more. */
+async function personDN(directory: HookDirectory, uid: string): Promise<string> {
   const found: string[] = [];
   for await (const page of directory.search(`ou=people,${directory.base}`, {
-    filter: { op: "eq", attribute: "uid", value: employee.uid },
-    attributes: ["title"],
+    filter: { op: "eq", attribute: "uid", value: uid },
+    attributes: ["uid"],
     sizeLimit: 2,
   })) {
     found.push(...page.map((entry) => entry.dn));
@@ -136,16 +189,48 @@ async function updated(employee: z.output<typeof updatedData>, context: Provider
   if (found.length !== 1) {
     throw new PermanentFailure(
       found.length === 0
-        ? `no person with uid ${employee.uid} in the directory`
-        : `more than one person has uid ${employee.uid}`,
+        ? `no person with uid ${uid} in the directory`
+        : `more than one person has uid ${uid}`,
       { code: "HR_UNKNOWN_EMPLOYEE" },
     );
   }
-  // The write is recorded in ChangeEventProcessed (directoryWrites), caused by this change event.
-  await directory.modify(found[0]!, [
-    { operation: "replace", attribute: "title", values: employee.title },
-  ]);
-  return { directory: "title set", dn: found[0] };
+  return found[0]!;
+}
+
+/** The department's ou as the directory spells it; a PermanentFailure when there is none. */
+async function departmentOu(directory: HookDirectory, name: string): Promise<string> {
+  for await (const page of directory.search(`ou=people,${directory.base}`, {
+    scope: "one",
+    filter: {
+      op: "and",
+      filters: [
+        { op: "eq", attribute: "objectClass", value: "organizationalUnit" },
+        { op: "eq", attribute: "ou", value: name },
+      ],
+    },
+    attributes: ["ou"],
+    sizeLimit: 1,
+  })) {
+    const ou = page[0]?.attributes.ou?.[0];
+    if (ou !== undefined) return String(ou);
+  }
+  throw new PermanentFailure(`there is no department ${name} under ou=people`, {
+    code: "HR_UNKNOWN_DEPARTMENT",
+  });
+}
+
+/** A department's head: the owner of the department's group (`cn=<ou>,ou=groups`). */
+async function headOf(directory: HookDirectory, ou: string): Promise<string> {
+  const group = await directory.get(`cn=${ou},ou=groups,${directory.base}`, {
+    attributes: ["owner"],
+  });
+  const owner = group?.attributes.owner?.[0];
+  if (owner === undefined) {
+    throw new PermanentFailure(`the department ${ou} has no head (its group has no owner)`, {
+      code: "HR_NO_MANAGER",
+    });
+  }
+  return String(owner);
 }
 
 /** Starts the leaver, unless one already runs for the uid (HR said it twice). */

@@ -95,7 +95,7 @@ export async function refresh(options: RefreshOptions, output: Output): Promise<
       );
       const started = startedBy(processed.result);
       output.out(
-        `${scenario.name} ${uid}: ${name} processed${started ? `: ${started.workflow ?? "instance"} ${started.instanceId}${started.what ? ` (${started.what})` : ""}` : ""}`,
+        `${scenario.name} ${uid}: ${name} processed${started ? `: ${started.workflow ?? "instance"} ${started.instanceId}${started.what ? ` (${started.what})` : ""}` : directoryOutcome(processed.result)}`,
       );
       if (asPerson && started) {
         const answer = await graphqlRequest(
@@ -139,6 +139,21 @@ function startedBy(
     ...(typeof r.workflow === "string" ? { workflow: r.workflow } : {}),
     ...(what === undefined ? {} : { what }),
   };
+}
+
+/**
+ * What a demo hook's result says it wrote in the directory itself (`promote`, `transfer`):
+ * `: transferred uid=…, department support, manager uid=…`, or nothing.
+ */
+function directoryOutcome(result: unknown): string {
+  if (typeof result !== "object" || result === null) return "";
+  const r = result as Record<string, unknown>;
+  if (typeof r.directory !== "string" || typeof r.dn !== "string") return "";
+  const details = ["department", "manager"]
+    .filter((key) => typeof r[key] === "string")
+    .map((key) => `, ${key} ${String(r[key])}`)
+    .join("");
+  return `: ${r.directory} ${r.dn}${details}`;
 }
 
 /** Waits (bounded) until the joiner of `uid` has asked IT for its laptop. */
