@@ -5,6 +5,9 @@ import { AnnalError } from "../errors/index.ts";
 import { PACKAGE_ROOT } from "../package-root.ts";
 
 type TypeScript = typeof import("typescript");
+type CompilerHost = import("typescript").CompilerHost;
+type CompilerOptions = import("typescript").CompilerOptions;
+type SourceFile = import("typescript").SourceFile;
 
 /** One error the type checker found, where it is. */
 export interface TypeProblem {
@@ -25,7 +28,11 @@ export function typecheckFiles(cwd: string, files: readonly string[]): TypeProbl
   const ts = loadTypeScript(cwd);
   const options = compilerOptions(ts, cwd);
   const roots = files.map((file) => path.resolve(cwd, file));
-  const program = ts.createProgram({ rootNames: roots, options });
+  const program = ts.createProgram({
+    rootNames: roots,
+    options,
+    host: cachingHost(ts, cwd, options),
+  });
   const diagnostics = [
     ...program.getOptionsDiagnostics(),
     ...roots.flatMap((root) => {
@@ -43,6 +50,39 @@ export function typecheckFiles(cwd: string, files: readonly string[]): TypeProbl
     const file = path.relative(cwd, diagnostic.file.fileName);
     return { at: `${file}:${line + 1}:${character + 1}`, message };
   });
+}
+
+/** What the files parsed in this process were parsed from, and for which project. */
+let parsed:
+  | {
+      readonly key: string;
+      readonly files: Map<string, { readonly text: string; readonly file: SourceFile }>;
+    }
+  | undefined;
+
+/**
+ * A compiler host that keeps every file it parsed, and hands a later type-check in the same
+ * process (the next task, the same one after an edit) the same parsed and bound file when its
+ * text has not changed. A type-check reads about a thousand declaration files (annal's, its
+ * dependencies', Node.js's) for the two files of a task; parsing them is most of its time, and
+ * the second check of a process parses only the task's files.
+ */
+function cachingHost(ts: TypeScript, cwd: string, options: CompilerOptions): CompilerHost {
+  const key = `${cwd}\0${JSON.stringify(options)}`;
+  if (parsed?.key !== key) parsed = { key, files: new Map() };
+  const files = parsed.files;
+  const host = ts.createCompilerHost(options, true);
+  const parse = host.getSourceFile.bind(host);
+  host.getCurrentDirectory = () => cwd;
+  host.getSourceFile = (fileName, languageVersion, onError, shouldCreateNewSourceFile) => {
+    const text = host.readFile(fileName);
+    const kept = files.get(fileName);
+    if (text !== undefined && kept?.text === text && !shouldCreateNewSourceFile) return kept.file;
+    const file = parse(fileName, languageVersion, onError, shouldCreateNewSourceFile);
+    if (file && text !== undefined) files.set(fileName, { text, file });
+    return file;
+  };
+  return host;
 }
 
 /** The project's TypeScript (its devDependency), else the one annal was installed beside. */
@@ -70,8 +110,9 @@ function compilerOptions(ts: TypeScript, cwd: string) {
     const text = ts.flattenDiagnosticMessageText(json.error.messageText, "\n");
     throw new AnnalError("ANNAL_EXERCISE_TYPE_ERROR", `tsconfig.json: ${text}`);
   }
-  const parsed = ts.parseJsonConfigFileContent(json.config, ts.sys, cwd);
-  return { ...parsed.options, noEmit: true };
+  // Named, so that `types` resolves from the project whatever the process's directory.
+  const config = ts.parseJsonConfigFileContent(json.config, ts.sys, cwd, undefined, file);
+  return { ...config.options, noEmit: true };
 }
 
 const DEFAULTS = {

@@ -3,12 +3,18 @@
  * test-command.test.ts): every practice task fails as shipped and passes with its solution
  * (test/starter/solutions/<task>/, copied over the task's file), and the command's refusals
  * have their codes. The tasks run one after another, each on the suite's PostgreSQL.
+ *
+ * The tasks run in this process (runExercise, what the command runs), so that their
+ * type-checks share one parse of annal and its dependencies (src/starter/typecheck.ts): a
+ * command of its own per run parsed some 1,300 files each time, most of this file's time on a
+ * loaded machine. The command itself runs for its refusals and its listing.
  */
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import t from "tap";
-import { initProject } from "../../src/starter/index.ts";
+import { isAnnalError, type AnnalError } from "../../src/errors/index.ts";
+import { initProject, runExercise } from "../../src/starter/index.ts";
 import { runAnnal } from "../cli/support.ts";
 
 t.setTimeout(900_000);
@@ -17,6 +23,23 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 const SOLUTIONS = path.join(import.meta.dirname, "solutions");
 // The suite's PostgreSQL: each test of a task makes its database there.
 const env = { DATABASE_URL: process.env.ANNAL_TEST_POSTGRES_URL ?? "" };
+
+/** `annal exercise [selector]` run in this process: what it printed, and how it failed. */
+async function exercise(selector: string): Promise<{ out: string; error?: AnnalError }> {
+  const lines: string[] = [];
+  try {
+    await runExercise({
+      cwd: project,
+      selector,
+      out: (line) => lines.push(line),
+      env: { ...process.env, ...env },
+    });
+    return { out: lines.join("\n") };
+  } catch (error) {
+    if (!isAnnalError(error)) throw error;
+    return { out: lines.join("\n"), error };
+  }
+}
 
 async function linkedProject(t: { teardown(fn: () => unknown): void }): Promise<string> {
   const base = await mkdtemp(path.join(tmpdir(), "annal-exercise-"));
@@ -56,36 +79,36 @@ t.test("a task that does not type-check names the file and line, and runs no tes
   const lines = shipped.split("\n");
   const at = lines.findIndex((line) => line.includes("return {")) + 1;
   await writeFile(file, shipped.replace("return {", "const wrong: number = 'a';\n    return {"));
-  const run = await runAnnal(["exercise", "1"], { cwd: project, env });
-  t.equal(run.code, 1, run.stdout + run.stderr);
+  const run = await exercise("1");
+  t.equal(run.error?.code, "ANNAL_EXERCISE_TYPE_ERROR", run.out);
   t.match(
-    run.stderr,
+    run.error?.message,
     new RegExp(
-      `^annal: ANNAL_EXERCISE_TYPE_ERROR: task 1 \\(first-step\\) does not type-check, so its tests do not run: exercises/${tasks[0]}/workflow\\.ts:${at}:\\d+ TS2322: `,
-      "m",
+      `^task 1 \\(first-step\\) does not type-check, so its tests do not run: exercises/${tasks[0]}/workflow\\.ts:${at}:\\d+ TS2322: `,
     ),
   );
-  t.notMatch(run.stdout, /^(not )?ok /m, "no test ran");
+  t.match(run.out, new RegExp(`^exercises/${tasks[0]}/workflow\\.ts:${at}:\\d+ TS2322: `, "m"));
+  t.notMatch(run.out, /^(not )?ok /m, "no test ran");
 });
 
 for (const [index, task] of tasks.entries()) {
   const number = index + 1;
   t.test(`task ${number} (${task}) fails as shipped and passes with its solution`, async (t) => {
-    const before = await runAnnal(["exercise", String(number)], { cwd: project, env });
-    t.equal(before.code, 1, before.stdout + before.stderr);
-    t.match(before.stdout, "type-check: ok", "the shipped file compiles");
-    t.match(before.stdout, /^not ok /m);
-    t.match(before.stderr, `annal: ANNAL_EXERCISE_FAILED: task ${number} `);
-    t.match(before.stderr, `annal: hint: exercises/${task}/README.md says what to do`);
+    const before = await exercise(String(number));
+    t.equal(before.error?.code, "ANNAL_EXERCISE_FAILED", before.out);
+    t.match(before.out, "type-check: ok", "the shipped file compiles");
+    t.match(before.out, /^not ok /m);
+    t.match(before.error?.message, `task ${number} `);
+    t.match(before.error?.hint, `exercises/${task}/README.md says what to do`);
 
     await cp(path.join(SOLUTIONS, task), path.join(project, "exercises", task), {
       recursive: true,
     });
-    const after = await runAnnal(["exercise", task.replace(/^\d+-/, "")], { cwd: project, env });
-    t.equal(after.code, 0, after.stdout + after.stderr);
-    t.match(after.stdout, new RegExp(`^annal exercise ${number}: \\d+ passed, 0 failed`, "m"));
-    t.match(after.stdout, `task ${number} passes`);
-    t.notMatch(after.stdout, /^not ok /m);
+    const after = await exercise(task.replace(/^\d+-/, ""));
+    t.notOk(after.error, after.out);
+    t.match(after.out, new RegExp(`^annal exercise ${number}: \\d+ passed, 0 failed`, "m"));
+    t.match(after.out, `task ${number} passes`);
+    t.notMatch(after.out, /^not ok /m);
   });
 }
 
