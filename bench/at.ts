@@ -5,13 +5,13 @@ import { Projector } from "../src/projector/index.ts";
 import type { FieldSelection } from "../src/rest/fields.ts";
 import { searchPage } from "../src/rest/search/page.ts";
 import { SearchSql } from "../src/rest/search/sql.ts";
-import { versionsAtSource } from "../src/rest/search/versions.ts";
 import { allProjections } from "../projections/index.ts";
 import { VALUE_KEY_LENGTH } from "../projections/entries/index.ts";
 import {
   ENTRY_VERSION_VALUES,
   ENTRY_VERSIONS,
-  versionValueRows,
+  VALUE_SPAN_COLUMNS,
+  valueSpanRows,
 } from "../projections/entry-versions/index.ts";
 import { seed } from "./rest.ts";
 import {
@@ -28,7 +28,7 @@ import {
  * `npm run bench -- at [--size 100k]`: a REST search at a moment against the same search now,
  * in the same run on the same database. The entries (`--size`, 2,000 by default) are seeded
  * as the REST benchmark seeds them; each has a year of changes behind it in `entry_versions`
- * and its value index, written by the projection's own statement (`versionValueRows`): one
+ * and its value index, spans computed by the projection's own statement (`valueSpanRows`): one
  * version a month, the title and the description changing each month, the last version the
  * entry as it is now. Measured at the SQL level (`searchPage`, as the REST channel reads a
  * page), the two taking turns request by request.
@@ -73,8 +73,8 @@ export async function atBenchmark(): Promise<void> {
     );
     await pool.query(
       `INSERT INTO ${ENTRY_VERSION_VALUES}
-         (entry_uuid, version, type, attribute, ordinal, value_key, value_folded, valid_from, valid_to)
-       ${versionValueRows(ENTRY_VERSIONS, "$1")}`,
+         (${VALUE_SPAN_COLUMNS})
+       SELECT ${VALUE_SPAN_COLUMNS} FROM (${valueSpanRows(ENTRY_VERSIONS, "$1")}) AS s`,
       [VALUE_KEY_LENGTH],
     );
     await pool.query(`VACUUM ANALYZE ${ENTRY_VERSIONS}, ${ENTRY_VERSION_VALUES}`);
@@ -129,7 +129,8 @@ export async function atBenchmark(): Promise<void> {
           params: jsonParams,
         });
         const jsonSql = `SELECT * FROM (SELECT e.*, e.attributes || e.operational AS a
-            FROM ${versionsAtSource("$1", "$2")}) AS e
+            FROM ${ENTRY_VERSIONS} AS e WHERE e.type = $1 AND NOT e.deleted
+             AND e.valid_from <= $2 AND coalesce(e.valid_to, 'infinity') > $2) AS e
            WHERE ${jsonFilter} ORDER BY e.entry_uuid LIMIT 51`;
         const timings = { now: [] as number[], then: [] as number[], json: [] as number[] };
         for (let run = 0; run < WARMUP + RUNS; run++) {

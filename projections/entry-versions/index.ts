@@ -5,4 +5,4 @@ export {
   ENTRY_VERSIONS_PROJECTION,
   type EntryVersionsRow,
 } from "./tables.ts";
-export { versionValueRows } from "./values.ts";
+export { VALUE_SPAN_COLUMNS, valueSpanRows } from "./values.ts";

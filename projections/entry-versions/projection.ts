@@ -7,7 +7,7 @@ import {
 } from "../../src/events/index.ts";
 import type { Projection } from "../../src/projector/index.ts";
 import { VALUE_KEY_LENGTH } from "../entries/index.ts";
-import { versionValueRows } from "./values.ts";
+import { VALUE_SPAN_COLUMNS, valueSpanRows } from "./values.ts";
 import {
   ENTRY_VERSIONS_PROJECTION,
   entryVersionsTables,
@@ -23,20 +23,23 @@ import {
  * A snapshot that finds the entry as the log already has it adds no version. A batch costs
  * three statements whatever its size.
  *
- * Beside them, `entry_version_values` indexes every value of every version (see
- * `entryVersionsTables`), written with the versions and ended with them.
+ * Beside them, `entry_version_values` indexes the spans of every value of the versions (see
+ * `entryVersionsTables`): a value's span is continued by a version that holds it too and ended
+ * by the first that does not.
  */
 export const entryVersionsProjection: Projection<EntryEventType> = {
   name: ENTRY_VERSIONS_PROJECTION,
   // 2: the index of searches at a moment; a start rebuilds the table side by side with it.
   // 3: `entry_version_values`, the versions' value index.
-  version: 3,
+  // 4: its rows are spans of unchanged values instead of one per value of each version.
+  version: 4,
   handles: ENTRY_EVENT_TYPES,
   tables: entryVersionsTables,
   indexes: entryVersionsIndexes,
   async apply(events, { tx, table }) {
     // Set-wise: the entries' open versions are read at once, the batch is worked out here,
-    // then one UPDATE closes the open versions it ended and one INSERT adds its versions.
+    // then one UPDATE closes the open versions it ended and one statement adds its versions
+    // and their values' spans.
     const uuids = [...new Set(events.map((event) => event.data.entryUUID))];
     const open = await tx.query<OpenVersion & { entry_uuid: string }>(
       `SELECT entry_uuid, version, valid_from, dn, type, attributes, operational, deleted
@@ -93,16 +96,18 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
     if (closed.size > 0) {
       const ends = [...closed.values()];
       await tx.query(
-        `WITH c AS (SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[])
-                      AS c(entry_uuid, version, valid_to)),
-              versions AS (UPDATE ${table("entry_versions")} AS v SET valid_to = c.valid_to
-                             FROM c WHERE v.entry_uuid = c.entry_uuid AND v.valid_to IS NULL)
-         UPDATE ${table("entry_version_values")} AS x SET valid_to = c.valid_to
-           FROM c WHERE x.entry_uuid = c.entry_uuid AND x.version = c.version`,
-        [[...closed.keys()], ends.map((end) => end.version), ends.map((end) => end.validTo)],
+        `UPDATE ${table("entry_versions")} AS v SET valid_to = c.valid_to
+           FROM unnest($1::uuid[], $2::timestamptz[]) AS c(entry_uuid, valid_to)
+          WHERE v.entry_uuid = c.entry_uuid AND v.valid_to IS NULL`,
+        [[...closed.keys()], ends.map((end) => end.validTo)],
       );
     }
     if (added.length > 0) {
+      // The batch's value spans (`valueSpanRows`) meet the spans the entries' stored open
+      // versions left open: a span that starts with an entry's first new version and holds
+      // the same value continues the open one (which takes its end); every other open span
+      // of the entry ends where the first new version starts. One statement sees the table
+      // as it was before it, so the open spans are read once, before any is ended.
       await tx.query(
         `WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(entry_uuid uuid,
                       version bigint, valid_from timestamptz, valid_to timestamptz,
@@ -111,10 +116,29 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
               versions AS (INSERT INTO ${table("entry_versions")}
                  (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position)
                SELECT entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position
-                 FROM r)
-         INSERT INTO ${table("entry_version_values")}
-           (entry_uuid, version, type, attribute, ordinal, value_key, value_folded, valid_from, valid_to)
-         ${versionValueRows("r", "$2")}`,
+                 FROM r),
+              spans AS (${valueSpanRows("r", "$2")}),
+              starts AS (SELECT entry_uuid, min(valid_from) AS start FROM r GROUP BY entry_uuid),
+              open AS (SELECT x.ctid AS row, x.entry_uuid, x.type, x.attribute, x.value_key,
+                              x.value_folded, s.start, n.entry_uuid IS NOT NULL AS continued,
+                              n.valid_to AS continued_to
+                         FROM ${table("entry_version_values")} AS x
+                         JOIN starts AS s ON s.entry_uuid = x.entry_uuid
+                         LEFT JOIN spans AS n ON n.first AND n.entry_uuid = x.entry_uuid
+                          AND n.type = x.type AND n.attribute = x.attribute
+                          AND n.value_key = x.value_key
+                          AND n.value_folded IS NOT DISTINCT FROM x.value_folded
+                        WHERE x.valid_to IS NULL),
+              ended AS (UPDATE ${table("entry_version_values")} AS x
+                           SET valid_to = CASE WHEN o.continued THEN o.continued_to ELSE o.start END
+                          FROM open AS o
+                         WHERE x.ctid = o.row AND NOT (o.continued AND o.continued_to IS NULL))
+         INSERT INTO ${table("entry_version_values")} (${VALUE_SPAN_COLUMNS})
+         SELECT ${VALUE_SPAN_COLUMNS} FROM spans AS n
+          WHERE NOT (n.first AND EXISTS (SELECT 1 FROM open AS o
+                 WHERE o.continued AND o.entry_uuid = n.entry_uuid AND o.type = n.type
+                   AND o.attribute = n.attribute AND o.value_key = n.value_key
+                   AND o.value_folded IS NOT DISTINCT FROM n.value_folded))`,
         [JSON.stringify(added), VALUE_KEY_LENGTH],
       );
     }

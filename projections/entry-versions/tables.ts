@@ -43,21 +43,22 @@ export const entryVersionsTables = (table: (name: string) => string): readonly s
      operational jsonb NOT NULL,
      position bigint NOT NULL,
      PRIMARY KEY (entry_uuid, version))`,
-  // One row per value of every version of a typed entry that is not a deletion, folded as
-  // `entry_values` folds them (the same key length), with its version's validity: the
-  // filters at a moment or over a period read value ranges here instead of every version's
-  // JSON. The primary key serves `apply`, which ends a version's rows by (entry, version).
+  // One row per span of a value of a typed entry: from the version that brought it to the
+  // version that took it away (null: still held), folded as `entry_values` folds them (the
+  // same key length), so the filters at a moment or over a period read value ranges here
+  // instead of every version's JSON, and a value held unchanged over many versions is one row
+  // (docs/history-index.md). The open spans' index serves `apply`, which ends and continues
+  // the spans an entry's open version left open; a replay needs it as it goes.
   `CREATE TABLE ${table("entry_version_values")} (
      entry_uuid uuid NOT NULL,
-     version bigint NOT NULL,
      type text NOT NULL,
      attribute text NOT NULL,
-     ordinal integer NOT NULL,
      value_key text COLLATE "C" NOT NULL,
      value_folded text COLLATE "C",
      valid_from timestamptz NOT NULL,
-     valid_to timestamptz,
-     PRIMARY KEY (entry_uuid, version, attribute, ordinal))`,
+     valid_to timestamptz)`,
+  `CREATE INDEX entry_version_values_open ON ${table("entry_version_values")} (entry_uuid)
+     WHERE valid_to IS NULL`,
   // As for `entry_values`: attribute and value are far from independent.
   `CREATE STATISTICS ${table("entry_version_values_attribute_key")} ON attribute, value_key FROM ${table("entry_version_values")}`,
 ];
@@ -65,17 +66,19 @@ export const entryVersionsTables = (table: (name: string) => string): readonly s
 /** Indexes only readers use: a replay builds them after applying the log (`Projection.indexes`). */
 export const entryVersionsIndexes = (table: (name: string) => string): readonly string[] => [
   `CREATE INDEX ON ${table("entry_versions")} (entry_uuid, valid_from DESC, version DESC)`,
-  // A search at a moment: the versions of a type valid then (`versionsAtSource`), read from
+  // A search at a moment: the versions of a type valid then (`versionsAt`), read from
   // the moment on along the versions' ends, each checked for its start.
   `CREATE INDEX ON ${table("entry_versions")}
      (type, (coalesce(valid_to, 'infinity'::timestamptz)), valid_from) WHERE NOT deleted`,
   // A filter at a moment (or over a period): an equality is one range of (type, attribute,
   // key) read from the moment on along the values' ends, each start checked in the index,
   // so a recent moment reads about the values alive then; prefix and ordering filters read
-  // the key range with the same checks. The version is included to join its row by key.
+  // the key range with the same checks. The entry is included to join its row by key.
   `CREATE INDEX entry_version_values_match ON ${table("entry_version_values")}
      (type, attribute, value_key, (coalesce(valid_to, 'infinity'::timestamptz)), valid_from)
-     INCLUDE (entry_uuid, version)`,
+     INCLUDE (entry_uuid)`,
+  // A filter over a period, negated: whether one version held a value (by entry and time).
+  `CREATE INDEX ON ${table("entry_version_values")} (entry_uuid, attribute, valid_from)`,
   `CREATE INDEX entry_version_values_trigram ON ${table("entry_version_values")}
      USING gin ((coalesce(value_folded, value_key)) gin_trgm_ops)`,
 ];

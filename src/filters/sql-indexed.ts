@@ -24,13 +24,10 @@ export type IndexedSqlFilterOptions = {
   /** The query's parameters so far. Every name and value is pushed here and referenced as `$n`. */
   readonly params: unknown[];
   /**
-   * Compile over the versions' value index (`entry_version_values`) instead of the entries':
-   * a version is `(entryColumn, versionColumn)`, and only the value rows valid in the span
-   * `[from, to)` (`to` inclusive when `toInclusive`; a side left out is open) are read, so
-   * that the index ranges start at the moment. At one moment `t` that is `from` = `to` = `t`,
-   * inclusive.
+   * Compile over the spans of the versions' values (`entry_version_values`: a value of an
+   * entry from `valid_from` until `valid_to`) instead of the entries' values (`ValueSpans`).
    */
-  readonly versions?: VersionSpan;
+  readonly spans?: ValueSpans;
 };
 
 /**
@@ -44,16 +41,32 @@ export interface TypesIn {
   readonly attributeParam: string;
 }
 
-/** The versions a filter over `entry_version_values` reads, by their validity. */
-export interface VersionSpan {
-  /** The version's number in the outer query (`v.version`); a plain identifier. */
-  readonly versionColumn: string;
-  /** The parameter holding the span's start (a timestamptz), if it has one. */
-  readonly from?: string;
-  /** The parameter holding the span's end, if it has one. */
-  readonly to?: string;
-  readonly toInclusive: boolean;
-}
+/**
+ * What a filter over the value spans matches, and when.
+ *
+ * - `{ at }`: the outer row is an entry's version valid at the moment `at` (a parameter), and
+ *   only the spans valid then are read (`valid_from <= at < valid_to`): they are the values of
+ *   that version, so an entry is matched by its uuid, as over `entry_values`, and the index
+ *   ranges start at the moment.
+ * - `{ from, to, ... }`: the outer row is any version of an entry (`versionColumn`, starting at
+ *   `validFromColumn`), and only the spans valid in `[from, to)` are read (a side left out is
+ *   open). A span holds for the versions that start within it (`versionsTable` is read for
+ *   them), so sets of matches are of `(entry, version)`. A version that ended the moment it
+ *   began may be taken for the one after it: such a version is valid at no moment, and the
+ *   caller leaves it out.
+ */
+export type ValueSpans =
+  | { readonly at: string }
+  | {
+      readonly from?: string;
+      readonly to?: string;
+      /** The versions table (`entry_versions`), quoted; annal's own constant. */
+      readonly versionsTable: string;
+      /** The version's number in the outer query (`v.version`); a plain identifier. */
+      readonly versionColumn: string;
+      /** The version's start in the outer query (`v.valid_from`); a plain identifier. */
+      readonly validFromColumn: string;
+    };
 
 const COLUMN = /^[a-z_][a-z0-9_.]*$/;
 const TABLE = /^("[a-z_][a-z0-9_]*"\.)?"[a-z_][a-z0-9_]*"$/;
@@ -120,21 +133,26 @@ export function compileFilterToIndexedSet(
 
 /** The compilers of one query's filter, binding to its parameters. */
 function indexedFilter(options: IndexedSqlFilterOptions) {
-  const { valuesTable, entryColumn, typeParam, keyLength, params, versions } = options;
+  const { valuesTable, entryColumn, typeParam, keyLength, params, spans } = options;
   const type =
     typeof typeParam === "object"
       ? `x.type = ANY(ARRAY(SELECT t.type FROM ${typeParam.table} AS t WHERE t.attribute = ${typeParam.attributeParam}::text))`
       : options.typeList
         ? `x.type = ANY(${typeParam}::text[])`
         : `x.type = ${typeParam}`;
+  const period = spans && !("at" in spans) ? spans : undefined;
   if (
     (typeof typeParam === "object"
       ? !TABLE.test(typeParam.table) || !PARAM.test(typeParam.attributeParam)
       : !PARAM.test(typeParam)) ||
-    (versions &&
-      (!COLUMN.test(versions.versionColumn) ||
-        (versions.from !== undefined && !PARAM.test(versions.from)) ||
-        (versions.to !== undefined && !PARAM.test(versions.to)))) ||
+    (spans &&
+      ("at" in spans
+        ? !PARAM.test(spans.at)
+        : !COLUMN.test(spans.versionColumn) ||
+          !COLUMN.test(spans.validFromColumn) ||
+          !TABLE.test(spans.versionsTable) ||
+          (spans.from !== undefined && !PARAM.test(spans.from)) ||
+          (spans.to !== undefined && !PARAM.test(spans.to)))) ||
     !TABLE.test(valuesTable) ||
     !COLUMN.test(entryColumn) ||
     !Number.isInteger(keyLength) ||
@@ -180,30 +198,35 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
       }
     }
   };
-  // A version's value rows carry its validity: bounding it keeps an index range to the rows
-  // valid in the span (the match index's columns after the key: its end, then its start).
-  const spanConditions = versions
-    ? [
-        ...(versions.to === undefined
-          ? []
-          : [`x.valid_from ${versions.toInclusive ? "<=" : "<"} ${versions.to}::timestamptz`]),
-        ...(versions.from === undefined
-          ? []
-          : [`coalesce(x.valid_to, 'infinity'::timestamptz) > ${versions.from}::timestamptz`]),
-      ]
-    : [];
-  /** What the outer query's row is matched by, and the value rows' columns that name it. */
-  const outerKey = versions ? `(${entryColumn}, ${versions.versionColumn})` : entryColumn;
-  const innerKey = versions ? "x.entry_uuid, x.version" : "x.entry_uuid";
-  const sameRow = versions
-    ? `x.entry_uuid = ${entryColumn} AND x.version = ${versions.versionColumn}`
+  // A span carries its validity: bounding it keeps an index range to the spans valid at the
+  // moment or in the period (the match index's columns after the key: its end, then its start).
+  const end = "coalesce(x.valid_to, 'infinity'::timestamptz)";
+  const spanConditions = !spans
+    ? []
+    : "at" in spans
+      ? [`x.valid_from <= ${spans.at}::timestamptz`, `${end} > ${spans.at}::timestamptz`]
+      : [
+          ...(spans.to === undefined ? [] : [`x.valid_from < ${spans.to}::timestamptz`]),
+          ...(spans.from === undefined ? [] : [`${end} > ${spans.from}::timestamptz`]),
+        ];
+  /** What the outer query's row is matched by, and what a set of matches holds. */
+  const outerKey = period ? `(${entryColumn}, ${period.versionColumn})` : entryColumn;
+  const innerKey = period ? "w.entry_uuid, w.version" : "x.entry_uuid";
+  // Over a period a span stands for the versions that start within it.
+  const holding = period
+    ? ` JOIN ${period.versionsTable} AS w ON w.entry_uuid = x.entry_uuid
+         AND w.valid_from >= x.valid_from AND w.valid_from < ${end}`
+    : "";
+  const sameRow = period
+    ? `x.entry_uuid = ${entryColumn} AND x.valid_from <= ${period.validFromColumn}
+       AND ${end} > ${period.validFromColumn}`
     : `x.entry_uuid = ${entryColumn}`;
-  const rows = (node: Leaf): string => {
+  const rows = (node: Leaf, join = ""): string => {
     const attribute = `x.attribute = ${bind(node.attribute)}`;
     const condition = test(node);
     const conditions = [type, attribute, ...spanConditions];
     if (condition) conditions.push(condition);
-    return `FROM ${valuesTable} AS x WHERE ${conditions.join(" AND ")}`;
+    return `FROM ${valuesTable} AS x${join} WHERE ${conditions.join(" AND ")}`;
   };
   /** Whether the node is a set of entry uuids: no `not` and no empty `and`/`or` in it. */
   const settable = (node: FilterNode): boolean => {
@@ -261,7 +284,7 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
           .join(node.op === "and" ? " INTERSECT " : " UNION ALL ");
       }
       default:
-        return `SELECT ${innerKey} ${rows(node)}`;
+        return `SELECT ${innerKey} ${rows(node, holding)}`;
     }
   };
   const compile = (node: FilterNode): string => {
@@ -289,7 +312,7 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
         }
         return `NOT (${compile(node.filter)})`;
       default:
-        return `${outerKey} IN (SELECT ${innerKey} ${rows(node)})`;
+        return `${outerKey} IN (SELECT ${innerKey} ${rows(node, holding)})`;
     }
   };
   return { compile, set, settable };

@@ -5,8 +5,14 @@ import {
   type ReadOptions,
   type SearchOptions,
 } from "../directory/index.ts";
-import { checkAttributes, compileFilterToSql } from "../filters/index.ts";
-import { entriesAtSource, entryAt, EntryNotFoundError, entryUUIDForDn } from "../history/index.ts";
+import { checkAttributes } from "../filters/index.ts";
+import {
+  entryAt,
+  EntryNotFoundError,
+  entryUUIDForDn,
+  versionsAt,
+  versionTypes,
+} from "../history/index.ts";
 import {
   readPages,
   scopeSql,
@@ -31,7 +37,8 @@ export interface MomentReads {
 
 /**
  * The directory as it was at `at`, for an operation asked `@at(moment:)`: every search and
- * read is answered from `entry_versions` (the versions valid then, `entriesAtSource`), with
+ * read is answered from `entry_versions` (the versions valid then that match, `versionsAt`,
+ * which filters typed entries through the spans of their values, as the REST channel does), with
  * the scopes, order (creation order, as the directory's), paging and attribute selection of
  * the projection's reads (`projectionDirectory`), and nothing goes to the live directory,
  * which knows only now. `hasSubordinates` and `entryDN` are computed at the moment too.
@@ -116,15 +123,16 @@ async function* searchAt(
     options.filter ?? { op: "present", attribute: "objectClass" },
     (name) => source.schema.canonical(name),
   ).ast;
-  const where = compileFilterToSql(filter, { attributesColumn: "e.a", params });
+  const types = bind(await versionTypes(source.db));
+  const matching = versionsAt({ at: moment, filter, types, params });
   const select = selection(source.schema, options.attributes);
   const subordinates = select.computed.has("hassubordinates")
-    ? `EXISTS (SELECT 1 FROM ${entriesAtSource(moment, "c")}
+    ? `EXISTS (SELECT 1 FROM ${versionsAt({ at: moment, params, alias: "c" })}
          WHERE right(c.dn_norm, length(e.dn_norm) + 1) = ',' || e.dn_norm)`
     : "NULL::boolean";
   yield* readPages(source, options, select, params, {
     values: valuesSql(select, options.matchedValues, bind),
     subordinates,
-    from: `(SELECT * FROM ${entriesAtSource(moment, "e")} WHERE ${scope}) AS e WHERE ${where}`,
+    from: `${matching} WHERE ${scope}`,
   });
 }

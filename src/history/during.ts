@@ -44,8 +44,8 @@ export interface DuringPage {
  * The SQL of the versions of a type that overlap the period and match the filter, as `m`
  * with the version's columns, binding to `params`. A version overlaps `[start, end)` when it
  * begins before the end and ends after the start; a deletion matches nothing, and a version
- * that ended the moment it began held at no moment. The filter reads the versions' value
- * index (`entry_version_values`), bounded to the rows valid in the period.
+ * that ended the moment it began held at no moment. The filter reads the spans of the
+ * versions' values (`entry_version_values`), bounded to the spans valid in the period.
  */
 function matchingVersions(query: DuringQuery, params: unknown[]): string {
   const bind = (value: unknown) => `$${params.push(value)}`;
@@ -67,7 +67,13 @@ function matchingVersions(query: DuringQuery, params: unknown[]): string {
     typeParam: type,
     keyLength: VALUE_KEY_LENGTH,
     params,
-    versions: { versionColumn: "v.version", from: startParam, to: endParam, toInclusive: false },
+    spans: {
+      from: startParam,
+      to: endParam,
+      versionsTable: ENTRY_VERSIONS,
+      versionColumn: "v.version",
+      validFromColumn: "v.valid_from",
+    },
   });
   return `SELECT v.* FROM ${ENTRY_VERSIONS} AS v WHERE ${conditions.join(" AND ")} AND ${filter}`;
 }

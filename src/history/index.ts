@@ -30,7 +30,7 @@ export {
   type Span,
 } from "./during.ts";
 export { membershipsDuring, type Membership } from "./memberships.ts";
-export { entriesAtSource } from "./versions-at.ts";
+export { versionsAt, versionTypes, type VersionsAtQuery } from "./versions-at.ts";
 
 export { directoryAt, type DirectoryAt } from "./directory-at.ts";
 export { EntryNotFoundError, type EntryAbsence } from "./errors.ts";

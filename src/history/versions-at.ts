@@ -1,31 +1,102 @@
-import { ENTRY_VERSIONS } from "../../projections/entry-versions/index.ts";
+import type { Queryable } from "../db/index.ts";
+import {
+  compileFilterToIndexedSql,
+  compileFilterToSql,
+  type FilterNode,
+} from "../filters/index.ts";
+import { VALUE_KEY_LENGTH } from "../../projections/entries/index.ts";
+import { ENTRY_VERSION_VALUES, ENTRY_VERSIONS } from "../../projections/entry-versions/index.ts";
+
+/** What `versionsAt` reads: the moment, and which entries. */
+export interface VersionsAtQuery {
+  /** The parameter holding the moment (a timestamptz). */
+  readonly at: string;
+  /** The query's parameters so far; the filter's names and values are pushed here. */
+  readonly params: unknown[];
+  /** The parameter holding a type: only its entries. Otherwise every entry, typed or not. */
+  readonly type?: string;
+  /**
+   * The filter the entries must match (canonical names, `checkAttributes`). With `type`, it
+   * is answered from the value spans alone; without, a typed entry's from the spans of
+   * `types` (the parameter of a `text[]`, `versionTypes`) and an untyped one's from its JSON.
+   */
+  readonly filter?: FilterNode;
+  readonly types?: string;
+  /** The relation's alias; `e` by default. */
+  readonly alias?: string;
+}
 
 /**
- * Every entry as it was at a moment, as a relation with the columns of `entries` that a
- * search reads: `entry_uuid`, `type`, `dn`, `dn_norm`, `attributes`, `operational`,
- * `modified_at` (the version's start), `version`, `created_position`, and `a` (user and
- * operational attributes, what a filter tests). Each entry appears with its version valid
- * then, `valid_from <= at < valid_to`, unless that version is its deletion; versions of one
- * entry never overlap, so an entry appears at most once.
+ * Every entry as it was at a moment that matches a filter, as a relation with the columns of
+ * `entries` that a search reads: `entry_uuid`, `type`, `dn`, `dn_norm`, `attributes`,
+ * `operational`, `modified_at` (the version's start), `version`, `created_position`, and `a`
+ * (user and operational attributes). Each entry appears with its version valid then,
+ * `valid_from <= at < valid_to`, unless that version is its deletion; versions of one entry
+ * never overlap, so an entry appears at most once, and a version that ended the moment it
+ * began (two changes at one instant) is valid at no moment. The one reader of the versions
+ * valid at a moment: the REST channel's typed search and the GraphQL gateway's `@at`.
+ *
+ * The filter reads the spans of the versions' values valid then (`entry_version_values`,
+ * `compileFilterToIndexedSql` with `spans: { at }`), as a search now reads `entry_values`.
+ * The versions are read along the index of (type, end, start) when a type is given: a recent
+ * moment reads about the entries alive then and the versions ended since.
  *
  * `created_position` is the position of the entry's first version (its add, or its first
  * snapshot), as `entries` keeps it: the order the directory returns entries in. `dn_norm` is
- * the DN in lower case (the versions keep the DN as the directory spelled it).
- *
- * The REST channel's typed search at a moment (`versionsAtSource`) reads the same versions for
- * one type; this one is for reads that name a subtree instead (the GraphQL gateway's `@at`).
+ * the DN in lower case: the versions keep the DN as the directory spelled it, so a sort by DN
+ * at a moment may differ from now's for DNs spelled with blanks or upper-case types.
  *
  * @example
- * const sql = `SELECT e.dn FROM ${entriesAtSource("$1", "e")} WHERE e.dn_norm = $2`;
- * await pool.query(sql, [at, "uid=alice,ou=people,dc=example,dc=org"]);
+ * const params: unknown[] = [at, "user"];
+ * const sql = `SELECT e.dn FROM ${versionsAt({ at: "$1", type: "$2", filter, params })}`;
+ * await pool.query(sql, params);
  */
-export function entriesAtSource(atParam: string, alias: string): string {
-  return `(SELECT v.entry_uuid, v.type, v.dn, lower(v.dn) AS dn_norm, v.attributes,
-            v.operational, v.attributes || v.operational AS a, v.valid_from AS modified_at,
-            v.version,
+export function versionsAt(query: VersionsAtQuery): string {
+  const { at, params, type, filter } = query;
+  const alias = query.alias ?? "e";
+  const valid = `NOT v.deleted AND v.valid_from <= ${at}::timestamptz
+        AND coalesce(v.valid_to, 'infinity') > ${at}::timestamptz`;
+  const relation = (condition: string) => `SELECT v.entry_uuid, v.version, v.type, v.dn,
+            lower(v.dn) AS dn_norm, v.attributes, v.operational, v.attributes || v.operational AS a,
+            v.valid_from AS modified_at,
             (SELECT min(f.position) FROM ${ENTRY_VERSIONS} AS f
               WHERE f.entry_uuid = v.entry_uuid) AS created_position
-       FROM ${ENTRY_VERSIONS} AS v
-      WHERE NOT v.deleted AND v.valid_from <= ${atParam}::timestamptz
-        AND coalesce(v.valid_to, 'infinity') > ${atParam}::timestamptz) AS ${alias}`;
+       FROM ${ENTRY_VERSIONS} AS v WHERE ${condition} AND ${valid}`;
+  const indexed = (typeParam: string, typeList: boolean) =>
+    compileFilterToIndexedSql(filter!, {
+      valuesTable: ENTRY_VERSION_VALUES,
+      entryColumn: "v.entry_uuid",
+      typeParam,
+      typeList,
+      keyLength: VALUE_KEY_LENGTH,
+      params,
+      spans: { at },
+    });
+  if (type !== undefined) {
+    const matches = filter ? indexed(type, false) : "TRUE";
+    return `(${relation(`v.type = ${type} AND ${matches}`)}) AS ${alias}`;
+  }
+  if (!filter) return `(${relation("TRUE")}) AS ${alias}`;
+  if (query.types === undefined) throw new Error("versionsAt: a filter of every type needs types");
+  const typed = indexed(query.types, true);
+  const json = compileFilterToSql(filter, { attributesColumn: "u.a", params });
+  return `(${relation(`v.type IS NOT NULL AND ${typed}`)}
+           UNION ALL
+           SELECT u.* FROM (${relation("v.type IS NULL")}) AS u WHERE ${json}) AS ${alias}`;
+}
+
+/**
+ * The types the value spans hold rows of, for `versionsAt`'s `types`: read as a skip along
+ * the match index, which starts with the type (a few probes, whatever the table's size).
+ */
+export async function versionTypes(db: Queryable): Promise<string[]> {
+  const result = await db.query<{ type: string }>(
+    `WITH RECURSIVE t AS (
+       SELECT (SELECT min(type) FROM ${ENTRY_VERSION_VALUES}) AS type
+       UNION ALL
+       SELECT (SELECT min(x.type) FROM ${ENTRY_VERSION_VALUES} AS x WHERE x.type > t.type)
+         FROM t WHERE t.type IS NOT NULL)
+     SELECT type FROM t WHERE type IS NOT NULL`,
+  );
+  return result.rows.map((row) => row.type);
 }

@@ -2,7 +2,12 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import t from "tap";
 import { entriesProjection } from "../../projections/entries/index.ts";
-import { entryVersionsProjection } from "../../projections/entry-versions/index.ts";
+import {
+  entryVersionsProjection,
+  VALUE_SPAN_COLUMNS,
+  valueSpanRows,
+} from "../../projections/entry-versions/index.ts";
+import { VALUE_KEY_LENGTH } from "../../projections/entries/index.ts";
 import {
   ENTRY_EVENT,
   entryStream,
@@ -154,6 +159,7 @@ t.test("a batch leaves the tables its events leave one at a time", async (t) => 
             }
           }
           if (projection === entriesProjection) await checkIndexedFresh(db.pool, all, run);
+          else await checkSpansFresh(db.pool, all);
           await db.pool.query(`DROP SCHEMA ${one} CASCADE; DROP SCHEMA ${all} CASCADE`);
         },
       ),
@@ -201,6 +207,77 @@ async function checkIndexedFresh(pool: Pool, schema: string, run: number): Promi
   }
   await pool.query(`DROP SCHEMA ${fresh} CASCADE`);
 }
+
+/**
+ * `entry_version_values` holds spans of values, continued and ended batch after batch: they
+ * must be the spans worked out afresh from every version at once (`valueSpanRows`).
+ */
+async function checkSpansFresh(pool: Pool, schema: string): Promise<void> {
+  const table = tableIn(schema);
+  const rows = async (sql: string) =>
+    JSON.stringify(
+      (
+        await pool.query(`SELECT to_jsonb(r) AS row FROM (${sql}) AS r ORDER BY 1`, [
+          VALUE_KEY_LENGTH,
+        ])
+      ).rows,
+    );
+  const built = await rows(
+    `SELECT ${VALUE_SPAN_COLUMNS}, $1::int AS k FROM ${table("entry_version_values")}`,
+  );
+  const fresh = await rows(
+    `SELECT ${VALUE_SPAN_COLUMNS}, $1::int AS k FROM (${valueSpanRows(table("entry_versions"), "$1")}) AS s`,
+  );
+  if (built !== fresh)
+    throw new Error(`entry_version_values: by batches ${built}, afresh ${fresh}`);
+}
+
+t.test("a value held unchanged over many versions is one span", async (t) => {
+  const db = await testDatabase(t);
+  const schema = "spans_of_values";
+  await createProjectionSchema(db.pool, schema, entryVersionsProjection as AnyProjection);
+  const table = tableIn(schema);
+  // Six versions of one entry: its name never changes, its title goes back and forth.
+  const events = eventsOf(
+    [0, 1, 0, 0, 2, 0].map((title, minute) => ({
+      entry: 0,
+      kind: minute === 0 ? "added" : "modified",
+      title,
+      name: 0,
+      minute,
+      stamped: false,
+    })),
+  );
+  const client = await db.pool.connect();
+  t.teardown(() => client.release());
+  for (const event of events) {
+    await entryVersionsProjection.apply([event], { tx: client, table });
+  }
+  const spans = async (attribute: string) =>
+    (
+      await client.query<{ value_key: string; from: number; to: number | null }>(
+        `SELECT value_key,
+                extract(epoch FROM valid_from - m.first)::int / 60 AS from,
+                extract(epoch FROM valid_to - m.first)::int / 60 AS to
+           FROM ${table("entry_version_values")},
+                (SELECT min(valid_from) AS first FROM ${table("entry_versions")}) AS m
+          WHERE attribute = $1 ORDER BY valid_from`,
+        [attribute],
+      )
+    ).rows;
+  t.equal((await spans("uid")).length, 1, "the name: one span over the six versions");
+  t.same(
+    (await spans("title")).map((span) => [span.value_key, span.from, span.to]),
+    [
+      ["engineer", 0, 1],
+      ["manager", 1, 2],
+      ["engineer", 2, 4],
+      ["analyst", 4, 5],
+      ["engineer", 5, null],
+    ],
+    "the title: a span per stretch it was held",
+  );
+});
 
 t.test("entry_values rewrites only the values that changed", async (t) => {
   const db = await testDatabase(t);

@@ -9,7 +9,8 @@ import { EventStore } from "../../src/store/index.ts";
 import {
   ENTRY_VERSION_VALUES,
   ENTRY_VERSIONS,
-  versionValueRows,
+  VALUE_SPAN_COLUMNS,
+  valueSpanRows,
 } from "../../projections/entry-versions/index.ts";
 import { VALUE_KEY_LENGTH } from "../../projections/entries/index.ts";
 import { EntryHistory } from "../support/entries.ts";
@@ -183,8 +184,8 @@ t.test("a search at a moment reads the versions' value index", async (t) => {
   );
   await db.pool.query(
     `INSERT INTO ${ENTRY_VERSION_VALUES}
-       (entry_uuid, version, type, attribute, ordinal, value_key, value_folded, valid_from, valid_to)
-     ${versionValueRows(ENTRY_VERSIONS, "$1")}`,
+       (${VALUE_SPAN_COLUMNS})
+     SELECT ${VALUE_SPAN_COLUMNS} FROM (${valueSpanRows(ENTRY_VERSIONS, "$1")}) AS s`,
     [VALUE_KEY_LENGTH],
   );
   await db.pool.query(`ANALYZE ${ENTRY_VERSIONS}, ${ENTRY_VERSION_VALUES}`);

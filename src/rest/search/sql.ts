@@ -4,9 +4,7 @@ import {
   type FilterNode,
 } from "../../filters/index.ts";
 import { ENTRIES, ENTRY_VALUES, VALUE_KEY_LENGTH } from "../../../projections/entries/index.ts";
-import { ENTRY_VERSION_VALUES } from "../../../projections/entry-versions/index.ts";
-import { versionsAtSource } from "./versions.ts";
-import { UUID } from "../../history/index.ts";
+import { UUID, versionsAt } from "../../history/index.ts";
 import type { FieldSelection } from "../fields.ts";
 import type { SortKey } from "../sort.ts";
 
@@ -51,7 +49,7 @@ export type KeysetPosition = readonly (string | null)[];
  * cursor stays short), compared byte-wise (`COLLATE "C"`), the same on every server.
  *
  * The filter is answered from the entries' indexed values (`entry_values`), or at a moment
- * from the versions' (`entry_version_values`, the rows valid then). When the first
+ * from the spans of the versions' values valid then (`versionsAt`). When the first
  * sort key is an attribute, `walk` names it: a page of a filter that matches many entries then
  * walks that attribute's keys in index order (`searchPage`) instead of sorting every match;
  * the keys there are the very values `inner` computes from the JSON, so a cursor of either
@@ -101,19 +99,23 @@ export class SearchSql {
     // Now: the entries and their value index. At a moment: the versions valid then, with the
     // same columns, and the versions' value index, read at that moment.
     const atParam = at ? bind(at) : undefined;
-    this.source = atParam ? versionsAtSource(this.typeParam, atParam) : `${ENTRIES} AS e`;
     const conditions = [`e.type = ${this.typeParam}`];
-    const filter = compileFilterToIndexedSql(spec.filter, {
-      valuesTable: atParam ? ENTRY_VERSION_VALUES : ENTRY_VALUES,
-      entryColumn: "e.entry_uuid",
-      typeParam: this.typeParam,
-      keyLength: VALUE_KEY_LENGTH,
-      params: this.params,
-      ...(atParam && {
-        versions: { versionColumn: "e.version", from: atParam, to: atParam, toInclusive: true },
-      }),
-    });
-    this.filtered = filter !== "TRUE";
+    // At a moment the filter is part of the versions read (`versionsAt`).
+    const filter = atParam
+      ? undefined
+      : compileFilterToIndexedSql(spec.filter, {
+          valuesTable: ENTRY_VALUES,
+          entryColumn: "e.entry_uuid",
+          typeParam: this.typeParam,
+          keyLength: VALUE_KEY_LENGTH,
+          params: this.params,
+        });
+    this.source = atParam
+      ? versionsAt({ at: atParam, type: this.typeParam, filter: spec.filter, params: this.params })
+      : `${ENTRIES} AS e`;
+    this.filtered = filter
+      ? filter !== "TRUE"
+      : !(spec.filter.op === "and" && spec.filter.filters.length === 0);
     const setParams: unknown[] = [spec.type];
     const set = at
       ? undefined
@@ -124,7 +126,7 @@ export class SearchSql {
           params: setParams,
         });
     this.matchSet = set === undefined ? undefined : { sql: set, params: setParams };
-    if (this.filtered) conditions.push(filter);
+    if (filter && this.filtered) conditions.push(filter);
     this.where = conditions.join(" AND ");
     this.whereParams = this.params.length;
 
