@@ -148,6 +148,12 @@ export function foldInstance(
       };
       continue;
     }
+    if (event.type === "WorkflowCheckpointed") {
+      // Retention folded the events before it into the state they left (docs/retention.md).
+      const folded = stateFromJson(event.data.state);
+      state = { ...folded, calls: new Map(folded.calls), version: event.streamVersion };
+      continue;
+    }
     if (!state) continue;
     apply(state, event);
     state.updatedAt = event.occurredAt;

@@ -42,8 +42,13 @@ export const workflowsProjection: Projection<InstanceEventType> = {
       const last = list.at(-1)!;
       await writeInstance(context, state, last);
       const touched = new Set(list.map((event) => callOf(event)).filter((seq) => seq !== null));
-      // A cancellation or a retry changes calls without naming them.
-      const all = list.some((e) => e.type === "WorkflowCancelled" || e.type === "WorkflowRetried");
+      // A cancellation, a retry or a checkpoint changes calls without naming them.
+      const all = list.some(
+        (e) =>
+          e.type === "WorkflowCancelled" ||
+          e.type === "WorkflowRetried" ||
+          e.type === "WorkflowCheckpointed",
+      );
       for (const call of state.calls.values()) {
         if (all || touched.has(call.seq)) await writeCall(context, state, call);
       }

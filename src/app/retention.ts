@@ -12,6 +12,11 @@ export function entryKeep(config: AnnalConfig): Span | undefined {
   return config.retention.streams.entry ?? config.retention.keep;
 }
 
+/** How long finished workflow instances' streams are kept; undefined: forever. */
+export function workflowKeep(config: AnnalConfig): Span | undefined {
+  return config.retention.streams.workflow ?? config.retention.keep;
+}
+
 /** The horizon the configuration puts at `now`: events that occurred before it are folded. */
 export function retentionHorizon(config: AnnalConfig, now: Date): Date | undefined {
   const keep = entryKeep(config);
@@ -36,15 +41,18 @@ export async function retainLog(
   pool: Pool,
   options: RetainLogOptions = {},
 ): Promise<RetentionReport> {
-  const horizon = retentionHorizon(config, options.now ?? new Date());
+  const now = options.now ?? new Date();
+  const horizon = retentionHorizon(config, now);
   if (!horizon) {
     throw new AnnalError(
       "ANNAL_RETENTION_NOT_CONFIGURED",
       "the configuration keeps every event: there is no [retention] keep",
     );
   }
+  const workflows = workflowKeep(config);
   const report = await runRetention(pool, {
     horizon,
+    ...(workflows && { workflowHorizon: shift(now, workflows, -1, "UTC") }),
     dryRun: options.dryRun ?? false,
     onProgress: (done, total) => options.onProgress?.("streams", done, total),
   });

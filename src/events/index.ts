@@ -30,6 +30,7 @@ export {
 } from "./entry.ts";
 export {
   ERASED_VALUE,
+  CHECKPOINT_EVENT_TYPES,
   ERASURE_STREAM,
   RETENTION_STREAM,
   type ChainHeadRef,
@@ -37,6 +38,7 @@ export {
   type LogRetained,
   type ReplacedEvents,
   type StreamCheckpointed,
+  type WorkflowCheckpointed,
 } from "./retention.ts";
 export {
   NameSet,

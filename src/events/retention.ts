@@ -48,6 +48,30 @@ export interface StreamCheckpointed {
   readonly chainHead: ChainHeadRef;
 }
 
+/**
+ * Data of WorkflowCheckpointed: a finished instance's stream (completed, errored or cancelled
+ * before the horizon) folded into the state its removed events left, the engine's own fold
+ * (`stateToJson` of `foldInstance`: every call with its outcome). It takes the place of the last
+ * event it replaced, like `StreamCheckpointed`; the engine and the projections fold on from it,
+ * so an errored instance can still be retried.
+ */
+export interface WorkflowCheckpointed {
+  readonly instanceId: string;
+  /** The instance's state at the last event replaced, as `stateToJson` writes it. */
+  readonly state: unknown;
+  /** The workflow streams' retention horizon (ISO 8601). */
+  readonly horizon: string;
+  readonly replaced: ReplacedEvents;
+  /** The chain's last link before the cut: what the kept chain continues from. */
+  readonly chainHead: ChainHeadRef;
+}
+
+/** The events retention puts in the place of a stream's folded events. */
+export const CHECKPOINT_EVENT_TYPES: ReadonlySet<string> = new Set([
+  "StreamCheckpointed",
+  "WorkflowCheckpointed",
+]);
+
 /** The stream retention records its runs on. */
 export const RETENTION_STREAM = "log-retention";
 

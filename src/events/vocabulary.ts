@@ -24,7 +24,12 @@ import type { DelegationEnded, DelegationGranted } from "./delegation.ts";
 import type { DirectoryWriteRequested } from "./directory-write.ts";
 import type { EntryChange, EntrySnapshot } from "./entry.ts";
 import type { MailSent } from "./mail.ts";
-import type { EntryErased, LogRetained, StreamCheckpointed } from "./retention.ts";
+import type {
+  EntryErased,
+  LogRetained,
+  StreamCheckpointed,
+  WorkflowCheckpointed,
+} from "./retention.ts";
 import type {
   ChildCompleted,
   ChildStarted,
@@ -104,6 +109,7 @@ export interface AnnalEventMap {
   readonly WorkflowErrored: WorkflowErrored;
   readonly WorkflowCancelled: WorkflowCancelled;
   readonly WorkflowRetried: WorkflowRetried;
+  readonly WorkflowCheckpointed: WorkflowCheckpointed;
   // A person's delegation of their dialogs (`delegation-<account id>`).
   readonly DelegationGranted: DelegationGranted;
   readonly DelegationEnded: DelegationEnded;

@@ -32,6 +32,7 @@ export const INSTANCE_EVENT_TYPES = [
   "WorkflowErrored",
   "WorkflowCancelled",
   "WorkflowRetried",
+  "WorkflowCheckpointed",
 ] as const;
 export type InstanceEventType = (typeof INSTANCE_EVENT_TYPES)[number];
 

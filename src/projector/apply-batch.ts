@@ -1,5 +1,5 @@
 import type { PoolClient, Queryable } from "../db/index.ts";
-import { ENTRY_EVENT, eventsOfTypes } from "../events/index.ts";
+import { CHECKPOINT_EVENT_TYPES, eventsOfTypes } from "../events/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import {
   markLogReader,
@@ -121,7 +121,7 @@ export async function applyEvents(
     if (event.streamVersion <= before) continue;
     // A checkpoint holds its stream's whole state at the retention horizon, in the place of
     // the last event it replaced: the versions before it are gone, and need not be applied.
-    if (event.streamVersion > before + 1 && event.type !== ENTRY_EVENT.checkpointed) {
+    if (event.streamVersion > before + 1 && !CHECKPOINT_EVENT_TYPES.has(event.type)) {
       const missing = await readStream(tx, event.streamId, {
         fromVersion: before + 1,
         toVersion: event.streamVersion - 1,

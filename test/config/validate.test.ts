@@ -80,6 +80,23 @@ t.test(
   },
 );
 
+t.test("[retention.streams] takes workflow beside entry, and not alone", async (t) => {
+  const config = parseConfig('[retention]\nkeep = "7y"\n[retention.streams]\nworkflow = "2y"\n', {
+    path,
+    env: {},
+  });
+  t.same(config.retention.streams.workflow, { ms: 0, months: 24 });
+  t.throws(
+    () => parseConfig('[retention.streams]\nworkflow = "2y"\n', { path, env: {} }),
+    { code: "ANNAL_CONFIG_INVALID", message: /retention\.streams\.workflow/ },
+    "without a horizon for the entries there is no run",
+  );
+  t.throws(() => parseConfig('[retention.streams]\naccount = "2y"\n', { path, env: {} }), {
+    code: "ANNAL_CONFIG_UNKNOWN_KEY",
+    hint: /the keys allowed in retention\.streams are: entry, workflow/,
+  });
+});
+
 t.test("an unknown top-level key is refused by its name", async (t) => {
   t.throws(() => parseConfig("[sever]\nport = 1\n", { path, env: {} }), {
     code: "ANNAL_CONFIG_UNKNOWN_KEY",

@@ -26,12 +26,18 @@ import { RetentionInProgressError } from "../errors.ts";
 import { foldEntryStream } from "./fold.ts";
 import { keptDigest } from "./kept-digest.ts";
 import { dropEmptyPartitionsBefore } from "./partitions.ts";
+import { collectWorkflowStreams, foldWorkflowBatch, workflowStreamsPage } from "./workflows.ts";
 
 export interface RetentionOptions {
   /** The horizon: events that occurred before it are folded (entries' streams). */
   readonly horizon: Date;
   /** Work it all out and report, then roll back: nothing changes. */
   readonly dryRun?: boolean;
+  /**
+   * The workflow instances' horizon: the streams of instances that finished before it (and
+   * before the cut) are folded too. Undefined: instances are kept whole.
+   */
+  readonly workflowHorizon?: Date;
   /** Streams folded per statement batch; default 500. */
   readonly batchSize?: number;
   /** Called after each batch: streams folded, and how many there are to fold. */
@@ -44,7 +50,10 @@ export interface RetentionReport {
   /** The first event kept in the chain; undefined when there was nothing to remove. */
   readonly cut: LogPosition | undefined;
   readonly chainHead: ChainHeadRef | undefined;
+  /** Streams folded, entries' and workflow instances'. */
   readonly streamsFolded: number;
+  /** Of those, workflow instances'. */
+  readonly workflowsFolded: number;
   readonly eventsRemoved: number;
   /** Partitions dropped whole (they held only removed events). */
   readonly partitionsDropped: readonly string[];
@@ -61,7 +70,8 @@ const RETENTION_LOCK = "annal.retention";
  *    always kept, so the chain goes on from where it was.
  * 2. Each entry's stream with events before the cut is folded into a `StreamCheckpointed`
  *    that takes the place (position, transaction, version) of the last event it replaces;
- *    those events go. Readers meet the checkpoint where that event was, in log order and in
+ *    those events go. With `workflowHorizon`, so is each instance's stream that finished
+ *    before it and the cut, into a `WorkflowCheckpointed` (`./workflows.ts`). Readers meet the checkpoint where that event was, in log order and in
  *    stream order, so projections replay to the tables they had after the horizon.
  * 3. The chain's links before the cut go. The kept chain starts at the cut, its first link
  *    following the last removed one, which `LogRetained` names (`chainHead`) together with a
@@ -113,6 +123,7 @@ async function retainInTransaction(
     cut: undefined,
     chainHead: undefined,
     streamsFolded: 0,
+    workflowsFolded: 0,
     eventsRemoved: 0,
     partitionsDropped: [],
   };
@@ -146,6 +157,17 @@ async function retainInTransaction(
     options.onProgress?.(done, total);
   }
   if (total === 0) options.onProgress?.(0, 0);
+  let workflowsFolded = 0;
+  if (options.workflowHorizon) {
+    const instances = await collectWorkflowStreams(tx, cut, options.workflowHorizon);
+    for (let offset = 0; offset < instances; offset += batchSize) {
+      const streams = await workflowStreamsPage(tx, offset, batchSize);
+      const folded = await foldWorkflowBatch(tx, streams, cut, options.workflowHorizon, chainHead);
+      workflowsFolded += folded.streams;
+      eventsRemoved += folded.removed;
+    }
+    streamsFolded += workflowsFolded;
+  }
 
   const params: unknown[] = [];
   await tx.query(
@@ -183,7 +205,16 @@ async function retainInTransaction(
     ],
     "any",
   );
-  return { horizon, dryRun, cut, chainHead, streamsFolded, eventsRemoved, partitionsDropped: [] };
+  return {
+    horizon,
+    dryRun,
+    cut,
+    chainHead,
+    streamsFolded,
+    workflowsFolded,
+    eventsRemoved,
+    partitionsDropped: [],
+  };
 }
 
 /**

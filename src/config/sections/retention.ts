@@ -5,10 +5,11 @@ import { duration } from "../fields.ts";
 /**
  * The stream kinds retention can fold: the prefix of a stream's id before its first `-`.
  * An entry's stream (`entry-<entryUUID>`) folds into its state at the horizon, which every
- * projection reads as the entry's first event. Other kinds (a workflow instance replays its
- * whole stream to run) are kept whole until they can be folded without changing what they do.
+ * projection reads as the entry's first event; a workflow instance's (`workflow-<id>`), once
+ * it finished, into its final state, which the engine and the projections fold on from.
+ * Other kinds are kept whole.
  */
-export const RETENTION_STREAM_KINDS = ["entry"] as const;
+export const RETENTION_STREAM_KINDS = ["entry", "workflow"] as const;
 export type RetentionStreamKind = (typeof RETENTION_STREAM_KINDS)[number];
 
 const KEEP_FORMS = 'a length of time such as "7y", "18w", "90d" or "P1Y6M"';
@@ -50,6 +51,11 @@ export function retentionSection() {
                   "How long the log keeps entries' streams (`entry-…`), instead of `keep`.",
                 example: "1y",
               }),
+              workflow: keep().optional().meta({
+                description:
+                  "How long the log keeps the streams of workflow instances that finished (completed, errored or cancelled), instead of `keep`; running ones are kept whole. Folded only as far as the entries' horizon reaches, so it needs `keep` or `entry`.",
+                example: "2y",
+              }),
             } satisfies Record<RetentionStreamKind, unknown>,
             {
               error: (issue) =>
@@ -63,6 +69,17 @@ export function retentionSection() {
       },
       { error: "expected a table: [retention]" },
     )
+    .superRefine((value, ctx) => {
+      // A run's cut is placed by the entries' horizon: without one there is no run.
+      if (value.streams.workflow && !(value.streams.entry ?? value.keep)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["streams", "workflow"],
+          message:
+            "workflow streams are folded by the runs of entries' retention: set [retention] keep or [retention.streams] entry too",
+        });
+      }
+    })
     .prefault({})
     .meta({
       description:
