@@ -78,9 +78,11 @@ export function versionsAt(query: VersionsAtQuery): string {
   }
   if (!filter) return `(${relation("TRUE")}) AS ${alias}`;
   if (query.types === undefined) throw new Error("versionsAt: a filter of every type needs types");
-  const typed = indexed(query.types, true);
+  // Naming the types here too keeps their parameter in the query when the filter compiles to
+  // a constant (`(&)`); a typed version of a type without spans has no value to match anyway.
+  const typed = `v.type = ANY(${query.types}::text[]) AND ${indexed(query.types, true)}`;
   const json = compileFilterToSql(filter, { attributesColumn: "u.a", params });
-  return `(${relation(`v.type IS NOT NULL AND ${typed}`)}
+  return `(${relation(typed)}
            UNION ALL
            SELECT u.* FROM (${relation("v.type IS NULL")}) AS u WHERE ${json}) AS ${alias}`;
 }

@@ -1,7 +1,7 @@
 import t from "tap";
 import { compileFilterToSql, parseFilter, type FilterNode } from "../../src/filters/index.ts";
 import type { Pool } from "../../src/db/index.ts";
-import { countMatchedDuring } from "../../src/history/index.ts";
+import { countMatchedDuring, versionsAt, versionTypes } from "../../src/history/index.ts";
 import type { FieldSelection } from "../../src/rest/fields.ts";
 import { countSearch, searchPage } from "../../src/rest/search/page.ts";
 import { SearchSql } from "../../src/rest/search/sql.ts";
@@ -40,6 +40,32 @@ async function referenceAt(pool: Pool, filter: FilterNode, at: Date): Promise<st
     params,
   );
   return result.rows.map((row) => row.entry_uuid);
+}
+
+/**
+ * The uuids of every entry (of any type) that matched at `at`, as GraphQL's `@at` reads them:
+ * `versionsAt` over every type the spans hold, and the same by the JSON comparison.
+ */
+async function everyTypeAt(
+  pool: Pool,
+  filter: FilterNode,
+  at: Date,
+): Promise<[string[], string[]]> {
+  const params: unknown[] = [at, await versionTypes(pool)];
+  const relation = versionsAt({ at: "$1", filter, types: "$2", params });
+  const spans = await pool.query<{ entry_uuid: string }>(
+    `SELECT e.entry_uuid FROM ${relation} ORDER BY e.entry_uuid`,
+    params,
+  );
+  const jsonParams: unknown[] = [at];
+  const where = compileFilterToSql(filter, { attributesColumn: "v.merged", params: jsonParams });
+  const json = await pool.query<{ entry_uuid: string }>(
+    `SELECT v.entry_uuid FROM (SELECT *, attributes || operational AS merged FROM ${ENTRY_VERSIONS}) AS v
+      WHERE NOT v.deleted AND v.valid_from <= $1
+        AND coalesce(v.valid_to, 'infinity') > $1 AND ${where} ORDER BY v.entry_uuid`,
+    jsonParams,
+  );
+  return [spans.rows.map((r) => r.entry_uuid), json.rows.map((r) => r.entry_uuid)];
 }
 
 /** How many entries matched at some moment of `[start, end)`, by the JSON comparison. */
@@ -133,6 +159,8 @@ t.test(
           label,
         );
         t.equal(Number(await countSearch(db.pool, sql)), expected.length, `${label}: count`);
+        const [every, everyExpected] = await everyTypeAt(db.pool, ast, at);
+        t.same(every, everyExpected, `${label}: every type, as GraphQL's @at reads`);
       }
       for (const [start, end] of [
         [day(2), day(6)],
