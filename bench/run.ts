@@ -9,6 +9,7 @@ import { chainBenchmark } from "./chain.ts";
 import { demoWorkflowsBenchmark } from "./demo-workflows.ts";
 import { engineDialogsBenchmark } from "./engine-dialogs.ts";
 import { engineLongBenchmark, engineStepsBenchmark } from "./engine.ts";
+import { firstStartBenchmark } from "./first-start.ts";
 import { hooksBenchmark } from "./hooks.ts";
 import { logScaleBenchmark } from "./log-scale.ts";
 import { memoryBenchmark } from "./memory.ts";
@@ -26,6 +27,7 @@ const suites: Record<string, () => Promise<void>> = {
   graphql: graphqlBenchmark,
   at: atBenchmark,
   capture: captureBenchmark,
+  "first-start": firstStartBenchmark,
   hooks: hooksBenchmark,
   rest: restBenchmark,
   workflows: workflowsBenchmark,

@@ -10,6 +10,7 @@ import type { Projection } from "../../src/projector/index.ts";
 import { operationalTime } from "../entry-events.ts";
 import { ENTRIES_PROJECTION, entriesIndexes, entriesTables } from "./tables.ts";
 import { indexEntryValues } from "./values.ts";
+import { insertFirstSnapshots } from "./first-snapshots.ts";
 
 /**
  * `entries`: the current state of every entry. Attributes are JSON objects of name → list of
@@ -20,7 +21,8 @@ import { indexEntryValues } from "./values.ts";
  *
  * Version 2: `entry_values`, `entry_value_counts` and the (type, dn) index. Version 3:
  * `created_position`, the directory's order of its entries. Version 4: the index of the
- * entries' parents (`entries_parent`).
+ * entries' parents (`entries_parent`). A first start's import is built in bulk
+ * (`insertFirstSnapshots`).
  */
 export const entriesProjection: Projection<EntryEventType> = {
   name: ENTRIES_PROJECTION,
@@ -116,6 +118,7 @@ export const entriesProjection: Projection<EntryEventType> = {
       [...outcomes.keys()].filter((uuid) => !unchanged.has(uuid)),
     );
   },
+  applyFirstSnapshots: insertFirstSnapshots,
 };
 
 /** What a batch leaves of one entry. */

@@ -143,6 +143,31 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
       );
     }
   },
+  // A first snapshot opens its entry's first version and its values' spans, from the moment it
+  // was taken, as `apply` does for an entry it has no version of (the times cut to milliseconds, as events read
+  // into JS are).
+  async applyFirstSnapshots(run, { tx, table }) {
+    const params: unknown[] = [];
+    const from = run.from(params);
+    params.push(VALUE_KEY_LENGTH);
+    await tx.query(
+      `WITH r AS MATERIALIZED (
+         SELECT (e.data->>'entryUUID')::uuid AS entry_uuid, e.stream_version AS version,
+                date_trunc('milliseconds', e.occurred_at) AS valid_from,
+                NULL::timestamptz AS valid_to, false AS deleted, e.data->'state'->>'type' AS type,
+                coalesce(e.data->'state'->>'dn', '') AS dn,
+                e.data->'state'->'attributes' AS attributes,
+                e.data->'state'->'operational' AS operational, e.position
+           FROM ${from}),
+            versions AS (INSERT INTO ${table("entry_versions")}
+               (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position)
+             SELECT entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position
+               FROM r)
+       INSERT INTO ${table("entry_version_values")} (${VALUE_SPAN_COLUMNS})
+       SELECT ${VALUE_SPAN_COLUMNS} FROM (${valueSpanRows("r", `$${params.length}`)}) AS n`,
+      params,
+    );
+  },
 };
 
 /** The fields of an entry's open version that the next event is compared with. */

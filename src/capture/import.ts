@@ -1,4 +1,4 @@
-import { withTransaction } from "../db/index.ts";
+import { withTransaction, type PoolClient } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import { appendMark, appendToStreams, ensureEventPartitions } from "../store/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
@@ -25,7 +25,33 @@ export interface ImportOptions {
   readonly signal?: AbortSignal;
   /** Awaited before each page is written: what holds the pass back (`paceByProjections`). */
   readonly pace?: () => Promise<void>;
+  /**
+   * Write every page in this open transaction instead of one transaction per page (`writers`
+   * is then one): the first start's, so that the import lands in the log whole, with capture's
+   * checkpoint, and the projections meet it as one run of first snapshots to build in bulk
+   * (`applyFirstSnapshotsInBulk`). A failed import then leaves nothing behind either.
+   */
+  readonly transaction?: PoolClient;
+  /** Where the import's wall time went, added to (milliseconds; see `ImportTimings`). */
+  readonly timings?: ImportTimings;
 }
+
+/**
+ * An import's wall time by what it waited on, in milliseconds. Pages are written while the
+ * next one is read, so each part counts only the time the import spent waiting on it: they
+ * add up to about the whole import.
+ */
+export interface ImportTimings {
+  /** Waiting for the directory's next page. */
+  read: number;
+  /** Turning entries into snapshot events (`entryState`). */
+  normalise: number;
+  /** Waiting for pages to be written (the COPY into the log, and the streams' versions). */
+  write: number;
+}
+
+/** A fresh `ImportTimings`. */
+export const importTimings = (): ImportTimings => ({ read: 0, normalise: 0, write: 0 });
 
 /**
  * A snapshot event for every entry under the directory base, page by page, each page one
@@ -47,7 +73,17 @@ export async function importEntries(
 ): Promise<CaptureResult> {
   const { directory, normalizer, base } = context;
   const pageSize = options.pageSize ?? 500;
-  const writers = Math.max(1, options.writers ?? 1);
+  const writers = options.transaction ? 1 : Math.max(1, options.writers ?? 1);
+  const timings = options.timings ?? importTimings();
+  /** `work`'s wall time, added to `timings[part]`. */
+  const timed = async <T>(part: keyof ImportTimings, work: Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await work;
+    } finally {
+      timings[part] += performance.now() - started;
+    }
+  };
   const total = options.onProgress ? await countEntries(context) : 0;
   // Before the first read: anything appended after this may be newer than what is read.
   const mark = await appendMark(context.pool);
@@ -61,12 +97,16 @@ export async function importEntries(
   /** Pages being written, oldest first. */
   const writing: Promise<number>[] = [];
   try {
+    /** Since when the loop has been waiting for the directory's next page. */
+    let reading = performance.now();
     for await (const page of directory.search(base, {
       scope: "sub",
       attributes: ["*", "+"],
       binaryAttributes: normalizer.schema.binaryAttributes(),
       pageSize,
     })) {
+      const normalising = performance.now();
+      timings.read += normalising - reading;
       const now = new Date();
       const appends = page.flatMap((entry) => {
         const state = entryState(normalizer, entry);
@@ -87,23 +127,27 @@ export async function importEntries(
           },
         ];
       });
+      timings.normalise += performance.now() - normalising;
       // Pages are written while the next is read and prepared, `writers` at a time. No two
       // pages hold the same entry, so their locks never meet.
       if (writing.length === writers) {
-        recorded += await writing.shift()!;
+        recorded += await timed("write", writing.shift()!);
         options.onProgress?.(done, Math.max(total, done));
       }
       await pausePoint("capture.import.pageRead", options.reason);
       await options.pace?.();
       if (options.signal?.aborted) break;
-      const written = withTransaction(context.pool, (tx) =>
-        appendToStreams(tx, appends, { unmovedSince: mark }),
-      );
+      const written = options.transaction
+        ? appendToStreams(options.transaction, appends, { unmovedSince: mark })
+        : withTransaction(context.pool, (tx) =>
+            appendToStreams(tx, appends, { unmovedSince: mark }),
+          );
       written.catch(() => {}); // awaited above or below; not unhandled while a page is read
       writing.push(written);
       done += page.length;
+      reading = performance.now();
     }
-    while (writing.length > 0) recorded += await writing.shift()!;
+    while (writing.length > 0) recorded += await timed("write", writing.shift()!);
   } catch (error) {
     await Promise.allSettled(writing); // no transaction left behind
     throw error;

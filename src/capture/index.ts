@@ -6,9 +6,9 @@
 export { captureFromAccesslog, accesslogHead } from "./from-accesslog.ts";
 export { formatGeneralizedTime } from "./accesslog.ts";
 export { captureByPolling, reconcileByPolling } from "./from-polling.ts";
-export { importEntries, countEntries } from "./import.ts";
+export { importEntries, importTimings, countEntries } from "./import.ts";
 export { paceByProjections } from "./pace.ts";
-export type { ImportOptions } from "./import.ts";
+export type { ImportOptions, ImportTimings } from "./import.ts";
 export {
   captureOnce,
   createNormalizer,

@@ -7,7 +7,7 @@ import { captureByPolling, reconcileByPolling } from "./from-polling.ts";
 import { formatGeneralizedTime } from "./accesslog.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
-import { importEntries, type ImportOptions } from "./import.ts";
+import { importEntries, importTimings, type ImportOptions } from "./import.ts";
 import { paceByProjections } from "./pace.ts";
 import type { Normalizer } from "./normalize.ts";
 import { NameSet } from "../events/index.ts";
@@ -42,7 +42,7 @@ export function createNormalizer(
 export async function ensureImported(
   context: CaptureContext,
   source: CaptureSource,
-  options: Pick<ImportOptions, "onProgress" | "writers"> = {},
+  options: Pick<ImportOptions, "onProgress" | "writers" | "timings"> = {},
 ): Promise<boolean> {
   return withSessionLock(context.pool, "annal:capture:import", async (client) => {
     if ((await readCaptureCheckpoint(client, source)) !== undefined) return false;
@@ -56,10 +56,40 @@ export async function ensureImported(
       context.log.info({ events: seeded }, "the log's past written before the first import");
     }
     context.log.info({ source }, "first start of capture: importing every entry");
-    const result = await importEntries(context, { reason: "import", ...options });
-    await writeCaptureCheckpoint(client, source, start);
-    await writeCaptureCheckpoint(client, "snapshot", new Date().toISOString());
-    context.log.info({ source, entries: result.recorded }, "import done");
+    // One transaction for the whole import and the checkpoints: the projections meet the
+    // import as one run of first snapshots, which they build in bulk, and an import cut short
+    // leaves nothing for the next start to import a second time. (Its transaction id holds
+    // the log's readers back until it commits: nothing else is captured meanwhile anyway.)
+    const timings = options.timings ?? importTimings();
+    const started = performance.now();
+    await client.query("BEGIN");
+    let result: CaptureResult;
+    try {
+      result = await importEntries(context, {
+        reason: "import",
+        ...options,
+        timings,
+        transaction: client,
+      });
+      await writeCaptureCheckpoint(client, source, start);
+      await writeCaptureCheckpoint(client, "snapshot", new Date().toISOString());
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+    const ms = (value: number) => Math.round(value);
+    context.log.info(
+      {
+        source,
+        entries: result.recorded,
+        ms: ms(performance.now() - started),
+        readMs: ms(timings.read),
+        normaliseMs: ms(timings.normalise),
+        writeMs: ms(timings.write),
+      },
+      "import done",
+    );
     return true;
   });
 }

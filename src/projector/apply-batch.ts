@@ -10,6 +10,12 @@ import {
 } from "../store/index.ts";
 import { readCheckpoint, tableIn } from "./schema.ts";
 import type { ReadBatch } from "./shared-reads.ts";
+import {
+  applyFirstSnapshotsInBulk,
+  isFirstSnapshot,
+  type FirstSnapshotsOptions,
+  type FirstSnapshotsOutcome,
+} from "./first-snapshots.ts";
 import type { AnyProjection } from "./types.ts";
 
 /** Channel on which a batch announces the projection it advanced (for `waitForProjection`). */
@@ -67,16 +73,22 @@ export async function flushStreamVersions(
  *
  * `options.read` reads the batch (`readAll` by default; the projector shares its reads among
  * the projections, `SharedLogReads`); `options.memory` keeps the streams' versions in memory
- * during a replay.
+ * during a replay. The count returned is more than `batchSize` when a run of first snapshots
+ * was built in bulk (`options.firstSnapshots`).
  */
 export async function applyBatch(
   tx: PoolClient,
   projection: AnyProjection,
   schema: string,
   batchSize: number,
-  options: { memory?: StreamVersions; read?: ReadBatch } = {},
+  options: {
+    memory?: StreamVersions;
+    read?: ReadBatch;
+    /** Build a run of first snapshots in bulk (`applyFirstSnapshotsInBulk`); `done` is told. */
+    firstSnapshots?: FirstSnapshotsOptions & { done?: (outcome: FirstSnapshotsOutcome) => void };
+  } = {},
 ): Promise<number> {
-  const { memory, read = readAll } = options;
+  const { memory, read = readAll, firstSnapshots } = options;
   const checkpoint = await readCheckpoint(tx, schema);
   if (!checkpoint) throw new Error(`projection schema ${schema} is missing`);
   const events = await read(tx, checkpoint, batchSize);
@@ -84,6 +96,23 @@ export async function applyBatch(
   await pausePoint("projector.batch.beforeApply", projection.name);
   // Its xid no longer holds back the other readers of the log while it applies.
   await markLogReader(tx);
+  // A full batch of first snapshots is most likely the head of a first import: the whole run
+  // is built set-wise instead (the batch read is what tells, so tailing costs no query more).
+  if (firstSnapshots && events.length === batchSize && events.every(isFirstSnapshot)) {
+    const bulk = await applyFirstSnapshotsInBulk(
+      tx,
+      projection,
+      schema,
+      checkpoint,
+      firstSnapshots,
+    );
+    if (bulk) {
+      await writeCheckpoint(tx, schema, bulk.through);
+      await tx.query("SELECT pg_notify($1, $2)", [PROJECTION_CHANNEL, projection.name]);
+      firstSnapshots.done?.(bulk);
+      return bulk.events;
+    }
+  }
   await applyEvents(tx, projection, schema, events, memory);
   await writeCheckpoint(tx, schema, events.at(-1)!);
   await tx.query("SELECT pg_notify($1, $2)", [PROJECTION_CHANNEL, projection.name]);

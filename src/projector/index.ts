@@ -9,4 +9,10 @@ export { lockProjection } from "./apply-batch.ts";
 export { rebuildProjection as replayProjection, replayInto } from "./rebuild.ts";
 export type { RebuildOptions } from "./rebuild.ts";
 export { liveTable, readCheckpoint, readCheckpointOnPool, schemaNames, tableIn } from "./schema.ts";
-export type { AnyProjection, Projection, ProjectionContext, ProjectionStatus } from "./types.ts";
+export type {
+  AnyProjection,
+  FirstSnapshots,
+  Projection,
+  ProjectionContext,
+  ProjectionStatus,
+} from "./types.ts";

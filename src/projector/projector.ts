@@ -12,6 +12,7 @@ import {
 } from "../store/index.ts";
 import { applyBatch, lockProjection } from "./apply-batch.ts";
 import { rebuildProjection } from "./rebuild.ts";
+import type { FirstSnapshotsOptions } from "./first-snapshots.ts";
 import { SharedLogReads } from "./shared-reads.ts";
 import {
   assertProjectionName,
@@ -29,7 +30,19 @@ export interface ProjectorOptions {
   readonly batchSize?: number;
   /** The polling fallback when no notification arrives; default 1 s. */
   readonly pollInterval?: number;
+  /**
+   * How a run of first snapshots is built in bulk (`applyFirstSnapshotsInBulk`): its chunks,
+   * and from how many events on the readers' indexes are built after the load (default
+   * `INDEXES_AFTER`).
+   */
+  readonly firstSnapshots?: FirstSnapshotsOptions;
 }
+
+/**
+ * A first start of this many entries or more builds the readers' indexes after the load:
+ * below it, keeping them costs less than building them (bench/RESULTS.md, first start).
+ */
+const INDEXES_AFTER = 5_000;
 
 /**
  * How many full batches the projector keeps for projections that have not read them yet:
@@ -112,10 +125,26 @@ export class Projector {
       try {
         const applied = await withTransaction(pool, async (tx) => {
           await lockProjection(tx, live);
-          return applyBatch(tx, projection, live, this.batchSize, { read: this.reads.read });
+          return applyBatch(tx, projection, live, this.batchSize, {
+            read: this.reads.read,
+            firstSnapshots: {
+              indexesAfter: INDEXES_AFTER,
+              ...this.options.firstSnapshots,
+              done: (bulk) =>
+                log.info(
+                  {
+                    projection: projection.name,
+                    events: bulk.events,
+                    applyMs: Math.round(bulk.applyMs),
+                    indexMs: Math.round(bulk.indexMs),
+                  },
+                  "first snapshots applied in bulk",
+                ),
+            },
+          });
         });
         failures = 0;
-        if (applied === this.batchSize) continue;
+        if (applied >= this.batchSize) continue;
         await this.refreshMetrics(projection);
         await this.sleep(this.pollInterval);
       } catch (error) {

@@ -37,6 +37,23 @@ export interface Projection<T extends string = AnnalEventType> {
    * order, each exactly once. Must be deterministic: replaying the log gives the same tables.
    */
   apply(events: readonly RecordedOf<T>[], context: ProjectionContext): Promise<void>;
+  /**
+   * Applies a run of first snapshots (`EntrySnapshot` events at stream version 1: the first
+   * start's import) set-wise, in a few statements over the events in the log, writing exactly
+   * what `apply` would write for them: each opens its entry's stream, so the projection knows
+   * nothing of the entry yet. Without it, a projection that handles snapshots applies them in
+   * batches (`applyFirstSnapshotsInBulk`).
+   */
+  readonly applyFirstSnapshots?: (run: FirstSnapshots, context: ProjectionContext) => Promise<void>;
+}
+
+/** A run of first snapshots in the log, each one an entry's first event. */
+export interface FirstSnapshots {
+  /**
+   * `events AS e WHERE …`: the run's events as a FROM clause for the caller's statement, its
+   * parameters appended to `params` (so the caller's own follow them).
+   */
+  from(params: unknown[]): string;
 }
 
 export interface ProjectionStatus {

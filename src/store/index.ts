@@ -16,6 +16,7 @@ export {
   logOrder,
   logPositionColumns,
   logPositionCompare,
+  logPositionsCompare,
   logPositionOf,
   markLogReader,
   beginLogReader,

@@ -136,3 +136,11 @@ export async function markLogReader(tx: Queryable): Promise<void> {
 export async function beginLogReader(client: Queryable): Promise<void> {
   await client.query(`BEGIN; ${MARK_LOG_READER}`);
 }
+
+/**
+ * `(a.transaction_id, a.position) <op> (b.transaction_id, b.position)`: two rows' places in
+ * the log compared, as `logPositionCompare` compares a row's with a bound one.
+ */
+export function logPositionsCompare(a: string, op: "<" | "<=" | ">" | ">=", b: string): string {
+  return `(${a}.transaction_id, ${a}.position) ${op} (${b}.transaction_id, ${b}.position)`;
+}

@@ -1,0 +1,191 @@
+import type { PoolClient } from "../db/index.ts";
+import { ENTRY_EVENT } from "../events/index.ts";
+import {
+  belowSafeBound,
+  logOrder,
+  logPositionColumns,
+  logPositionCompare,
+  logPositionOf,
+  logPositionsCompare,
+  type LogPosition,
+  type LogPositionRow,
+  type RecordedEvent,
+} from "../store/index.ts";
+import { createProjectionIndexes, tableIn } from "./schema.ts";
+import type { AnyProjection, FirstSnapshots } from "./types.ts";
+
+export interface FirstSnapshotsOptions {
+  /** Events a projection's `applyFirstSnapshots` is given at a time (its statements' size). */
+  readonly chunk?: number;
+  /**
+   * From how many events on the readers' indexes (`Projection.indexes`) are dropped before
+   * and built after, when the projection has applied nothing yet; 0: never.
+   */
+  readonly indexesAfter?: number;
+}
+
+/** What a bulk build did, and where its time went. */
+export interface FirstSnapshotsOutcome {
+  readonly events: number;
+  readonly through: LogPosition;
+  /** Writing the projection's rows (and `_streams`), in milliseconds. */
+  readonly applyMs: number;
+  /** Building the readers' indexes after the load (0 when they were kept). */
+  readonly indexMs: number;
+}
+
+/** A first snapshot: an entry's snapshot that opens its stream (version 1). */
+export const isFirstSnapshot = (event: RecordedEvent): boolean =>
+  event.type === ENTRY_EVENT.snapshot && event.streamVersion === 1;
+
+/**
+ * Applies the run of first snapshots that follows `checkpoint` in the log set-wise,
+ * in `tx`, which holds the projection's lock and is marked a log reader; the caller moves the
+ * checkpoint to the outcome's `through`. The first
+ * start's import, which the projections would otherwise apply batch by batch, each snapshot
+ * parsed in JS and written back as JSON by every projection.
+ *
+ * Equal to applying the same events one batch after another (test/projector/first-snapshots
+ * compares both with a replay): each event opens its stream, so no projection has seen the
+ * entry before, and a projection's `applyFirstSnapshots` writes what its `apply` would write
+ * for an entry's first event. The run ends before the first event in log order that is not a
+ * first snapshot, and at the safe bound, both read in one statement. A stream of the run that
+ * `_streams` knows (a later version applied first pulled it in) leaves it to the batches, as
+ * does a projection that handles snapshots without `applyFirstSnapshots`. Returns undefined
+ * when nothing was done.
+ *
+ * When the projection has applied nothing yet and the run is long, its readers' indexes are
+ * dropped first and built after the load, which is cheaper than maintaining them row by row
+ * (bench/RESULTS.md, first start). Readers of its tables wait for the transaction meanwhile.
+ */
+export async function applyFirstSnapshotsInBulk(
+  tx: PoolClient,
+  projection: AnyProjection,
+  schema: string,
+  checkpoint: LogPosition,
+  options: FirstSnapshotsOptions = {},
+): Promise<FirstSnapshotsOutcome | undefined> {
+  const handles = projection.handles.includes(ENTRY_EVENT.snapshot);
+  if (handles && !projection.applyFirstSnapshots) return undefined;
+  const chunk = options.chunk ?? 20_000;
+  const table = tableIn(schema);
+  const started = performance.now();
+
+  const ends = await chunkEnds(tx, checkpoint, chunk);
+  const through = ends.at(-1);
+  if (!through) return undefined;
+  const all = range(checkpoint, through.position);
+  const params: unknown[] = [];
+  const known = await tx.query(
+    `SELECT 1 FROM ${all.from(params)}
+        AND EXISTS (SELECT 1 FROM ${table("_streams")} AS s WHERE s.stream_id = e.stream_id)
+      LIMIT 1`,
+    params,
+  );
+  if ((known.rowCount ?? 0) > 0) return undefined;
+
+  const fresh = (await tx.query(`SELECT 1 FROM ${table("_streams")} LIMIT 1`)).rowCount === 0;
+  const rebuildIndexes =
+    handles && fresh && !!options.indexesAfter && through.events >= options.indexesAfter;
+  const dropped = rebuildIndexes ? await dropReaderIndexes(tx, schema) : 0;
+
+  let after = checkpoint;
+  for (const end of ends) {
+    const run = range(after, end.position);
+    const streams: unknown[] = [];
+    await tx.query(
+      `INSERT INTO ${table("_streams")} (stream_id, version)
+       SELECT e.stream_id, e.stream_version FROM ${run.from(streams)}`,
+      streams,
+    );
+    await projection.applyFirstSnapshots?.(run, { tx, table });
+    after = end.position;
+  }
+  const loaded = performance.now();
+  if (rebuildIndexes) {
+    // Sorting in memory rather than in temporary files, as a rebuild does.
+    await tx.query("SET LOCAL maintenance_work_mem = '256MB'");
+    await createProjectionIndexes(tx, schema, projection);
+    const made = await readerIndexes(tx, schema);
+    if (made.length !== dropped) {
+      throw new Error(
+        `projection ${projection.name}: ${dropped} indexes dropped, ${made.length} made again`,
+      );
+    }
+  }
+  return {
+    events: through.events,
+    through: through.position,
+    applyMs: loaded - started,
+    indexMs: performance.now() - loaded,
+  };
+}
+
+/**
+ * The run of first snapshots after `checkpoint`, cut every `chunk` events: each cut's last
+ * position and the events up to it. Empty when the next event is not a first snapshot.
+ */
+async function chunkEnds(
+  tx: PoolClient,
+  checkpoint: LogPosition,
+  chunk: number,
+): Promise<{ position: LogPosition; events: number }[]> {
+  const params: unknown[] = [];
+  const after = logPositionCompare("e", ">", checkpoint, params);
+  params.push(ENTRY_EVENT.snapshot, chunk);
+  const snapshot = `$${params.length - 1}`;
+  // The stop and the run are read in one statement, so under one safe bound: a transaction
+  // that commits meanwhile cannot add an event to the run that was not checked.
+  const result = await tx.query<LogPositionRow & { n: string }>(
+    `WITH stop AS (
+       SELECT e.transaction_id, e.position FROM events AS e
+        WHERE ${after} AND ${belowSafeBound("e")}
+          AND NOT (e.type = ${snapshot} AND e.stream_version = 1)
+        ORDER BY ${logOrder("e")} LIMIT 1),
+          run AS (
+       SELECT e.transaction_id, e.position,
+              row_number() OVER (ORDER BY ${logOrder("e")}) AS n, count(*) OVER () AS total
+         FROM events AS e
+        WHERE ${after} AND ${belowSafeBound("e")}
+          AND NOT EXISTS (SELECT 1 FROM stop AS s WHERE ${logPositionsCompare("s", "<=", "e")}))
+     SELECT ${logPositionColumns("run")}, run.n::text AS n FROM run
+      WHERE run.n % $${params.length} = 0 OR run.n = run.total
+      ORDER BY run.n`,
+    params,
+  );
+  return result.rows.map((row) => ({ position: logPositionOf(row), events: Number(row.n) }));
+}
+
+/** The events after `after` up to and including `through`, as `FirstSnapshots`. */
+function range(after: LogPosition, through: LogPosition): FirstSnapshots {
+  return {
+    from(params) {
+      const from = logPositionCompare("e", ">", after, params);
+      const to = logPositionCompare("e", "<=", through, params);
+      return `events AS e WHERE ${from} AND ${to}`;
+    },
+  };
+}
+
+/**
+ * The readers' indexes of the schema's tables: every index that backs no constraint (a
+ * projection whose `applyFirstSnapshots` may drop them keeps all of those in `indexes`).
+ */
+async function readerIndexes(tx: PoolClient, schema: string): Promise<string[]> {
+  const result = await tx.query<{ name: string }>(
+    `SELECT format('%I.%I', n.nspname, c.relname) AS name
+       FROM pg_index AS i
+       JOIN pg_class AS c ON c.oid = i.indexrelid
+       JOIN pg_namespace AS n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint AS k WHERE k.conindid = i.indexrelid)`,
+    [schema],
+  );
+  return result.rows.map((row) => row.name);
+}
+
+async function dropReaderIndexes(tx: PoolClient, schema: string): Promise<number> {
+  const names = await readerIndexes(tx, schema);
+  for (const name of names) await tx.query(`DROP INDEX ${name}`);
+  return names.length;
+}
