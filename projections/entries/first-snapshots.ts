@@ -1,14 +1,14 @@
 import { normalizeDN } from "../../src/directory/index.ts";
 import type { FirstSnapshots, ProjectionContext } from "../../src/projector/index.ts";
 import { generalizedTime } from "../entry-events.ts";
-import { indexEntryValues } from "./values.ts";
+import { insertEntryValues } from "./values.ts";
 
 /**
  * `entries` for a run of first snapshots (`Projection.applyFirstSnapshots`): what `apply`
  * writes for an entry whose first event is a snapshot, set-wise. The row's state is copied
  * from the event inside PostgreSQL; only what needs our code (the normalised DN, the times
  * read from the operational attributes) is worked out here, from a few fields of each event
- * rather than the whole snapshot. Then the value index for these entries, as `apply` does.
+ * rather than the whole snapshot. Then the value index for these entries, which have no rows there yet (`insertEntryValues`).
  */
 export async function insertFirstSnapshots(
   run: FirstSnapshots,
@@ -50,7 +50,7 @@ export async function insertFirstSnapshots(
       rows.map((row) => generalizedTime(row.modified) ?? row.occurred_at),
     ],
   );
-  await indexEntryValues(
+  await insertEntryValues(
     tx,
     table,
     rows.map((row) => row.entry_uuid),

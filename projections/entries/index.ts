@@ -9,4 +9,4 @@ export {
   parentDnSql,
   type EntriesRow,
 } from "./tables.ts";
-export { indexEntryValues } from "./values.ts";
+export { indexEntryValues, insertEntryValues } from "./values.ts";

@@ -77,6 +77,29 @@ export async function indexEntryValues(
 }
 
 /**
+ * `entry_values` and `entry_value_counts` for entries that have no rows there yet (a run of
+ * first snapshots, `insertFirstSnapshots`): what `indexEntryValues` writes for them, where
+ * every wanted row is missing, in one statement without matching rows that cannot exist.
+ */
+export async function insertEntryValues(
+  db: Queryable,
+  table: (name: string) => string,
+  uuids: readonly string[],
+): Promise<void> {
+  if (uuids.length === 0) return;
+  await db.query(
+    `WITH added AS (INSERT INTO ${table("entry_values")}
+                      (entry_uuid, type, attribute, ordinal, value_key, value_folded)
+                    ${wantedRows(table("entries"))}
+                    RETURNING type, attribute, ordinal)
+     INSERT INTO ${table("entry_value_counts")} AS c (type, attribute, entries)
+     SELECT type, attribute, count(*) FROM added WHERE ordinal = 0 GROUP BY type, attribute
+     ON CONFLICT (type, attribute) DO UPDATE SET entries = c.entries + EXCLUDED.entries`,
+    [uuids, ENTRY_ROW_ATTRIBUTE, VALUE_KEY_LENGTH],
+  );
+}
+
+/**
  * The `entry_values` rows the entries `$1` should have, by their rows in `entries`: one row
  * named `$2` per typed entry, and one per value, folded, its key cut at `$3` characters.
  */
