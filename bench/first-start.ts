@@ -141,8 +141,8 @@ ${row("LDAP read (waiting for the directory's pages)", timings.read)}
 ${row("normalising (entries to snapshot events)", timings.normalise)}
 ${row("COPY into the log (waiting for the pages' writes)", timings.write)}
 ${row("import in all", importMs)}
-${row("projections: bulk build (rows and value indexes)", applyMs)}
-${row("projections: readers' indexes, built after the load", indexMs)}
+${row("projections: bulk build (rows and value indexes; summed, they run side by side)", applyMs)}
+${row("projections: readers' indexes, built after the load (summed)", indexMs)}
 ${row("projections in all (projector start to every projection at the head)", projectionsMs)}
 ${row("**first start in all**", totalMs)}
 `,
