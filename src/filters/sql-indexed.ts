@@ -255,7 +255,7 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
     const values = `$${params.push(nodes.map((node) => node.value))}::text[]`;
     const keys = `x.value_key = ANY(ARRAY(SELECT lower(v) FROM unnest(${values}) AS v))`;
     const conditions = [type, name, ...spanConditions, keys];
-    return `SELECT ${innerKey} FROM ${valuesTable} AS x WHERE ${conditions.join(" AND ")}`;
+    return `SELECT ${innerKey} FROM ${valuesTable} AS x${holding} WHERE ${conditions.join(" AND ")}`;
   };
   /** An `or`'s parts: its equalities by attribute (those of two or more as one), the rest. */
   const alternatives = (filters: readonly FilterNode[]): string[] => {

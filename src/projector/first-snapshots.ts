@@ -87,7 +87,9 @@ export async function applyFirstSnapshotsInBulk(
   const fresh = (await tx.query(`SELECT 1 FROM ${table("_streams")} LIMIT 1`)).rowCount === 0;
   const rebuildIndexes =
     handles && fresh && !!options.indexesAfter && through.events >= options.indexesAfter;
-  const dropped = rebuildIndexes ? await dropReaderIndexes(tx, schema) : 0;
+  // The indexes the tables are made with serve `apply` (an entry's open spans): they stay.
+  const kept = tableIndexNames(projection, table);
+  const dropped = rebuildIndexes ? await dropReaderIndexes(tx, schema, kept) : 0;
 
   let after = checkpoint;
   for (const end of ends) {
@@ -106,7 +108,7 @@ export async function applyFirstSnapshotsInBulk(
     // Sorting in memory rather than in temporary files, as a rebuild does.
     await tx.query("SET LOCAL maintenance_work_mem = '256MB'");
     await createProjectionIndexes(tx, schema, projection);
-    const made = await readerIndexes(tx, schema);
+    const made = await readerIndexes(tx, schema, kept);
     if (made.length !== dropped) {
       throw new Error(
         `projection ${projection.name}: ${dropped} indexes dropped, ${made.length} made again`,
@@ -171,21 +173,38 @@ function range(after: LogPosition, through: LogPosition): FirstSnapshots {
  * The readers' indexes of the schema's tables: every index that backs no constraint (a
  * projection whose `applyFirstSnapshots` may drop them keeps all of those in `indexes`).
  */
-async function readerIndexes(tx: PoolClient, schema: string): Promise<string[]> {
+/** The indexes the projection's `tables` statements make, by name (`CREATE INDEX <name>`). */
+function tableIndexNames(projection: AnyProjection, table: (name: string) => string): string[] {
+  const made =
+    /CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?"?([a-z_][a-z0-9_]*)"?\s+ON/gi;
+  return projection
+    .tables(table)
+    .flatMap((statement) => [...statement.matchAll(made)].map((m) => m[1]!));
+}
+
+async function readerIndexes(
+  tx: PoolClient,
+  schema: string,
+  kept: readonly string[],
+): Promise<string[]> {
   const result = await tx.query<{ name: string }>(
     `SELECT format('%I.%I', n.nspname, c.relname) AS name
        FROM pg_index AS i
        JOIN pg_class AS c ON c.oid = i.indexrelid
        JOIN pg_namespace AS n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1
+      WHERE n.nspname = $1 AND c.relname <> ALL($2::text[])
         AND NOT EXISTS (SELECT 1 FROM pg_constraint AS k WHERE k.conindid = i.indexrelid)`,
-    [schema],
+    [schema, kept],
   );
   return result.rows.map((row) => row.name);
 }
 
-async function dropReaderIndexes(tx: PoolClient, schema: string): Promise<number> {
-  const names = await readerIndexes(tx, schema);
+async function dropReaderIndexes(
+  tx: PoolClient,
+  schema: string,
+  kept: readonly string[],
+): Promise<number> {
+  const names = await readerIndexes(tx, schema, kept);
   for (const name of names) await tx.query(`DROP INDEX ${name}`);
   return names.length;
 }
