@@ -11,12 +11,10 @@ import {
 } from "../../events/index.ts";
 import {
   appendInTransaction,
-  eventColumns,
   logOrder,
   logPositionColumns,
   logPositionCompare,
   logPositionOf,
-  recordedEventAt,
   type LogPosition,
   type LogPositionRow,
 } from "../../store/index.ts";
@@ -24,6 +22,7 @@ import { erasedDigests } from "../erasure/digests.ts";
 import { readChainHead } from "../chain/rows.ts";
 import { RetentionInProgressError } from "../errors.ts";
 import { foldEntryStream } from "./fold.ts";
+import { streamEventsBefore } from "./streams-before.ts";
 import { keptDigest } from "./kept-digest.ts";
 import { dropEmptyPartitionsBefore } from "./partitions.ts";
 import { collectWorkflowStreams, foldWorkflowBatch, workflowStreamsPage } from "./workflows.ts";
@@ -276,21 +275,7 @@ async function foldBatch(
   horizon: Date,
   chainHead: ChainHeadRef,
 ): Promise<{ streams: number; removed: number }> {
-  const params: unknown[] = [streamIds];
-  const result = await tx.query<unknown[]>({
-    text: `SELECT ${eventColumns("e")} FROM events AS e
-            WHERE e.stream_id = ANY($1::text[]) AND ${logPositionCompare("e", "<", cut, params)}
-            ORDER BY e.stream_id, e.stream_version`,
-    values: params,
-    rowMode: "array",
-  });
-  const byStream = new Map<string, RecordedOf<EntryEventType>[]>();
-  for (const row of result.rows) {
-    const event = recordedEventAt(row) as unknown as RecordedOf<EntryEventType>;
-    const events = byStream.get(event.streamId) ?? [];
-    events.push(event);
-    byStream.set(event.streamId, events);
-  }
+  const byStream = await streamEventsBefore<RecordedOf<EntryEventType>>(tx, streamIds, cut);
   const checkpoints: Checkpoint[] = [];
   let removed = 0;
   for (const [streamId, events] of byStream) {

@@ -6,12 +6,8 @@ import {
   type RecordedOf,
   type WorkflowCheckpointed,
 } from "../../events/index.ts";
-import {
-  eventColumns,
-  logPositionCompare,
-  recordedEventAt,
-  type LogPosition,
-} from "../../store/index.ts";
+import { logPositionCompare, type LogPosition } from "../../store/index.ts";
+import { streamEventsBefore } from "./streams-before.ts";
 import { foldInstance, stateToJson } from "../../../projections/workflows/index.ts";
 
 /** The events that end an instance: after them, nothing of its code runs again by itself. */
@@ -73,21 +69,7 @@ export async function foldWorkflowBatch(
   horizon: Date,
   chainHead: ChainHeadRef,
 ): Promise<{ streams: number; removed: number }> {
-  const params: unknown[] = [streamIds];
-  const result = await tx.query<unknown[]>({
-    text: `SELECT ${eventColumns("e")} FROM events AS e
-            WHERE e.stream_id = ANY($1::text[]) AND ${logPositionCompare("e", "<", cut, params)}
-            ORDER BY e.stream_id, e.stream_version`,
-    values: params,
-    rowMode: "array",
-  });
-  const byStream = new Map<string, RecordedOf<InstanceEventType>[]>();
-  for (const row of result.rows) {
-    const event = recordedEventAt(row) as unknown as RecordedOf<InstanceEventType>;
-    const events = byStream.get(event.streamId) ?? [];
-    events.push(event);
-    byStream.set(event.streamId, events);
-  }
+  const byStream = await streamEventsBefore<RecordedOf<InstanceEventType>>(tx, streamIds, cut);
   const checkpoints: unknown[] = [];
   let removed = 0;
   for (const [streamId, events] of byStream) {
