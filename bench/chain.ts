@@ -42,7 +42,7 @@ export async function chainBenchmark(): Promise<void> {
       "chain",
       `## Hash chain
 
-Command: \`npm run bench -- chain --size ${APPENDS}\` (run ${new Date().toISOString().slice(0, 10)}, size ${APPENDS}: a small run, not the lead's)
+Command: \`npm run bench -- chain --size ${APPENDS}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}
 
 | operation | events/s | baseline events/s | ratio |
