@@ -1,4 +1,3 @@
-import { randomUUIDv7 } from "node:crypto";
 import type { Pool, PoolClient } from "../../db/index.ts";
 import {
   annalEvent,
@@ -22,7 +21,12 @@ import { erasedDigests } from "../erasure/digests.ts";
 import { readChainHead } from "../chain/rows.ts";
 import { RetentionInProgressError } from "../errors.ts";
 import { foldEntryStream } from "./fold.ts";
-import { streamEventsBefore } from "./streams-before.ts";
+import {
+  replacedBy,
+  replaceWithCheckpoints,
+  streamEventsBefore,
+  type StreamFold,
+} from "./batch.ts";
 import { keptDigest } from "./kept-digest.ts";
 import { dropEmptyPartitionsBefore } from "./partitions.ts";
 import { collectWorkflowStreams, foldWorkflowBatch, workflowStreamsPage } from "./workflows.ts";
@@ -276,60 +280,18 @@ async function foldBatch(
   chainHead: ChainHeadRef,
 ): Promise<{ streams: number; removed: number }> {
   const byStream = await streamEventsBefore<RecordedOf<EntryEventType>>(tx, streamIds, cut);
-  const checkpoints: Checkpoint[] = [];
+  const folds = new Map<string, StreamFold>();
   let removed = 0;
   for (const [streamId, events] of byStream) {
-    const first = events[0]!;
-    const last = events.at(-1)!;
     const data: StreamCheckpointed = {
       ...foldEntryStream(events),
       horizon: horizon.toISOString(),
-      replaced: {
-        fromPosition: Math.min(...events.map((e) => e.position)),
-        toPosition: Math.max(...events.map((e) => e.position)),
-        fromVersion: first.streamVersion,
-        toVersion: last.streamVersion,
-        count: events.length,
-      },
+      replaced: replacedBy(events),
       chainHead,
     };
-    checkpoints.push({
-      position: last.position,
-      transaction_id: last.transactionId,
-      id: randomUUIDv7(),
-      stream_id: streamId,
-      stream_version: last.streamVersion,
-      data,
-      occurred_at: last.occurredAt,
-    });
+    folds.set(streamId, { events, data });
     removed += events.length;
   }
-  const deleteParams: unknown[] = [[...byStream.keys()]];
-  await tx.query(
-    `DELETE FROM events AS e
-      WHERE e.stream_id = ANY($1::text[]) AND ${logPositionCompare("e", "<", cut, deleteParams)}`,
-    deleteParams,
-  );
-  // In the place of the last event each replaces: its position, transaction and version.
-  await tx.query(
-    `INSERT INTO events (position, transaction_id, id, stream_id, stream_version, type, data,
-                         metadata, occurred_at)
-     OVERRIDING SYSTEM VALUE
-     SELECT c.position, c.transaction_id, c.id, c.stream_id, c.stream_version,
-            '${ENTRY_EVENT.checkpointed}', c.data, '{}', c.occurred_at
-       FROM jsonb_to_recordset($1::jsonb) AS c(position bigint, transaction_id xid8, id uuid,
-            stream_id text, stream_version bigint, data jsonb, occurred_at timestamptz)`,
-    [JSON.stringify(checkpoints)],
-  );
+  await replaceWithCheckpoints(tx, cut, ENTRY_EVENT.checkpointed, folds);
   return { streams: byStream.size, removed };
-}
-
-interface Checkpoint {
-  readonly position: number;
-  readonly transaction_id: string;
-  readonly id: string;
-  readonly stream_id: string;
-  readonly stream_version: number;
-  readonly data: StreamCheckpointed;
-  readonly occurred_at: Date;
 }

@@ -1,4 +1,3 @@
-import { randomUUIDv7 } from "node:crypto";
 import type { PoolClient } from "../../db/index.ts";
 import {
   type ChainHeadRef,
@@ -7,7 +6,12 @@ import {
   type WorkflowCheckpointed,
 } from "../../events/index.ts";
 import { logPositionCompare, type LogPosition } from "../../store/index.ts";
-import { streamEventsBefore } from "./streams-before.ts";
+import {
+  replacedBy,
+  replaceWithCheckpoints,
+  streamEventsBefore,
+  type StreamFold,
+} from "./batch.ts";
 import { foldInstance, stateToJson } from "../../../projections/workflows/index.ts";
 
 /** The events that end an instance: after them, nothing of its code runs again by itself. */
@@ -70,53 +74,21 @@ export async function foldWorkflowBatch(
   chainHead: ChainHeadRef,
 ): Promise<{ streams: number; removed: number }> {
   const byStream = await streamEventsBefore<RecordedOf<InstanceEventType>>(tx, streamIds, cut);
-  const checkpoints: unknown[] = [];
+  const folds = new Map<string, StreamFold>();
   let removed = 0;
   for (const [streamId, events] of byStream) {
     const state = foldInstance(events);
     if (!state) continue; // no start among them: nothing the projections could show
-    const first = events[0]!;
-    const last = events.at(-1)!;
     const data: WorkflowCheckpointed = {
       instanceId: state.id,
       state: stateToJson(state),
       horizon: horizon.toISOString(),
-      replaced: {
-        fromPosition: Math.min(...events.map((e) => e.position)),
-        toPosition: Math.max(...events.map((e) => e.position)),
-        fromVersion: first.streamVersion,
-        toVersion: last.streamVersion,
-        count: events.length,
-      },
+      replaced: replacedBy(events),
       chainHead,
     };
-    checkpoints.push({
-      position: last.position,
-      transaction_id: last.transactionId,
-      id: randomUUIDv7(),
-      stream_id: streamId,
-      stream_version: last.streamVersion,
-      data,
-      occurred_at: last.occurredAt,
-    });
+    folds.set(streamId, { events, data });
     removed += events.length;
   }
-  const folded = checkpoints.map((c) => (c as { stream_id: string }).stream_id);
-  const deleteParams: unknown[] = [folded];
-  await tx.query(
-    `DELETE FROM events AS e
-      WHERE e.stream_id = ANY($1::text[]) AND ${logPositionCompare("e", "<", cut, deleteParams)}`,
-    deleteParams,
-  );
-  await tx.query(
-    `INSERT INTO events (position, transaction_id, id, stream_id, stream_version, type, data,
-                         metadata, occurred_at)
-     OVERRIDING SYSTEM VALUE
-     SELECT c.position, c.transaction_id, c.id, c.stream_id, c.stream_version,
-            'WorkflowCheckpointed', c.data, '{}', c.occurred_at
-       FROM jsonb_to_recordset($1::jsonb) AS c(position bigint, transaction_id xid8, id uuid,
-            stream_id text, stream_version bigint, data jsonb, occurred_at timestamptz)`,
-    [JSON.stringify(checkpoints)],
-  );
-  return { streams: folded.length, removed };
+  await replaceWithCheckpoints(tx, cut, "WorkflowCheckpointed", folds);
+  return { streams: folds.size, removed };
 }
