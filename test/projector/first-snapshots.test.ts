@@ -1,12 +1,28 @@
 import t from "tap";
 import { chainBatch, verifyChain } from "../../src/audit/index.ts";
 import { captureOnce } from "../../src/capture/index.ts";
-import { Projector, waitForProjection } from "../../src/projector/index.ts";
+import type { Pool } from "../../src/db/index.ts";
+import { Projector, waitForProjection, type ProjectorOptions } from "../../src/projector/index.ts";
 import { allProjections } from "../../projections/index.ts";
 import { captureFixture, quietLog } from "../support/capture.ts";
 import { compareWithReplay } from "../support/projection-replay.ts";
 
 const PEOPLE = 40;
+
+/**
+ * The projector over every projection in batches of ten, bulk chunks of sixteen and the
+ * readers' indexes built after twenty events: the first batch of an import sends its run to
+ * the bulk build, which writes it in chunks and builds the indexes after.
+ */
+function startProjector(pool: Pool, log: ProjectorOptions["log"]): Promise<Projector> {
+  return Projector.start({
+    pool,
+    projections: allProjections,
+    log,
+    batchSize: 10,
+    firstSnapshots: { chunk: 16, indexesAfter: 20 },
+  });
+}
 const long = (i: number) =>
   `A description longer than a value key, number ${i}: ${"x".repeat(230)}`;
 const ldif = [
@@ -51,15 +67,8 @@ t.test(
         }
       },
     };
-    // Batches of ten, chunks of sixteen: the first batch sends the run to the bulk build,
-    // which writes it in three chunks and builds the readers' indexes after.
-    const projector = await Projector.start({
-      pool,
-      projections: allProjections,
-      log,
-      batchSize: 10,
-      firstSnapshots: { chunk: 16, indexesAfter: 20 },
-    });
+    // Forty people and seven more entries: the bulk build writes them in three chunks.
+    const projector = await startProjector(pool, log);
     t.teardown(() => projector.stop());
     const head = await f.store.head();
     for (const projection of allProjections) {
@@ -123,13 +132,7 @@ t.test("a run that is not all first snapshots is applied batch by batch", async 
       if (message === "first snapshots applied in bulk") bulk.push(fields);
     },
   };
-  const projector = await Projector.start({
-    pool,
-    projections: allProjections,
-    log,
-    batchSize: 10,
-    firstSnapshots: { chunk: 16, indexesAfter: 20 },
-  });
+  const projector = await startProjector(pool, log);
   t.teardown(() => projector.stop());
   await waitForProjection(pool, "entries", await f.store.head(), 30_000);
   t.equal(bulk.length, allProjections.length, "the import was built in bulk");
@@ -137,13 +140,7 @@ t.test("a run that is not all first snapshots is applied batch by batch", async 
   const { importEntries } = await import("../../src/capture/index.ts");
   await importEntries(f.context, { reason: "periodic" });
   bulk.length = 0;
-  const again = await Projector.start({
-    pool,
-    projections: allProjections,
-    log,
-    batchSize: 10,
-    firstSnapshots: { chunk: 16, indexesAfter: 20 },
-  });
+  const again = await startProjector(pool, log);
   t.teardown(() => again.stop());
   await waitForProjection(pool, "entries", await f.store.head(), 30_000);
   t.same(bulk, [], "later snapshots go through apply");
