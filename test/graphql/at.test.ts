@@ -126,6 +126,8 @@ t.test("@at answers every field, nested ones included, as the directory was then
     { what: "capture to record the changes", timeout: 60_000 },
   );
   t.not(JSON.stringify(now.data), JSON.stringify(recorded.data), "the directory has changed");
+  // `@at` reads the versions projection, which may trail the answers above by a batch.
+  await waitForProjection(db.pool, "entry_versions", await annal.store.head(), 30_000);
 
   const then = await ask(`query Then($at: String!) @at(moment: $at) ${QUESTIONS}`, {
     at: T.toISOString(),
