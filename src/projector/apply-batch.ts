@@ -18,9 +18,6 @@ import {
 } from "./first-snapshots.ts";
 import type { AnyProjection } from "./types.ts";
 
-/** Channel on which a batch announces the projection it advanced (for `waitForProjection`). */
-export const PROJECTION_CHANNEL = "annal_projection";
-
 /**
  * Each stream's last applied version, kept in memory by a replay into a new schema (which
  * starts with an empty `_streams` and is the only writer to it): `applyBatch` then neither
@@ -108,14 +105,12 @@ export async function applyBatch(
     );
     if (bulk) {
       await writeCheckpoint(tx, schema, bulk.through);
-      await tx.query("SELECT pg_notify($1, $2)", [PROJECTION_CHANNEL, projection.name]);
       firstSnapshots.done?.(bulk);
       return bulk.events;
     }
   }
   await applyEvents(tx, projection, schema, events, memory);
   await writeCheckpoint(tx, schema, events.at(-1)!);
-  await tx.query("SELECT pg_notify($1, $2)", [PROJECTION_CHANNEL, projection.name]);
   return events.length;
 }
 
