@@ -1,111 +1,16 @@
 import t from "tap";
 import pg from "pg";
-import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
-import type { Pgoutput } from "pg-logical-replication";
 import { startAnnal } from "../../src/app/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
-import { createPool, type Pool } from "../../src/db/index.ts";
+import { createPool } from "../../src/db/index.ts";
 import { EventStore, ensurePublication, type RecordedEvent } from "../../src/store/index.ts";
 import { capturedLogger } from "../http/support.ts";
 import { eventually } from "../support/eventually.ts";
 import { privatePostgres, testDatabase } from "../support/postgres.ts";
+import { slotConfirmed, startConsumer, withSlot } from "../support/replication.ts";
 
 // Logical decoding needs `wal_level = logical`, a server setting: this file's server is its own.
 const server = await privatePostgres({ settings: { wal_level: "logical" } });
-
-/** An event as a logical-replication client received it (a row of `events`). */
-interface Replicated {
-  readonly relation: string;
-  readonly id: string;
-  readonly transactionId: string;
-  readonly position: string;
-  readonly streamId: string;
-  readonly data: unknown;
-}
-
-/**
- * A client of the publication through the replication protocol and pgoutput, as Debezium is:
- * it keeps a transaction's rows once the transaction's commit arrives, then confirms the
- * commit's LSN to the server (so a restart resumes after it).
- */
-function startConsumer(url: string, slot: string, publication: string) {
-  const kept: Replicated[] = [];
-  let pending: Replicated[] = [];
-  let confirmed: string | undefined;
-  const service = new LogicalReplicationService(
-    { connectionString: url },
-    { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } },
-  );
-  service.on("data", async (_lsn: string, message: Pgoutput.Message) => {
-    if (message.tag === "insert") {
-      const row = message.new;
-      pending.push({
-        relation: message.relation.name,
-        id: String(row.id),
-        transactionId: String(row.transaction_id),
-        position: String(row.position),
-        streamId: String(row.stream_id),
-        data: row.data,
-      });
-    } else if (message.tag === "commit") {
-      kept.push(...pending);
-      pending = [];
-      await service.acknowledge(message.commitEndLsn!);
-      confirmed = message.commitEndLsn!;
-    }
-  });
-  const errors: Error[] = [];
-  service.on("error", (error: Error) => errors.push(error));
-  const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [publication] });
-  service.subscribe(plugin, slot).catch((error: Error) => errors.push(error));
-  return {
-    kept,
-    errors,
-    confirmed: () => confirmed,
-    stop: () => service.destroy(),
-  };
-}
-
-/**
- * Whether the server holds the slot as confirmed up to `lsn` (the client library confirms the
- * byte after the LSN it is given, as the protocol counts).
- */
-async function slotConfirmed(pool: Pool, slot: string, lsn: string): Promise<boolean> {
-  const result = await pool.query<{ same: boolean }>(
-    `SELECT confirmed_flush_lsn > $2::pg_lsn AS same FROM pg_replication_slots
-      WHERE slot_name = $1`,
-    [slot, lsn],
-  );
-  return result.rows[0]?.same === true;
-}
-
-/**
- * A logical replication slot for the test, dropped when `work` is done, whatever it did: a
- * database with a slot cannot be dropped.
- */
-async function withSlot(pool: Pool, slot: string, work: () => Promise<void>): Promise<void> {
-  await pool.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [slot]);
-  try {
-    await work();
-  } finally {
-    await pool.query(
-      `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots
-        WHERE slot_name = $1 AND active_pid IS NOT NULL`,
-      [slot],
-    );
-    await eventually(
-      async () =>
-        (
-          await pool.query(
-            "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NULL",
-            [slot],
-          )
-        ).rowCount === 1,
-      { what: "the slot is released" },
-    );
-    await pool.query("SELECT pg_drop_replication_slot($1)", [slot]);
-  }
-}
 
 async function logOrdered(store: EventStore): Promise<RecordedEvent[]> {
   const all: RecordedEvent[] = [];
