@@ -14,7 +14,12 @@ export type { ExportStatement } from "./signing/statement.ts";
 export { verifyExport } from "./signing/verify-export.ts";
 export { runRetention } from "./retention/run.ts";
 export type { RetentionOptions, RetentionReport } from "./retention/run.ts";
-export { readRetentionHorizon, checkNotBeforeRetention } from "./retention/horizon.ts";
+export {
+  readRetentionHorizon,
+  readWorkflowHorizon,
+  readInstancesHorizon,
+  checkNotBeforeRetention,
+} from "./retention/horizon.ts";
 export { BeforeRetentionError, RetentionInProgressError } from "./errors.ts";
 export { eraseEntry } from "./erasure/erase.ts";
 export type { EraseOptions, Erasure } from "./erasure/erase.ts";

@@ -78,6 +78,11 @@ export const RETENTION_STREAM = "log-retention";
 /** Data of LogRetained: one retention run, inside the chain. */
 export interface LogRetained {
   readonly horizon: string;
+  /**
+   * The workflow instances' horizon, when the run folded finished instances: those that
+   * finished before it (and before the cut) are checkpoints now.
+   */
+  readonly workflowHorizon?: string;
   /** The first event kept in the chain (log order). */
   readonly cut: { readonly position: number; readonly transactionId: string };
   /** The chain's last link before the cut: the first kept link's previous hash. */

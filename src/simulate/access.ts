@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { parse as parseToml } from "smol-toml";
+import { BeforeRetentionError, readInstancesHorizon } from "../audit/index.ts";
 import { accessAt, normalizeGrants, type AccountAccess } from "../auth/index.ts";
 import { authorizationSection } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
@@ -89,7 +90,8 @@ export interface AccessSimulationReport {
  * principals then, and the access each configuration gives them (the access projection's own
  * computation, `accessAt`); then the commands recorded in `window` (default the UTC day of
  * `at`) that needed an access function, each checked against what its account would have held
- * at its moment. Reads only.
+ * at its moment. Reads only. A window before the workflow horizon of a retention run is
+ * refused (`windowAfterRetention`).
  */
 export async function simulateAccess(
   db: Pool,
@@ -100,6 +102,7 @@ export async function simulateAccess(
     readonly window?: Period;
   },
 ): Promise<AccessSimulationReport> {
+  const window = await windowAfterRetention(db, options.window, options.at);
   const then = await accessAt(db, { at: options.at });
   const would = await accessAt(db, { at: options.at, grants: options.grants });
   const wouldById = new Map(would.accounts.map((a) => [a.id, a]));
@@ -112,7 +115,6 @@ export async function simulateAccess(
       changes.push({ account: accountRef(account), gained, lost });
     }
   }
-  const window = options.window ?? dayOf(options.at);
   const commands = await recordedCommands(db, window);
   const refused: RefusedCommand[] = [];
   for (const command of commands) {
@@ -148,6 +150,25 @@ export async function simulateAccess(
 
 function accountRef(account: AccountAccess) {
   return { id: account.id, name: account.name, kind: account.kind };
+}
+
+/**
+ * The commands' window: `given`, or the UTC day of `at` from the workflow horizon on. Retention
+ * folded the instances that finished before that horizon, their starts with them, so a window
+ * before it would miss commands: a window given so is refused (410 `ANNAL_BEFORE_RETENTION`,
+ * as `at` is), and so is a day that ends before it.
+ */
+async function windowAfterRetention(
+  db: Pool,
+  given: Period | undefined,
+  at: Date,
+): Promise<Period> {
+  const window = given ?? dayOf(at);
+  const horizon = await readInstancesHorizon(db);
+  if (!horizon || window.from.getTime() >= horizon.getTime()) return window;
+  if (given) throw new BeforeRetentionError("--from", given.from, horizon);
+  if (window.to.getTime() < horizon.getTime()) throw new BeforeRetentionError("--at", at, horizon);
+  return { from: horizon, to: window.to };
 }
 
 function dayOf(at: Date): Period {

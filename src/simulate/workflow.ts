@@ -1,3 +1,4 @@
+import { checkNotBeforeRetention, readWorkflowHorizon } from "../audit/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Calendars } from "../time/index.ts";
@@ -21,6 +22,8 @@ export interface WorkflowSimulationOptions {
   readonly base: string;
   readonly calendars?: Calendars;
   readonly log?: Pick<Logger, "info" | "warn" | "error">;
+  /** How the caller names the period's start in a refusal: `--from` (the default), `from`. */
+  readonly fromParameter?: string;
 }
 
 /**
@@ -29,6 +32,11 @@ export interface WorkflowSimulationOptions {
  * database, its bindings recorders (the directory as it was then, its writes noted, not
  * made), its dialogs answered by the policy; the report says what it would have started and
  * written, beside what the deployed version did. Nothing reaches the directory or the live log.
+ *
+ * A period that begins before the retention horizon that applies (`readWorkflowHorizon`) is
+ * refused with 410 `ANNAL_BEFORE_RETENTION`, as `at` is: retention folded the instances that
+ * finished before it (their starts are gone) and the directory's history before it, so a
+ * report from what is left would be wrong, not merely incomplete.
  *
  * @example
  * const report = await simulateWorkflow({ pool, simulated: await loadDefinitionFile(file),
@@ -39,6 +47,12 @@ export async function simulateWorkflow(
   options: WorkflowSimulationOptions,
 ): Promise<SimulationReport> {
   const { simulated, period } = options;
+  await checkNotBeforeRetention(
+    options.pool,
+    period.from,
+    options.fromParameter ?? "--from",
+    readWorkflowHorizon,
+  );
   const startsOf = options.startsOf ?? simulated.definition.name;
   const starts = await pastStarts(options.pool, startsOf, period);
   const past = new Map<string, PastRun>();

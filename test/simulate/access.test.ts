@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import t from "tap";
 import { accessProjection } from "../../projections/index.ts";
+import { chainBatch, runRetention } from "../../src/audit/index.ts";
 import { activateAccessConfiguration } from "../../src/auth/index.ts";
 import { recordPrincipals, upsertPerson } from "../../src/auth/persons.ts";
 import { simulateAccessCommand } from "../../src/cli/commands/simulate.ts";
@@ -11,6 +12,7 @@ import { replayProjection } from "../../src/projector/index.ts";
 import { loadAccessFile, simulateAccess } from "../../src/simulate/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { capturedOutput } from "../cli/support.ts";
+import { EntryHistory } from "../support/entries.ts";
 import { testDatabase } from "../support/postgres.ts";
 
 /**
@@ -121,4 +123,50 @@ t.test("who would have lost write, and which write would have been refused", asy
     /olga {2}directory write \(modify cn=on-call[^)]*\) {2}needs write, would hold auditor, read/,
   );
   t.equal(await events(), before, "nothing is written to the log");
+});
+
+t.test("the commands' window stops at the workflow horizon of a retention run", async (t) => {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  const history = new EntryHistory(db.pool, store);
+  const day = (n: number, hour = 9) => new Date(Date.UTC(2026, 10, n, hour));
+  const entry = (uid: string) => ({
+    dn: `uid=${uid},ou=people,dc=example,dc=org`,
+    type: "user",
+    attributes: { objectClass: ["inetOrgPerson"], uid: [uid], cn: [uid], sn: [uid] },
+  });
+  await history.add(entry("alice"), { at: day(1) });
+  await history.add(entry("bob"), { at: day(12) });
+  while ((await chainBatch(db.pool, 100)) > 0);
+  await runRetention(db.pool, { horizon: day(10), workflowHorizon: day(20) });
+  const file = path.join(t.testdir(), "next.toml");
+  writeFileSync(file, `[authorization.grants]\nread = ["${ENGINEERING}"]\n`);
+  const grants = await loadAccessFile(file);
+
+  await t.rejects(
+    simulateAccess(db.pool, {
+      file,
+      grants,
+      at: day(21),
+      window: { from: day(19), to: day(21) },
+    }),
+    {
+      code: "ANNAL_BEFORE_RETENTION",
+      message: `--from ${day(19).toISOString()} is before the retention horizon ${day(20).toISOString()}: the log keeps no history before it`,
+      details: { parameter: "--from", horizon: day(20).toISOString() },
+    },
+    "a window given from before the horizon",
+  );
+  await t.rejects(
+    simulateAccess(db.pool, { file, grants, at: day(19) }),
+    { code: "ANNAL_BEFORE_RETENTION", details: { parameter: "--at" } },
+    "a moment whose whole day lies before it",
+  );
+  await replayProjection({ pool: db.pool, projection: accessProjection });
+  const report = await simulateAccess(db.pool, { file, grants, at: day(20, 12) });
+  t.same(
+    report.window,
+    { from: day(20).toISOString(), to: new Date(Date.UTC(2026, 10, 21) - 1).toISOString() },
+    "the moment's day, from the horizon on",
+  );
 });

@@ -1,6 +1,10 @@
 import path from "node:path";
 import t from "tap";
-import { runAnnal } from "../cli/support.ts";
+import { chainBatch, runRetention } from "../../src/audit/index.ts";
+import { EventStore } from "../../src/store/index.ts";
+import { configDir, runAnnal } from "../cli/support.ts";
+import { EntryHistory } from "../support/entries.ts";
+import { testDatabase } from "../support/postgres.ts";
 
 /**
  * `annal simulate` refuses what it cannot simulate with a stable code, before it opens any
@@ -57,3 +61,43 @@ for (const [what, args, expected] of refusals) {
     t.equal(run.stdout, "");
   });
 }
+
+t.test("simulate refuses a period that begins before the workflow horizon", async (t) => {
+  const { url, pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  const history = new EntryHistory(pool, store);
+  const person = (uid: string) => ({
+    dn: `uid=${uid},ou=people,dc=example,dc=org`,
+    type: "user",
+    attributes: { objectClass: ["inetOrgPerson"], uid: [uid], cn: [uid], sn: [uid] },
+  });
+  const day = (n: number) => new Date(Date.UTC(2026, 10, n, 9));
+  await history.add(person("alice"), { at: day(1) });
+  await history.add(person("bob"), { at: day(12) });
+  while ((await chainBatch(pool, 100)) > 0);
+  // Entries kept from day 10, finished instances from day 20: the later one bounds a replay.
+  const report = await runRetention(pool, { horizon: day(10), workflowHorizon: day(20) });
+  t.equal(report.streamsFolded, 1);
+  const { file } = await configDir(t, "");
+  const simulate = (from: string) =>
+    runAnnal(
+      ["simulate", LEAVER, "--from", from, "--to", "2026-11-27T00:00:00Z", "--config", file],
+      {
+        cwd: REPO,
+        env: { DATABASE_URL: url },
+      },
+    );
+
+  const refused = await simulate("2026-11-15T00:00:00Z");
+  t.equal(refused.code, 1, refused.stderr);
+  t.equal(
+    refused.stderr,
+    "annal: ANNAL_BEFORE_RETENTION: --from 2026-11-15T00:00:00.000Z is before the retention horizon 2026-11-20T09:00:00.000Z: the log keeps no history before it\n" +
+      "annal: hint: ask for a moment at or after the horizon the answer names\n",
+  );
+  t.equal(refused.stdout, "");
+
+  const after = await simulate("2026-11-20T09:00:00Z");
+  t.equal(after.code, 0, after.stderr);
+  t.match(after.stdout, /leaver/);
+});

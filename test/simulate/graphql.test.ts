@@ -1,5 +1,6 @@
 import path from "node:path";
 import t from "tap";
+import { chainBatch, runRetention } from "../../src/audit/index.ts";
 import { DEMO_PASSWORD, startAccountsAnnal } from "../support/accounts.ts";
 import { Browserless, form } from "../support/browserless.ts";
 
@@ -65,4 +66,36 @@ t.test("an operator gets the report; anyone else is refused", async (t) => {
     },
   );
   t.match(bad.body.errors?.[0], { message: /--from: "the other day" is not a moment/ });
+});
+
+t.test("a period that begins before the workflow horizon is refused, as `at` is", async (t) => {
+  const prossi = await signIn("prossi");
+  while ((await chainBatch(app.db.pool, 1000)) > 0);
+  // Nothing of the entries is old enough to fold; finished instances are kept from an hour ago.
+  const now = Date.now();
+  const workflowHorizon = new Date(now - 3_600_000);
+  await runRetention(app.db.pool, { horizon: new Date(now - 7_200_000), workflowHorizon });
+  const simulate = (from: string) =>
+    app.graphql(
+      QUERY.replace('"now-1h"', "$from").replace(
+        "$source: String!",
+        "$source: String!, $from: String!",
+      ),
+      { cookie: prossi },
+      { source: SOURCE, from },
+    );
+  const before = new Date(now - 5_400_000).toISOString();
+  const refused = await simulate(before);
+  t.notOk(refused.body.data?.simulateWorkflow);
+  t.match(refused.body.errors?.[0], {
+    message: `from ${before} is before the retention horizon ${workflowHorizon.toISOString()}: the log keeps no history before it`,
+    extensions: {
+      annalCode: "ANNAL_BEFORE_RETENTION",
+      horizon: workflowHorizon.toISOString(),
+      parameter: "from",
+    },
+  });
+  const after = await simulate(new Date(now - 1_800_000).toISOString());
+  t.notOk(after.body.errors, JSON.stringify(after.body.errors));
+  t.match(after.body.data?.simulateWorkflow, { summary: { starts: 0 } });
 });

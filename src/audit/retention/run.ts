@@ -180,8 +180,8 @@ async function retainInTransaction(
   const kept = await keptDigest(tx, cut, await erasedDigests(tx));
   await tx.query(
     `INSERT INTO log_retention (horizon, cut_position, cut_transaction_id, head_position,
-                                head_hash, streams_folded, events_removed)
-     VALUES ($1, $2, $3::xid8, $4, $5, $6, $7)`,
+                                head_hash, streams_folded, events_removed, workflow_horizon)
+     VALUES ($1, $2, $3::xid8, $4, $5, $6, $7, $8)`,
     [
       horizon,
       cut.position,
@@ -190,6 +190,7 @@ async function retainInTransaction(
       covered.hash,
       streamsFolded,
       eventsRemoved,
+      options.workflowHorizon ?? null,
     ],
   );
   await appendInTransaction(
@@ -198,6 +199,9 @@ async function retainInTransaction(
     [
       annalEvent("LogRetained", {
         horizon: horizon.toISOString(),
+        ...(options.workflowHorizon && {
+          workflowHorizon: options.workflowHorizon.toISOString(),
+        }),
         cut: { position: cut.position, transactionId: cut.transactionId },
         chainHead,
         keptDigest: kept.digest.toString("hex"),

@@ -38,7 +38,7 @@ export const AUDIT_CODES = {
   ANNAL_BEFORE_RETENTION: {
     status: 410,
     meaning:
-      "The moment asked for (`at`, `--at`) is before the retention horizon: the log no longer holds the history of that time (`[retention] keep`). The answer names the horizon.",
+      "The moment asked for (`at`, `--at`, the start of `during`, or of the period `annal simulate` and GraphQL's `simulateWorkflow` replay: `--from`, `from`) is before the retention horizon: the log no longer holds the history of that time (`[retention] keep`; for a simulation also the finished workflow instances folded before `[retention.streams] workflow`'s horizon). The answer names the horizon.",
     hint: "ask for a moment at or after the horizon the answer names",
     surfaces: ["rest"],
   },

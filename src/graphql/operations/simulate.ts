@@ -30,5 +30,6 @@ export async function simulate(context: GatewayContext, args: Record<string, unk
     base: engine.bindings.directory?.base ?? "",
     ...(engine.calendars ? { calendars: engine.calendars } : {}),
     log: context.log,
+    fromParameter: "from",
   });
 }
