@@ -14,7 +14,7 @@ import {
 import { commit, own } from "./commit.ts";
 import type { DeployedDefinition } from "./definitions.ts";
 import { WorkflowRefusal } from "./errors.ts";
-import { toJson } from "./flow.ts";
+import { toJson } from "./call-records.ts";
 import { databaseClock, lockInstance } from "./lock.ts";
 import type { InstanceState } from "../../projections/workflows/index.ts";
 import type { InstanceRun } from "./run.ts";

@@ -4,84 +4,30 @@ import {
   type ActorRef,
   type AnnalEventMap,
   type AnnalEventType,
-  type DialogEscalationPlan,
 } from "../events/index.ts";
-import { AnnalError } from "../errors/index.ts";
-import {
-  jsonSchemaOf,
-  validate,
-  type SchemaOutput,
-  type StandardSchemaV1,
-} from "../schema/index.ts";
+import { validate, type SchemaOutput, type StandardSchemaV1 } from "../schema/index.ts";
 import type { NewEvent } from "../store/index.ts";
 import type { DialogOptions, Flow, RequestOptions, StepOptions, Until } from "./define.ts";
 import {
   AssertionError,
-  ChildFailedError,
   ReplayMismatchError,
   TimeoutError,
   ValidationError,
   errorFromRecord,
 } from "./errors.ts";
-import { runStep, type StepRunner } from "./step.ts";
+import { runStep } from "./step.ts";
 import type { CallRecord, InstanceState } from "../../projections/workflows/index.ts";
 import { deadline, passed } from "./time.ts";
-import { ESCALATION_ACTOR, escalatedAssignees, planEscalation } from "./escalation.ts";
-import type { Calendars } from "../time/index.ts";
-
-/**
- * Thrown to unwind the run function when the instance must wait (a dialog, a retry, a child).
- * Not an Error, and once thrown every later call throws it again: code that catches it by
- * mistake cannot go on as if it had an answer.
- */
-export class Suspend {
-  readonly reason: string;
-  constructor(reason: string) {
-    this.reason = reason;
-  }
-}
-
-/** What one run of the code decided besides the instance's own events. */
-export interface Effects {
-  /** Appends to other streams: a child's start, a child's cancellation. */
-  readonly others: {
-    streamId: string;
-    events: NewEvent[];
-    expectedVersion: number | "no_stream";
-  }[];
-  readonly timers: { instanceId: string; dueAt: string; reason: string }[];
-  readonly wakes: string[];
-}
-
-/** What the replay needs from the engine. */
-/**
- * A run that only looks: it replays up to call `seq` and hands over the schema the code gives
- * there (a dialog's answer schema, a request's), so a command can check an answer with the
- * definition's own schema before it records it. It never runs a step.
- */
-export interface Probe {
-  readonly seq: number;
-  found(schema: StandardSchemaV1 | undefined): void;
-}
-
-export interface ReplayDeps extends StepRunner {
-  /**
-   * Parks the code at a wait instead of unwinding it: the promise settles when a later wake
-   * resumes the run (`ReplayFlow.resume`). Undefined when the run cannot park (it unwinds).
-   */
-  park?(): Promise<void> | undefined;
-  /** The calendars business-time deadlines count in. */
-  readonly calendars?: Calendars | undefined;
-  /** The child's definition at `version` (for its schema and deadline), or undefined. */
-  childDefinition(
-    name: string,
-    version: number,
-  ): Promise<{ hash: string; parameters: StandardSchemaV1; until?: Until } | undefined>;
-  /** A child's status and outcome as its own stream has it now. */
-  childOutcome(
-    childId: string,
-  ): Promise<{ status: string; version: number; result?: unknown } | undefined>;
-}
+import { describeCall, thrownFor } from "./call-records.ts";
+import { childCallOutcome, startChild } from "./flow-child.ts";
+import { escalateDialog, openDialog } from "./flow-dialog.ts";
+import {
+  Suspend,
+  type Effects,
+  type Probe,
+  type ReplayDeps,
+  type RunContext,
+} from "./replay-run.ts";
 
 /**
  * `flow` for one run of an instance's code: each call takes the next sequence number and
@@ -105,6 +51,8 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
   readonly #probe: Probe | undefined;
   /** The last dialog or request the code made, and the schema it gave (`schemaAt`). */
   #asked: { readonly seq: number; readonly schema: StandardSchemaV1 | undefined } | undefined;
+  /** This run as the call kinds of `flow-dialog.ts` and `flow-child.ts` see it. */
+  readonly #run: RunContext;
 
   constructor(state: InstanceState, deps: ReplayDeps, clock: () => Date, probe?: Probe) {
     this.instanceId = state.id;
@@ -113,6 +61,15 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     this.#deps = deps;
     this.#clock = clock;
     this.#probe = probe;
+    this.#run = {
+      instanceId: this.instanceId,
+      state: () => this.#state,
+      deps,
+      effects: this.effects,
+      now: () => this.#clock(),
+      record: (type, data) => this.record(type, data),
+      timer: (dueAt, reason) => this.#timer(dueAt, reason),
+    };
   }
 
   /** The last call's sequence number: where the code stands. */
@@ -190,97 +147,17 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     this.#probed(seq, options.schema);
     const call = this.#state.calls.get(seq);
     if (call?.kind !== "dialog") {
-      const now = this.#clock();
-      let until = deadline(options.until, now, this.#state.until, this.#deps.calendars);
-      let escalation: DialogEscalationPlan | undefined;
-      if (options.escalation) {
-        ({ plan: escalation, until } = planEscalation(
-          options.escalation,
-          now,
-          until,
-          this.#deps.calendars,
-        ));
-        for (const [level, { at }] of escalation.levels.entries()) {
-          if (until === null || at < until) this.#timer(at, `dialog ${seq} escalation ${level}`);
-        }
-      }
-      const dialogId = dialogIdOf(this.instanceId, seq);
-      this.record("DialogOpened", {
-        seq,
-        dialogId,
-        name: options.name,
-        assignees: [...options.assignees],
-        form: jsonSchemaOf(options.schema),
-        data: toJson(options.data ?? null),
-        until,
-        // A chain without a final answer records none (not null): its dialog times out.
-        ...(escalation
-          ? {
-              escalation:
-                escalation.finalAnswer === undefined
-                  ? escalation
-                  : { ...escalation, finalAnswer: toJson(escalation.finalAnswer) },
-            }
-          : {}),
-      });
-      if (until) this.#timer(until, `dialog ${seq}`);
+      openDialog(this.#run, seq, options);
       return this.#wait(`dialog "${options.name}" waits for an answer`, from, again);
     }
     if (call.state === "completed")
       return { answer: call.answer as never, by: call.by!, for: call.for ?? null };
     if (call.state === "pending" && call.escalation) {
-      const final = await this.#escalate(call, options);
+      const final = await escalateDialog(this.#run, call, options);
       if (final) return final as never;
     }
     this.#timeout(seq, call.state, call.until, `dialog "${call.name}"`);
     return this.#wait(`dialog "${call.name}" waits for an answer`, from, again);
-  }
-
-  /**
-   * Records the levels of a pending dialog's escalation chain that have come (each reads its
-   * assignees once; the event keeps them), and at the chain's end its final answer, if it has
-   * one (otherwise the deadline times the dialog out as any other).
-   */
-  async #escalate(
-    call: Extract<CallRecord, { kind: "dialog" }>,
-    options: DialogOptions<StandardSchemaV1>,
-  ): Promise<{ answer: unknown; by: ActorRef; for: null } | undefined> {
-    const plan = call.escalation!;
-    const now = this.#clock();
-    let assignees = call.assignees;
-    for (let level = plan.reached; level < plan.levels.length; level++) {
-      const { at, mode } = plan.levels[level]!;
-      // A level not yet come, or one set at or after the dialog's end, never comes.
-      if (!passed(at, now) || (call.until !== null && at >= call.until)) break;
-      const declared = options.escalation?.levels[level];
-      if (!declared) break; // the code no longer declares this level: the chain stops here
-      const found = await escalatedAssignees(declared.assignees, mode, assignees, () =>
-        // A read only: no step, so no StepScheduled event for the cause to name.
-        this.#deps.services({
-          instanceId: this.instanceId,
-          eventId: randomUUID(),
-          actingFor: null,
-        }),
-      );
-      assignees = found.assignees;
-      this.record("DialogEscalated", {
-        seq: call.seq,
-        dialogId: call.dialogId,
-        level,
-        assignees: [...assignees],
-        ...(found.error ? { error: found.error } : {}),
-      });
-    }
-    if (plan.finalAnswer !== undefined && passed(call.until, now)) {
-      this.record("DialogCompleted", {
-        seq: call.seq,
-        dialogId: call.dialogId,
-        answer: plan.finalAnswer,
-        by: ESCALATION_ACTOR,
-      });
-      return { answer: plan.finalAnswer, by: ESCALATION_ACTOR, for: null };
-    }
-    return undefined;
   }
 
   async request<D extends StandardSchemaV1>(
@@ -330,45 +207,11 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     const seq = this.#next("child", `${definition}@${version}`);
     const call = this.#state.calls.get(seq);
     if (call?.kind !== "child") {
-      await this.#startChild(seq, definition, version, parameters, options.until);
+      await startChild(this.#run, seq, definition, version, parameters, options.until);
       return this.#wait(`child ${definition}@${version} runs`, from, again);
     }
-    if (call.state === "COMPLETED") return call.result as R;
-    if (call.state === "CANCELLED") {
-      throw new ChildFailedError(`child ${call.definition.name} ${call.childId} was cancelled`);
-    }
-    if (call.state === "timed_out") throw childTimeout(call);
-    const child = await this.#deps.childOutcome(call.childId);
-    if (child?.status === "COMPLETED" || child?.status === "CANCELLED") {
-      const state = child.status;
-      this.record("ChildCompleted", {
-        seq,
-        childId: call.childId,
-        state,
-        result: toJson(child.result ?? null),
-        error: null,
-      });
-      if (state === "COMPLETED") return child.result as R;
-      throw new ChildFailedError(`child ${call.definition.name} ${call.childId} was cancelled`);
-    }
-    if (passed(call.until, this.#clock())) {
-      this.record("DeadlinePassed", { seq, until: call.until! });
-      // The child goes too: its parent no longer waits for it.
-      if (child) {
-        this.effects.others.push({
-          streamId: `workflow-${call.childId}`,
-          events: [
-            annalEvent("WorkflowCancelled", {
-              by: null,
-              reason: "its parent's deadline for it passed",
-            }),
-          ],
-          expectedVersion: child.version,
-        });
-        this.effects.wakes.push(call.childId);
-      }
-      throw childTimeout(call);
-    }
+    const done = await childCallOutcome<R>(this.#run, seq, call);
+    if (done) return done.result;
     return this.#wait(`child ${call.definition.name} ${call.childId} runs`, from, again);
   }
 
@@ -439,52 +282,6 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     }
   }
 
-  async #startChild(
-    seq: number,
-    name: string,
-    version: number,
-    parameters: unknown,
-    until: Until | undefined,
-  ): Promise<void> {
-    const found = await this.#deps.childDefinition(name, version);
-    if (!found) {
-      throw new AnnalError("WF_NOT_FOUND", `no workflow ${name} version ${version} is deployed`);
-    }
-    const checked = await validate(found.parameters, parameters);
-    if (!checked.ok) {
-      throw new ValidationError(
-        `the parameters of child ${name}@${version} do not match its schema`,
-        {
-          issues: checked.issues,
-        },
-      );
-    }
-    const now = this.#clock();
-    const callUntil = deadline(until, now, this.#state.until, this.#deps.calendars);
-    const childUntil = deadline(found.until, now, callUntil, this.#deps.calendars);
-    const childId = randomUUID();
-    this.record("ChildStarted", { seq, childId, definition: { name, version }, until: callUntil });
-    this.effects.others.push({
-      streamId: `workflow-${childId}`,
-      events: [
-        annalEvent("WorkflowStarted", {
-          instanceId: childId,
-          definition: { name, version, hash: found.hash },
-          parameters: toJson(checked.value),
-          startedBy: this.#state.startedBy,
-          until: childUntil,
-          parent: { instanceId: this.instanceId, seq },
-          startKey: null,
-        }),
-      ],
-      expectedVersion: "no_stream",
-    });
-    this.effects.wakes.push(childId);
-    if (childUntil)
-      this.effects.timers.push({ instanceId: childId, dueAt: childUntil, reason: "deadline" });
-    if (callUntil) this.#timer(callUntil, `child ${seq}`);
-  }
-
   #value(kind: "now" | "uuid" | "random", make: () => string | number): string | number {
     const seq = this.#next("value", kind);
     const call = this.#state.calls.get(seq);
@@ -502,60 +299,9 @@ export class ReplayFlow implements Flow<Record<string, unknown>> {
     if (this.#waiting) this.#suspend("another call of the flow waits");
     const seq = ++this.#seq;
     const recorded = this.#state.calls.get(seq);
-    if (recorded && describe(recorded) !== `${kind} ${JSON.stringify(name)}`) {
-      throw new ReplayMismatchError(seq, describe(recorded), `${kind} ${JSON.stringify(name)}`);
+    if (recorded && describeCall(recorded) !== `${kind} ${JSON.stringify(name)}`) {
+      throw new ReplayMismatchError(seq, describeCall(recorded), `${kind} ${JSON.stringify(name)}`);
     }
     return seq;
   }
-}
-
-/** A dialog's id: its instance and its call, so that an answer finds it without a lookup. */
-export function dialogIdOf(instanceId: string, seq: number): string {
-  return `${instanceId}.${seq}`;
-}
-
-/** A recorded call as a mismatch names it: `step "find owner"`, `dialog "approve"`. */
-function describe(call: CallRecord): string {
-  switch (call.kind) {
-    case "step":
-    case "dialog":
-    case "request":
-      return `${call.kind} ${JSON.stringify(call.name)}`;
-    case "value":
-      return `value ${JSON.stringify(call.valueKind)}`;
-    case "child":
-      return `child ${JSON.stringify(`${call.definition.name}@${call.definition.version}`)}`;
-  }
-}
-
-function childTimeout(call: Extract<CallRecord, { kind: "child" }>): TimeoutError {
-  return new TimeoutError(
-    `child ${call.definition.name} ${call.childId} did not finish by ${call.until}`,
-  );
-}
-
-/**
- * The error a step's code is given once it failed for good: the step's own error when it has
- * a class or code the code can catch by, else `WF_STEP_FAILED` naming the step.
- */
-export function thrownFor(
-  name: string,
-  call: {
-    readonly attempts: number;
-    readonly error?: { code: string; message: string; name: string };
-  },
-) {
-  const error = call.error ?? { code: "WF_UNCAUGHT_ERROR", message: "failed", name: "Error" };
-  if (error.code !== "WF_UNCAUGHT_ERROR" && error.code !== "WF_STEP_TIMEOUT") return error;
-  return {
-    code: "WF_STEP_FAILED",
-    name: "StepFailedError",
-    message: `step "${name}" failed after ${call.attempts} attempt${call.attempts === 1 ? "" : "s"}: ${error.message}`,
-  };
-}
-
-/** A value as the log keeps it (JSON): what a replay returns must be what the first run got. */
-export function toJson(value: unknown): unknown {
-  if (value === undefined) return null;
-  return JSON.parse(JSON.stringify(value)) as unknown;
 }

@@ -71,7 +71,7 @@ export type { InstanceRun } from "./run.ts";
 export { advanceDatabaseClock, fireDueTimers } from "./timers.ts";
 export { WAKE_QUEUE } from "./commit.ts";
 export { databaseClock } from "./lock.ts";
-export { dialogIdOf } from "./flow.ts";
+export { dialogIdOf } from "./call-records.ts";
 export {
   foldInstance,
   type CallRecord,

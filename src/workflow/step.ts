@@ -5,7 +5,8 @@ import type { RecordedEvent } from "../store/index.ts";
 import type { StepCause } from "./bindings.ts";
 import type { RetryPolicy, StepOptions } from "./define.ts";
 import { recordError } from "./errors.ts";
-import { thrownFor, toJson, type ReplayFlow } from "./flow.ts";
+import { thrownFor, toJson } from "./call-records.ts";
+import type { ReplayFlow } from "./flow.ts";
 import { durationMs } from "./time.ts";
 
 /** What running a step needs from the engine. */
