@@ -459,6 +459,13 @@ export async function restBenchmark(): Promise<void> {
           searchPage(db, laterSql, { direction: "forward", limit: 50, position: laterPosition! }),
       },
       {
+        what: `filter on the first sort key: \`sn eq "Meyer"\` (${fmt(SEARCH_ENTRIES / SURNAMES.length)}) by \`sn,cn\`, first 50`,
+        path: () =>
+          `/api/entries/users?filter=${encodeURIComponent('sn eq "Meyer"')}&sort=sn,cn&first=50`,
+        sql: (_, db = pool) =>
+          searchPage(db, direct('sn eq "Meyer"', "sn,cn"), { direction: "forward", limit: 50 }),
+      },
+      {
         what: 'substring, SCIM: `cn co "na mey"` (≈1 in 500), first 50',
         path: () => `/api/entries/users?filter=${encodeURIComponent('cn co "na mey"')}`,
         sql: (_, db = pool) =>

@@ -68,7 +68,9 @@ export interface EntriesRow {
  *   value when it is longer than that, otherwise NULL.
  * - `entry_values_match` (type, attribute, key, entry) serves equality, presence, ordering
  *   and prefix filters, and walks ascending sorts (`ordinal` 0 is the first value, the sort
- *   key); `entry_values_order_desc` walks descending ones; `entry_values_trigram` (pg_trgm)
+ *   key); `entry_values_order_desc` walks descending ones; `entry_values_later` (the values
+ *   after an entry's first) says at once whether a match of a comparison on the sort key may
+ *   lie outside that comparison's range of the key's index; `entry_values_trigram` (pg_trgm)
  *   serves substring filters.
  * - `entry_value_counts`: per type and attribute, how many entries have a first value
  *   (`ENTRY_ROW_ATTRIBUTE`: how many entries), so a sorted page knows without a scan whether
@@ -118,6 +120,8 @@ export const entriesIndexes = (table: (name: string) => string): readonly string
      (type, attribute, value_key, entry_uuid) INCLUDE (ordinal)`,
   `CREATE INDEX entry_values_order_desc ON ${table("entry_values")}
      (type, attribute, value_key DESC, entry_uuid) WHERE ordinal = 0`,
+  `CREATE INDEX entry_values_later ON ${table("entry_values")}
+     (type, attribute, value_key) WHERE ordinal > 0`,
   `CREATE INDEX entry_values_trigram ON ${table("entry_values")}
      USING gin ((coalesce(value_folded, value_key)) gin_trgm_ops)`,
 ];

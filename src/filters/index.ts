@@ -28,7 +28,9 @@ export { compileFilterToSql, type SqlFilterOptions } from "./sql.ts";
 export {
   compileFilterToIndexedSet,
   compileFilterToIndexedSql,
+  compileValueTest,
   type IndexedSqlFilterOptions,
+  type ValueTestNode,
   type TypesIn,
 } from "./sql-indexed.ts";
 export {

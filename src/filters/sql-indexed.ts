@@ -71,6 +71,7 @@ export type ValueSpans =
 const COLUMN = /^[a-z_][a-z0-9_.]*$/;
 const TABLE = /^("[a-z_][a-z0-9_]*"\.)?"[a-z_][a-z0-9_]*"$/;
 const PARAM = /^\$[1-9][0-9]*$/;
+const ALIAS = /^[a-z_][a-z0-9_]*$/;
 const ORDERING = { ge: ">=", le: "<=", gt: ">", lt: "<" } as const;
 /** The bound an index can use for a comparison whose exact test follows it. */
 const LOOSE = { ge: ">=", le: "<=", gt: ">=", lt: "<=" } as const;
@@ -98,7 +99,8 @@ const LOOSE = { ge: ">=", le: "<=", gt: ">=", lt: "<=" } as const;
  * - `substring`: `coalesce(value_folded, value_key) LIKE lower($pattern)`, which is `value
  *   ILIKE $pattern` in a UTF-8 database (ILIKE folds both sides with `lower()`), served by the
  *   trigram index on that expression; with an initial piece also `value_key LIKE
- *   lower($initial%)`, which the planner turns into a range on the btree.
+ *   lower($initial%)`, which the planner turns into a range on the btree, and which alone
+ *   decides a prefix with nothing after it.
  * - `present`: any row of the attribute. Values are never empty arrays.
  *
  * @example
@@ -129,6 +131,82 @@ export function compileFilterToIndexedSet(
 ): string | undefined {
   const filter = indexedFilter({ ...options, entryColumn: "e.entry_uuid" });
   return filter.settable(ast) ? filter.set(ast) : undefined;
+}
+
+/** A comparison or substring of one attribute's values: what `compileValueTest` compiles. */
+export type ValueTestNode = Exclude<FilterNode, { op: "and" | "or" | "not" | "present" }>;
+
+/**
+ * The test a comparison or substring applies to one row of the values table (alias `alias`,
+ * a plain identifier), as `compileFilterToIndexedSql` applies it to each value: in a form the
+ * btree on (type, attribute, value_key) serves as a range when it can (an equality, an
+ * ordering, a substring with an initial piece). The row's type and attribute are the caller's
+ * to bind. Undefined for a presence test, which every value passes. With `range`, only the
+ * bound on the key that every value the test passes meets (a superset, for an index to read
+ * from; undefined when there is none): the exact test on the whole value would otherwise draw
+ * the planner to the trigram index, which gives no order.
+ *
+ * @example
+ * ```ts
+ * compileValueTest({ op: "eq", attribute: "sn", value: "Meyer" }, { alias: "k", keyLength: 200, params });
+ * // k.value_key = lower($3::text)
+ * ```
+ */
+export function compileValueTest(
+  node: ValueTestNode | Extract<FilterNode, { op: "present" }>,
+  options: {
+    readonly alias: string;
+    readonly keyLength: number;
+    readonly params: unknown[];
+    readonly range?: boolean;
+  },
+): string | undefined {
+  const { alias, keyLength, params, range = false } = options;
+  if (!ALIAS.test(alias)) {
+    throw new AnnalError(
+      "ANNAL_FILTER_SQL_COLUMN",
+      `filter: the values alias ${JSON.stringify(alias)} is not annal's own`,
+      { status: 500 },
+    );
+  }
+  const bind = (value: string): string => `$${params.push(value)}::text`;
+  /** Whether `lower(value)` surely fits in a key (lower() at most triples a character). */
+  const fits = (value: string): boolean => [...value].length * 3 < keyLength;
+  const key = `${alias}.value_key`;
+  const whole = `coalesce(${alias}.value_folded, ${key})`;
+  switch (node.op) {
+    case "present":
+      return undefined;
+    case "eq":
+    case "approx": {
+      const value = bind(node.value);
+      if (fits(node.value)) return `${key} = lower(${value})`;
+      const bound = `${key} = left(lower(${value}), ${keyLength})`;
+      return range ? bound : `${bound} AND ${whole} = lower(${value})`;
+    }
+    case "ge":
+    case "le":
+    case "gt":
+    case "lt": {
+      const value = bind(node.value);
+      if (fits(node.value)) return `${key} ${ORDERING[node.op]} lower(${value})`;
+      const bound = `${key} ${LOOSE[node.op]} left(lower(${value}), ${keyLength})`;
+      return range ? bound : `${bound} AND ${whole} ${ORDERING[node.op]} lower(${value})`;
+    }
+    case "substring": {
+      // A prefix alone that a key holds whole is decided by the key: the test on the whole
+      // value would only draw the planner to the trigram index, which reads every match.
+      const prefixOnly = node.any.length === 0 && node.final === undefined;
+      const initial = node.initial !== undefined && fits(node.initial) ? node.initial : undefined;
+      const exact =
+        range || (prefixOnly && initial !== undefined)
+          ? undefined
+          : `${whole} LIKE lower(${bind(likePattern(node))})`;
+      if (initial === undefined) return exact;
+      const prefix = `${key} LIKE lower(${bind(likePattern({ initial, any: [] }))})`;
+      return exact ? `${prefix} AND ${exact}` : prefix;
+    }
+  }
 }
 
 /** The compilers of one query's filter, binding to its parameters. */
@@ -167,37 +245,8 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
   const bind = (value: string): string => `$${params.push(value)}::text`;
   /** Whether `lower(value)` surely fits in a key (lower() at most triples a character). */
   const fits = (value: string): boolean => [...value].length * 3 < keyLength;
-  const whole = "coalesce(x.value_folded, x.value_key)";
-
   type Leaf = Exclude<FilterNode, { op: "and" | "or" | "not" }>;
-  const test = (node: Leaf): string | undefined => {
-    switch (node.op) {
-      case "present":
-        return undefined;
-      case "eq":
-      case "approx": {
-        const value = bind(node.value);
-        return fits(node.value)
-          ? `x.value_key = lower(${value})`
-          : `x.value_key = left(lower(${value}), ${keyLength}) AND ${whole} = lower(${value})`;
-      }
-      case "ge":
-      case "le":
-      case "gt":
-      case "lt": {
-        const value = bind(node.value);
-        return fits(node.value)
-          ? `x.value_key ${ORDERING[node.op]} lower(${value})`
-          : `x.value_key ${LOOSE[node.op]} left(lower(${value}), ${keyLength}) AND ${whole} ${ORDERING[node.op]} lower(${value})`;
-      }
-      case "substring": {
-        const exact = `${whole} LIKE lower(${bind(likePattern(node))})`;
-        if (!node.initial || !fits(node.initial)) return exact;
-        const prefix = likePattern({ initial: node.initial, any: [] });
-        return `x.value_key LIKE lower(${bind(prefix)}) AND ${exact}`;
-      }
-    }
-  };
+  const test = (node: Leaf) => compileValueTest(node, { alias: "x", keyLength, params });
   // A span carries its validity: bounding it keeps an index range to the spans valid at the
   // moment or in the period (the match index's columns after the key: its end, then its start).
   const end = "coalesce(x.valid_to, 'infinity'::timestamptz)";

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import t from "tap";
 import {
   compileFilterToIndexedSql,
+  compileValueTest,
   parseFilter,
   type FilterNode,
 } from "../../src/filters/index.ts";
@@ -56,8 +57,38 @@ t.test(
     );
     t.same(params, ["user", "cn", "a\\%%b\\_%c", "a\\%%"]);
     t.notMatch(compile("cn = *b").sql, /value_key LIKE/);
+    // A prefix alone is decided by the key, a btree range (the trigram index reads all of it).
+    t.match(compile("cn = a%*").sql, /AND x\.value_key LIKE lower\(\$3::text\)\)$/);
+    t.notMatch(compile("cn = a%*").sql, /coalesce/);
+    t.match(compile(`cn = ${"x".repeat(80)}*`).sql, /coalesce/, "a prefix no key holds whole");
   },
 );
+
+t.test("a value test said of one row; with range, only the key's bound", async (t) => {
+  const test = (text: string, range: boolean) => {
+    const params: unknown[] = [];
+    const node = parseFilter(text).ast;
+    if (node.op === "and" || node.op === "or" || node.op === "not") throw new Error(text);
+    return { sql: compileValueTest(node, { alias: "k", keyLength: 200, params, range }), params };
+  };
+  t.same(test("sn = Meyer", true), { sql: "k.value_key = lower($1::text)", params: ["Meyer"] });
+  t.same(test("sn = Me*", true), { sql: "k.value_key LIKE lower($1::text)", params: ["Me%"] });
+  t.same(test("sn = *ey*", true), { sql: undefined, params: [] });
+  t.same(test("sn = *", false), { sql: undefined, params: [] });
+  const long = "y".repeat(80);
+  t.same(test(`sn >= ${long}`, true).sql, "k.value_key >= left(lower($1::text), 200)");
+  t.match(test(`sn >= ${long}`, false).sql, /AND coalesce\(k\.value_folded, k\.value_key\) >= /);
+  t.throws(() =>
+    compileValueTest(
+      { op: "eq", attribute: "sn", value: "a" },
+      {
+        alias: "k; DROP",
+        keyLength: 200,
+        params: [],
+      },
+    ),
+  );
+});
 
 t.test(
   "or of comparisons is one union, and of them an intersection; not an anti-join",
