@@ -37,7 +37,7 @@ export const PAUSE_POINTS = [
   // src/store/notify.ts: a pool's notifier is about to announce committed appends (its one
   // notification in flight); no subject.
   "store.notify.beforeSend",
-  // src/graphql/directives/mutations.ts: a mutation has written to the directory and its
+  // src/graphql/gateway/directives/mutations.ts: a mutation has written to the directory and its
   // afterWrite has returned; the answer comes next. The subject is the entry's DN.
   "graphql.mutation.written",
   // src/capture/import.ts: an import or periodic snapshot has read a page of entries from the

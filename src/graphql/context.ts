@@ -5,10 +5,10 @@ import type { Queryable } from "../db/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EngineDeps } from "../workflow/index.ts";
-import type { EntryTypes } from "./entry-types.ts";
-import type { Translations } from "./i18n.ts";
-import type { EntryLoaders } from "./loaders.ts";
-import type { MomentReads } from "./moment-reads.ts";
+import type { EntryTypes } from "./gateway/entry-types.ts";
+import type { Translations } from "./gateway/i18n.ts";
+import type { EntryLoaders } from "./gateway/loaders.ts";
+import type { MomentReads } from "./gateway/moment-reads.ts";
 
 /**
  * Everything the directives are given, in two parts: `DirectiveEnvironment`, what they know of

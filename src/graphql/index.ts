@@ -1,6 +1,8 @@
 /**
- * The GraphQL gateway over the directory: schema assembly from annal's SDL and the
- * deployment's files, the directives, the limits, and the Fastify plugin serving `/graphql`.
+ * The GraphQL channel: the gateway over the directory (`gateway/`: schema assembly from
+ * annal's SDL and the deployment's files, the directives, the loaders, `where`, the reads of
+ * the projections and of the history), the operations (`operations/`), the limits, and the
+ * Fastify plugin serving `/graphql`.
  */
 export {
   graphqlPlugin,
@@ -8,7 +10,7 @@ export {
   type GraphqlExecutor,
   type GraphqlPluginOptions,
 } from "./plugin.ts";
-export { buildGateway, BUILT_IN_SCHEMA_DIR, type Gateway } from "./gateway.ts";
+export { buildGateway, BUILT_IN_SCHEMA_DIR, type Gateway } from "./gateway/schema.ts";
 export type { DirectoryWrite, GatewayContext, Viewer } from "./context.ts";
 export {
   BadUserInputError,
@@ -18,4 +20,4 @@ export {
   RestBackendError,
   type GraphqlCode,
 } from "./errors.ts";
-export { recordMutationWrite } from "./write-cause.ts";
+export { recordMutationWrite } from "./gateway/write-cause.ts";

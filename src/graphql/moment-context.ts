@@ -6,13 +6,13 @@ import { AnnalError } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Clock } from "../time/index.ts";
 import type { GatewayContext } from "./context.ts";
-import type { Reads } from "./entry-reads.ts";
+import type { Reads } from "./gateway/entry-reads.ts";
 import { entryBudget } from "./entry-budget.ts";
-import { acceptedLanguages } from "./i18n.ts";
-import { createEntryLoaders } from "./loaders.ts";
-import { momentDirectory, momentReads } from "./moment-reads.ts";
+import { acceptedLanguages } from "./gateway/i18n.ts";
+import { createEntryLoaders } from "./gateway/loaders.ts";
+import { momentDirectory, momentReads } from "./gateway/moment-reads.ts";
 import type { ContextRequest, GraphqlPluginOptions } from "./plugin.ts";
-import type { ReadState } from "./read-state.ts";
+import type { ReadState } from "./gateway/read-state.ts";
 import { viewerOf } from "./viewer.ts";
 
 /**

@@ -30,16 +30,16 @@ import {
   graphqlExtensions,
   type GraphqlCode,
 } from "./errors.ts";
-import type { Reads } from "./entry-reads.ts";
-import { buildGateway, type Gateway } from "./gateway.ts";
+import type { Reads } from "./gateway/entry-reads.ts";
+import { buildGateway, type Gateway } from "./gateway/schema.ts";
 import { graphiqlRoutes } from "./graphiql.ts";
-import { acceptedLanguages } from "./i18n.ts";
+import { acceptedLanguages } from "./gateway/i18n.ts";
 import { DocumentCache } from "./document-cache.ts";
 import { parseLimited, validationRules } from "./limits.ts";
 import { graphqlResponseStatus, responseMediaType, type ResponseMediaType } from "./media-type.ts";
-import { createEntryLoaders } from "./loaders.ts";
-import { projectionDirectory, type ProjectionSource } from "./projection-reads.ts";
-import { ReadState } from "./read-state.ts";
+import { createEntryLoaders } from "./gateway/loaders.ts";
+import { projectionDirectory, type ProjectionSource } from "./gateway/projection-reads.ts";
+import { ReadState } from "./gateway/read-state.ts";
 import { momentOfOperation } from "./at-directive.ts";
 import { momentContext } from "./moment-context.ts";
 import { costLimitRule } from "./cost.ts";

@@ -78,12 +78,14 @@ t.test("no feature module imports app/ or cli/", async (t) => {
 function gatewayOrConfig(target: string): boolean {
   return (
     target.startsWith("src/config/") ||
-    ["src/graphql/gateway.ts", "src/graphql/plugin.ts", "src/graphql/index.ts"].includes(target)
+    ["src/graphql/gateway/schema.ts", "src/graphql/plugin.ts", "src/graphql/index.ts"].includes(
+      target,
+    )
   );
 }
 
 t.test("the GraphQL directives import neither the gateway nor the configuration", async (t) => {
-  const files = [...sources("src/graphql/directives"), "src/graphql/context.ts"];
+  const files = [...sources("src/graphql/gateway/directives"), "src/graphql/context.ts"];
   t.ok(files.length > 10, "the directives are found");
   const directiveEdges = files.flatMap((file) =>
     imports(file)
@@ -102,7 +104,7 @@ t.test("the check reads the relative imports of a file", async (t) => {
   // Type-only imports count too: the plugin has both edges a directive may not.
   t.same(imports("src/graphql/plugin.ts").filter(gatewayOrConfig).sort(), [
     "src/config/index.ts",
-    "src/graphql/gateway.ts",
+    "src/graphql/gateway/schema.ts",
   ]);
   t.equal(moduleOf("src/capture/jobs.ts"), "src/capture");
   t.equal(moduleOf("src/logger.ts"), "src/logger.ts");
@@ -229,7 +231,7 @@ t.test("the layer check finds an import up the order or within a layer", async (
   const upward = { file: "src/store/append.ts", target: "src/graphql/index.ts" };
   const sideways = { file: "src/rest/plugin.ts", target: "src/graphql/index.ts" };
   const downward = { file: "src/graphql/plugin.ts", target: "src/store/index.ts" };
-  const inside = { file: "src/graphql/plugin.ts", target: "src/graphql/gateway.ts" };
+  const inside = { file: "src/graphql/plugin.ts", target: "src/graphql/gateway/schema.ts" };
   const fromProjection = { file: "projections/entries/apply.ts", target: "src/rest/index.ts" };
   t.same(againstTheOrder([upward, sideways, downward, inside, fromProjection], layers), [
     upward,

@@ -4,7 +4,7 @@ import t from "tap";
 import { renderFilter } from "../../src/directory/index.ts";
 import type { FilterNode } from "../../src/filters/index.ts";
 import { parseLdapFilter } from "../../src/filters/index.ts";
-import { qFilter, whereFilter, whereSpec } from "../../src/graphql/where.ts";
+import { qFilter, whereFilter, whereSpec } from "../../src/graphql/gateway/where.ts";
 import { BadUserInputError } from "../../src/graphql/index.ts";
 import { startGateway } from "../support/graphql-gateway.ts";
 

@@ -13,7 +13,7 @@ import {
 } from "../../src/directory/index.ts";
 import { NameSet } from "../../src/events/index.ts";
 import type { FilterNode } from "../../src/filters/index.ts";
-import { projectionDirectory } from "../../src/graphql/projection-reads.ts";
+import { projectionDirectory } from "../../src/graphql/gateway/projection-reads.ts";
 import { waitForProjection } from "../../src/projector/index.ts";
 import { GATEWAY_TOML } from "../support/accounts.ts";
 import { appConfig } from "../support/app-config.ts";

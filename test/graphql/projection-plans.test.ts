@@ -3,7 +3,7 @@ import type { Pool } from "../../src/db/index.ts";
 import type { DirectoryClient, DirectoryEntry } from "../../src/directory/index.ts";
 import { NameSet } from "../../src/events/index.ts";
 import { parseFilter } from "../../src/filters/index.ts";
-import { projectionDirectory } from "../../src/graphql/projection-reads.ts";
+import { projectionDirectory } from "../../src/graphql/gateway/projection-reads.ts";
 import { schemaNames, tableIn } from "../../src/projector/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { ENTRIES, indexEntryValues } from "../../projections/entries/index.ts";

@@ -1,6 +1,6 @@
 import t from "tap";
 import type { AnnalConfig } from "../../src/config/index.ts";
-import { ReadState } from "../../src/graphql/read-state.ts";
+import { ReadState } from "../../src/graphql/gateway/read-state.ts";
 import { Projector, waitForProjection } from "../../src/projector/index.ts";
 import { EventStore, readHead } from "../../src/store/index.ts";
 import { allProjections } from "../../projections/index.ts";

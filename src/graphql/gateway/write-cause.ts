@@ -1,8 +1,8 @@
-import type { Pool } from "../db/index.ts";
-import { recordWriteIntent, writeFingerprint } from "../capture/index.ts";
-import type { EventStore } from "../store/index.ts";
-import type { DirectoryWrite } from "./context.ts";
-import { DIRECTORY_WRITE_REQUESTED, type DirectoryWriteRequested } from "../events/index.ts";
+import type { Pool } from "../../db/index.ts";
+import { recordWriteIntent, writeFingerprint } from "../../capture/index.ts";
+import type { EventStore } from "../../store/index.ts";
+import type { DirectoryWrite } from "../context.ts";
+import { DIRECTORY_WRITE_REQUESTED, type DirectoryWriteRequested } from "../../events/index.ts";
 
 /**
  * Records a mutation's directory write in the log (`DirectoryWriteRequested` on the account's

@@ -1,5 +1,5 @@
 import { isObjectType } from "graphql";
-import { connection, pageRequest } from "../connection.ts";
+import { connection, pageRequest } from "../../connection.ts";
 import { loadEntries } from "./ldap-find.ts";
 import { connectionNodeType } from "./ldap-search.ts";
 import { getPossibleTypeNames } from "./types.ts";

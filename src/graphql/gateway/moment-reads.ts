@@ -4,15 +4,15 @@ import {
   type DirectoryEntry,
   type ReadOptions,
   type SearchOptions,
-} from "../directory/index.ts";
-import { checkAttributes } from "../filters/index.ts";
+} from "../../directory/index.ts";
+import { checkAttributes } from "../../filters/index.ts";
 import {
   entryAt,
   EntryNotFoundError,
   entryUUIDForDn,
   versionsAt,
   versionTypes,
-} from "../history/index.ts";
+} from "../../history/index.ts";
 import {
   readPages,
   scopeSql,

@@ -8,9 +8,9 @@ import {
   type GraphQLResolveInfo,
   type SelectionSetNode,
 } from "graphql";
-import { hasAccess } from "../auth/index.ts";
-import { AnnalError } from "../errors/index.ts";
-import type { Viewer } from "./context.ts";
+import { hasAccess } from "../../auth/index.ts";
+import { AnnalError } from "../../errors/index.ts";
+import type { Viewer } from "../context.ts";
 
 /**
  * Whether a field of an entry type answers only what identifies the entry: its DN

@@ -10,7 +10,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from "graphql";
-import type { FieldReads } from "./context.ts";
+import type { FieldReads } from "../context.ts";
 
 /** The attributes a request reads entries with; `binaryAttributes` come as bytes. */
 export interface Reads {

@@ -11,10 +11,15 @@ import {
   type GraphQLObjectType,
   type GraphQLResolveInfo,
 } from "graphql";
-import type { DirectoryClient } from "../../directory/index.ts";
-import type { DirectiveEnvironment, FieldReads, GatewayContext, ReadSource } from "../context.ts";
+import type { DirectoryClient } from "../../../directory/index.ts";
+import type {
+  DirectiveEnvironment,
+  FieldReads,
+  GatewayContext,
+  ReadSource,
+} from "../../context.ts";
 import { isEntry, valuesOf, type EntryObject } from "../entry.ts";
-import { DirectoryNotConfiguredError, GatewaySchemaError } from "../errors.ts";
+import { DirectoryNotConfiguredError, GatewaySchemaError } from "../../errors.ts";
 import type { EntryLoaders } from "../loaders.ts";
 
 /** Marks "nothing resolved yet": the first directive of a chain starts from it. */

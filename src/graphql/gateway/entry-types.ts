@@ -1,9 +1,9 @@
-import type { GraphqlConfig } from "../config/index.ts";
-import { filterAttributes, type FilterNode } from "../filters/index.ts";
-import { isDescendantOf, matchesFilter } from "../directory/index.ts";
-import { parseLdapFilter } from "../filters/index.ts";
+import type { GraphqlConfig } from "../../config/index.ts";
+import { filterAttributes, type FilterNode } from "../../filters/index.ts";
+import { isDescendantOf, matchesFilter } from "../../directory/index.ts";
+import { parseLdapFilter } from "../../filters/index.ts";
 import type { EntryObject } from "./entry.ts";
-import { GatewaySchemaError } from "./errors.ts";
+import { GatewaySchemaError } from "../errors.ts";
 
 interface EntryType {
   readonly base: string | undefined;

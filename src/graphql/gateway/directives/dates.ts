@@ -1,5 +1,5 @@
-import { formatInTimeZone } from "../../time/index.ts";
-import { BadUserInputError } from "../errors.ts";
+import { formatInTimeZone } from "../../../time/index.ts";
+import { BadUserInputError } from "../../errors.ts";
 import { current, eachValue, fieldArgument, type DirectiveCompiler } from "./site.ts";
 
 const GENERALIZED_TIME =

@@ -11,8 +11,8 @@ import {
   renderFilter,
   type DirectoryClient,
   type SearchOptions,
-} from "../directory/index.ts";
-import { type FilterNode } from "../filters/index.ts";
+} from "../../directory/index.ts";
+import { type FilterNode } from "../../filters/index.ts";
 import { EntryObject } from "./entry.ts";
 
 /** How many values one batched search ORs together. */

@@ -8,9 +8,9 @@ import {
   type GraphQLResolveInfo,
   type GraphQLSchema,
 } from "graphql";
-import { assertAccess, assertAuthority } from "../auth/index.ts";
-import { AnnalError } from "../errors/index.ts";
-import type { DirectiveEnvironment, GatewayContext } from "./context.ts";
+import { assertAccess, assertAuthority } from "../../auth/index.ts";
+import { AnnalError } from "../../errors/index.ts";
+import type { DirectiveEnvironment, GatewayContext } from "../context.ts";
 import {
   FIELD_DIRECTIVES,
   fieldReads,
@@ -19,10 +19,10 @@ import {
   type Step,
 } from "./directives/index.ts";
 import { isEntry } from "./entry.ts";
-import { GatewaySchemaError } from "./errors.ts";
+import { GatewaySchemaError } from "../errors.ts";
 import { answerAccess } from "./mutation-answer.ts";
-import { accessField, viewerField } from "./viewer.ts";
-import { attachWorkflowResolvers } from "./operations/index.ts";
+import { accessField, viewerField } from "../viewer.ts";
+import { attachWorkflowResolvers } from "../operations/index.ts";
 
 /**
  * Gives every field that carries directives its resolver: the directives' steps, run left to

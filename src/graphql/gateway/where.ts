@@ -18,10 +18,10 @@ import {
   or,
   present,
   substring,
-} from "../directory/index.ts";
-import { type FilterNode } from "../filters/index.ts";
-import { MAX_FILTER_DEPTH } from "../filters/index.ts";
-import { BadUserInputError } from "./errors.ts";
+} from "../../directory/index.ts";
+import { type FilterNode } from "../../filters/index.ts";
+import { MAX_FILTER_DEPTH } from "../../filters/index.ts";
+import { BadUserInputError } from "../errors.ts";
 import { inputAttribute } from "./input-attributes.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { GatewaySchemaError } from "./errors.ts";
+import { GatewaySchemaError } from "../errors.ts";
 
 /** Namespaces of the translation files, in the order labels are looked up. */
 export const NAMESPACES = ["fieldset", "common"] as const;

@@ -10,7 +10,7 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from "graphql";
-import type { DirectiveEnvironment } from "../context.ts";
+import type { DirectiveEnvironment } from "../../context.ts";
 import { isEntry } from "../entry.ts";
 import { withFallback } from "../i18n.ts";
 import {

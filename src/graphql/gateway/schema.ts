@@ -15,15 +15,15 @@ import {
   type GraphQLSchema,
 } from "graphql";
 import { validateSDL } from "graphql/validation/validate.js";
-import type { AnnalConfig } from "../config/index.ts";
-import type { DirectiveEnvironment } from "./context.ts";
+import type { AnnalConfig } from "../../config/index.ts";
+import type { DirectiveEnvironment } from "../context.ts";
 import { EntryReads } from "./entry-reads.ts";
 import { EntryTypes } from "./entry-types.ts";
-import { GatewaySchemaError } from "./errors.ts";
+import { GatewaySchemaError } from "../errors.ts";
 import { Translations } from "./i18n.ts";
 import { attachResolvers } from "./resolvers.ts";
 import { SCALARS } from "./scalars.ts";
-import { PACKAGE_ROOT } from "../package-root.ts";
+import { PACKAGE_ROOT } from "../../package-root.ts";
 
 /** Where annal's own SDL lives: scalars, directives, helper types, `Query.viewer`. */
 export const BUILT_IN_SCHEMA_DIR = resolve(PACKAGE_ROOT, "schema");

@@ -5,9 +5,9 @@ import {
   parseDN,
   present,
   type SearchOptions,
-} from "../../directory/index.ts";
-import { type FilterNode } from "../../filters/index.ts";
-import { parseLdapFilter } from "../../filters/index.ts";
+} from "../../../directory/index.ts";
+import { type FilterNode } from "../../../filters/index.ts";
+import { parseLdapFilter } from "../../../filters/index.ts";
 import {
   bySpec,
   checkedAttribute,

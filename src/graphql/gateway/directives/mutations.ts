@@ -12,12 +12,12 @@ import {
   parseDN,
   type AttributeValues,
   type Modification,
-} from "../../directory/index.ts";
-import { AnnalError } from "../../errors/index.ts";
-import { pausePoint } from "../../pause-points.ts";
-import type { DirectoryWrite, GatewayContext } from "../context.ts";
+} from "../../../directory/index.ts";
+import { AnnalError } from "../../../errors/index.ts";
+import { pausePoint } from "../../../pause-points.ts";
+import type { DirectoryWrite, GatewayContext } from "../../context.ts";
 import type { EntryTypes } from "../entry-types.ts";
-import { BadUserInputError } from "../errors.ts";
+import { BadUserInputError } from "../../errors.ts";
 import { inputAttribute } from "../input-attributes.ts";
 import { checkedAttribute } from "../where.ts";
 import { decodeId } from "./values.ts";

@@ -1,10 +1,10 @@
 import { getNamedType, isObjectType } from "graphql";
-import { DirectoryError, renderFilter } from "../../directory/index.ts";
-import type { FilterNode } from "../../filters/index.ts";
-import { connection, pageRequest } from "../connection.ts";
+import { DirectoryError, renderFilter } from "../../../directory/index.ts";
+import type { FilterNode } from "../../../filters/index.ts";
+import { connection, pageRequest } from "../../connection.ts";
 import { EntryObject } from "../entry.ts";
 import { baseDN, searchFilter, searchSpec, type SearchSpec } from "./search-spec.ts";
-import type { ReadSource } from "../context.ts";
+import type { ReadSource } from "../../context.ts";
 import {
   directoryOf,
   readSourceOf,

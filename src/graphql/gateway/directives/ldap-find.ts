@@ -1,5 +1,5 @@
-import type { ReadSource } from "../context.ts";
-import { BadUserInputError } from "../errors.ts";
+import type { ReadSource } from "../../context.ts";
+import { BadUserInputError } from "../../errors.ts";
 import type { EntryObject } from "../entry.ts";
 import { decodeId } from "./values.ts";
 import { baseDN, searchFilter, searchSpec } from "./search-spec.ts";

@@ -1,4 +1,4 @@
-import type { Queryable } from "../db/index.ts";
+import type { Queryable } from "../../db/index.ts";
 import {
   normalizeDN,
   type DirectoryClient,
@@ -6,14 +6,14 @@ import {
   type DirectorySchema,
   type ReadOptions,
   type SearchOptions,
-} from "../directory/index.ts";
-import type { NameSet } from "../events/index.ts";
+} from "../../directory/index.ts";
+import type { NameSet } from "../../events/index.ts";
 import {
   checkAttributes,
   compileFilterToIndexedSql,
   compileFilterToSql,
   type FilterNode,
-} from "../filters/index.ts";
+} from "../../filters/index.ts";
 import {
   ENTRIES,
   ENTRY_ROW_ATTRIBUTE,
@@ -21,7 +21,7 @@ import {
   ENTRY_VALUES,
   parentDnSql,
   VALUE_KEY_LENGTH,
-} from "../../projections/entries/index.ts";
+} from "../../../projections/entries/index.ts";
 
 /**
  * What capture records, which a read must lie within to be answered from the projection:

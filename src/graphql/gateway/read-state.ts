@@ -1,8 +1,8 @@
-import type { AnnalConfig } from "../config/index.ts";
-import type { Queryable } from "../db/index.ts";
-import { readCheckpointOnPool, schemaNames } from "../projector/index.ts";
-import { comparePositions, readHead, type LogPosition } from "../store/index.ts";
-import type { ReadSource } from "./context.ts";
+import type { AnnalConfig } from "../../config/index.ts";
+import type { Queryable } from "../../db/index.ts";
+import { readCheckpointOnPool, schemaNames } from "../../projector/index.ts";
+import { comparePositions, readHead, type LogPosition } from "../../store/index.ts";
+import type { ReadSource } from "../context.ts";
 
 /** The projection the gateway's reads answer from. */
 const ENTRIES = "entries";

@@ -1,4 +1,4 @@
-import type { DirectoryEntry } from "../directory/index.ts";
+import type { DirectoryEntry } from "../../directory/index.ts";
 
 /**
  * A directory entry as a GraphQL parent object. Attribute names are matched ignoring case, and

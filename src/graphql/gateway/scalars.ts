@@ -5,8 +5,8 @@ import {
   valueFromASTUntyped,
   type ValueNode,
 } from "graphql";
-import { InvalidDNError, parseDN } from "../directory/index.ts";
-import { GRAPHQL_CODES } from "./errors.ts";
+import { InvalidDNError, parseDN } from "../../directory/index.ts";
+import { GRAPHQL_CODES } from "../errors.ts";
 
 function invalid(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: GRAPHQL_CODES.badUserInput } });

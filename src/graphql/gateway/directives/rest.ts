@@ -1,7 +1,7 @@
-import type { RestBackend } from "../context.ts";
+import type { RestBackend } from "../../context.ts";
 import { isEntry } from "../entry.ts";
-import { BadUserInputError, RestBackendError } from "../errors.ts";
-import { authInfo } from "../viewer.ts";
+import { BadUserInputError, RestBackendError } from "../../errors.ts";
+import { authInfo } from "../../viewer.ts";
 import { needAttribute, siteError, type DirectiveCompiler, type StepInput } from "./site.ts";
 
 const KEYWORD = /^\$(parent|args|config|options|viewer)((?:\.[A-Za-z0-9_$-]+)*)$/;
