@@ -147,3 +147,123 @@ t.test("gateway searches read the value index and the index of parents", async (
   t.ok(level.plan.indexes.includes("entries_parent"), JSON.stringify(level.plan));
   t.same(level.plan.sequential, [], "one level: no sequential scan");
 });
+
+/** Every node of a JSON plan, flattened. */
+function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {
+  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
+  return [plan, ...children.flatMap(nodes)];
+}
+
+/** How many rows a node of an analysed plan handled in all: returned and filtered out. */
+const handled = (node: Record<string, unknown>): number =>
+  (Number(node["Actual Rows"] ?? 0) + Number(node["Rows Removed by Filter"] ?? 0)) *
+  Number(node["Actual Loops"] ?? 1);
+
+t.test("a page of a search most entries match stops with the page", async (t) => {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  await EntryHistory.start(t, db.pool, store); // creates the projection's tables
+  const GROUPS = `ou=groups,${BASE}`;
+  const PEOPLE_COUNT = 5000;
+  const row = (type: string, dn: string, attributes: string, n: string) =>
+    `SELECT gen_random_uuid(), ${type}, ${dn}, ${dn}, ${attributes}, '{}'::jsonb, now(), now(), 1, ${n}, ${n}, '1'::xid8`;
+  const uuids = (
+    await db.pool.query<{ entry_uuid: string }>(
+      `INSERT INTO ${ENTRIES}
+         (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id)
+       ${row("NULL::text", `'${PEOPLE}'`, `'{"objectClass": ["organizationalUnit"], "ou": ["people"]}'::jsonb`, "1")}
+       UNION ALL
+       ${row(
+         "'user'",
+         `'uid=w' || g || ',${PEOPLE}'`,
+         `jsonb_build_object('objectClass', jsonb_build_array('inetOrgPerson'),
+            'uid', jsonb_build_array('w' || g), 'sn', jsonb_build_array('Sn' || g))`,
+         "g + 1",
+       )} FROM generate_series(1, ${PEOPLE_COUNT}) AS g
+       UNION ALL
+       ${row(
+         "'group'",
+         `'cn=g' || k || ',${GROUPS}'`,
+         `jsonb_build_object('objectClass', jsonb_build_array('groupOfNames'),
+            'cn', jsonb_build_array('g' || k),
+            'member', (SELECT jsonb_agg('uid=w' || m || ',${PEOPLE}')
+                         FROM generate_series(1, ${PEOPLE_COUNT}) AS m WHERE m % k = 0))`,
+         `${PEOPLE_COUNT} + 10 + k`,
+       )} FROM generate_series(1, 3) AS k
+       RETURNING entry_uuid`,
+    )
+  ).rows.map((r) => r.entry_uuid);
+  await indexEntryValues(db.pool, tableIn(schemaNames("entries").live), uuids);
+  await db.pool.query("ANALYZE projection_entries.entries, projection_entries.entry_values");
+
+  const statements: { sql: string; params: unknown[] }[] = [];
+  const reads = projectionDirectory({} as DirectoryClient, {
+    db: noting(db.pool, statements),
+    base: BASE,
+    schema: TEST_SCHEMA,
+    redacted: new NameSet(["userPassword"]),
+  });
+  const analysed = async (dn: string, options: Parameters<DirectoryClient["search"]>[1]) => {
+    statements.length = 0;
+    const entries: DirectoryEntry[] = [];
+    for await (const page of reads.search(dn, options)) entries.push(...page);
+    const last = statements.at(-1)!;
+    const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: Record<string, unknown> }] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${last.sql}`,
+      last.params,
+    );
+    return { entries, plan: nodes(explained.rows[0]!["QUERY PLAN"][0].Plan) };
+  };
+
+  // The people page: 101 of 5,000 matches, in creation order. Sorting every match before the
+  // limit read all 5,000; walking the index of creation order stops after the page.
+  const page = await analysed(PEOPLE, {
+    scope: "sub",
+    filter: parseFilter("(objectClass=inetOrgPerson)").ast,
+    attributes: ["uid", "sn"],
+    sizeLimit: 101,
+    pageSize: 101,
+  });
+  t.same(
+    page.entries.map((entry) => entry.dn),
+    Array.from({ length: 101 }, (_, i) => `uid=w${i + 1},${PEOPLE}`),
+    "the first 101 people, in creation order",
+  );
+  t.same(page.entries[0]!.attributes, { uid: ["w1"], sn: ["Sn1"] }, "the named attributes");
+  const busiest = Math.max(...page.plan.map(handled));
+  t.ok(busiest < 1000, `no step of the plan handles every match (at most ${busiest} rows)`);
+  t.notOk(
+    page.plan.some(
+      (node) => node["Node Type"] === "Sort" && nodes(node).some((below) => handled(below) >= 1000),
+    ),
+    "no sort over all matches",
+  );
+
+  // The groups of two people, with only their matched members: found in the value index,
+  // not by folding each of the 5,000, 2,500 and 1,666 members of the three groups.
+  const wanted = [`uid=w6,${PEOPLE}`, `uid=W7,${PEOPLE.toUpperCase()}`];
+  const matches = wanted.map((value) => ({ op: "eq" as const, attribute: "member", value }));
+  const groups = await analysed(GROUPS, {
+    scope: "sub",
+    filter: { op: "or", filters: matches },
+    attributes: ["cn", "member"],
+    matchedValues: [...matches, { op: "present", attribute: "cn" }],
+    pageSize: 500,
+  });
+  t.same(
+    groups.entries,
+    [
+      {
+        dn: `cn=g1,${GROUPS}`,
+        attributes: { cn: ["g1"], member: [`uid=w6,${PEOPLE}`, `uid=w7,${PEOPLE}`] },
+      },
+      { dn: `cn=g2,${GROUPS}`, attributes: { cn: ["g2"], member: [`uid=w6,${PEOPLE}`] } },
+      { dn: `cn=g3,${GROUPS}`, attributes: { cn: ["g3"], member: [`uid=w6,${PEOPLE}`] } },
+    ],
+    "each group with the members asked about",
+  );
+  const unfolded = groups.plan
+    .filter((node) => node["Function Name"] === "jsonb_array_elements_text")
+    .reduce((sum, node) => sum + handled(node), 0);
+  t.ok(unfolded < 100, `the members are not unfolded one by one (${unfolded} values)`);
+});

@@ -118,7 +118,7 @@ async function* searchAt(
   const params: unknown[] = [];
   const bind = (value: unknown) => `$${params.push(value)}`;
   const moment = bind(at);
-  const scope = scopeSql(options.scope ?? "sub", bind(base));
+  const scope = scopeSql(options.scope ?? "sub", base, bind);
   const filter = checkAttributes(
     options.filter ?? { op: "present", attribute: "objectClass" },
     (name) => source.schema.canonical(name),
@@ -131,8 +131,8 @@ async function* searchAt(
          WHERE right(c.dn_norm, length(e.dn_norm) + 1) = ',' || e.dn_norm)`
     : "NULL::boolean";
   yield* readPages(source, options, select, params, {
-    values: valuesSql(select, options.matchedValues, bind),
+    ...valuesSql(select, options.matchedValues, bind),
     subordinates,
-    from: `${matching} WHERE ${scope}`,
+    from: () => `${matching} WHERE ${scope}`,
   });
 }

@@ -154,49 +154,71 @@ export interface EntryRow {
   readonly has_subordinates: boolean | null;
 }
 
-/** The scope's condition on `e.dn_norm`, binding the base's normalised DN. */
-export function scopeSql(scope: NonNullable<SearchOptions["scope"]>, base: string): string {
-  const below = `right(e.dn_norm, length(${base}::text) + 1) = ',' || ${base}::text`;
+/**
+ * The scope's condition on `e.dn_norm` below the normalised DN `base`, binding what it needs.
+ * Below the base is a `LIKE` of the base's suffix (its special characters escaped), which
+ * PostgreSQL estimates from the column's histogram: the `right(...)` it replaces was guessed at
+ * half a percent of the entries whatever the base, so a page of a search that matches most of
+ * them was planned as a sort of every match rather than a walk that stops with the page.
+ */
+export function scopeSql(
+  scope: NonNullable<SearchOptions["scope"]>,
+  base: string,
+  bind: (value: unknown) => string,
+): string {
+  const below = () => `e.dn_norm LIKE ${bind(`%,${base.replace(/[\\%_]/g, "\\$&")}`)}::text`;
   switch (scope) {
     case "base":
-      return `e.dn_norm = ${base}::text`;
+      return `e.dn_norm = ${bind(base)}::text`;
     case "children":
-      return below;
+      return below();
     case "one":
       // The entries whose parent is the base: one range of the index of parents.
-      return `${parentDnSql("e.dn_norm")} = ${base}::text`;
+      return `${parentDnSql("e.dn_norm")} = ${bind(base)}::text`;
     case "sub":
-      return `(e.dn_norm = ${base}::text OR ${below})`;
+      return `(e.dn_norm = ${bind(base)}::text OR ${below()})`;
   }
 }
 
 /**
- * The entries in scope that match, as `e` with the entries' columns and `a` (user and
- * operational attributes): the typed ones by the value index (`entry_values`), as the REST
- * channel filters, the untyped ones (containers, for the most part: the index holds no rows of
- * them) by their JSON, with the same semantics.
+ * The entries in scope that match, as `e` with the entries' columns (and `a`, user and
+ * operational attributes, NULL for the typed ones): the typed ones by the value index
+ * (`entry_values`), as the REST channel filters, the untyped ones (containers, for the most
+ * part: the index holds no rows of them) by their JSON, with the same semantics.
+ *
+ * Each part is ordered and limited by `window` on its own: the planner then walks the typed
+ * entries along the index of `created_position` and stops with the page when most of them
+ * match, or sorts the few matches an index range finds. Over the two parts at once it could do
+ * neither and sorted every match before the limit (4,900 of them for a page of 101 people).
  */
-function matchingEntries(scope: string, filter: FilterNode, params: unknown[]): string {
+function matchingEntries(
+  scope: string,
+  filter: FilterNode,
+  params: unknown[],
+  window: (alias: string) => string,
+): string {
   const indexed = compileFilterToIndexedSql(filter, {
     valuesTable: ENTRY_VALUES,
     entryColumn: "e.entry_uuid",
     // A gateway search spans every type, and the index's ranges start with the type: the
     // types it holds rows of (each typed entry has a row named `ENTRY_ROW_ATTRIBUTE`, counted
     // per type), read by the statement itself.
-    typeParam: {
-      table: ENTRY_VALUE_COUNTS,
-      attributeParam: `$${params.push(ENTRY_ROW_ATTRIBUTE)}`,
-    },
+    typeParam: typesIn(params),
     keyLength: VALUE_KEY_LENGTH,
     params,
   });
   const json = compileFilterToSql(filter, { attributesColumn: "u.a", params });
-  return `(SELECT e.*, e.attributes || e.operational AS a FROM ${ENTRIES} AS e
-            WHERE e.type IS NOT NULL AND ${scope} AND ${indexed}
+  return `((SELECT e.*, NULL::jsonb AS a FROM ${ENTRIES} AS e
+             WHERE e.type IS NOT NULL AND ${scope} AND ${indexed} ${window("e")})
            UNION ALL
-           SELECT u.* FROM (SELECT e.*, e.attributes || e.operational AS a FROM ${ENTRIES} AS e
-                             WHERE e.type IS NULL AND ${scope}) AS u
-            WHERE ${json}) AS e`;
+           (SELECT u.* FROM (SELECT e.*, e.attributes || e.operational AS a FROM ${ENTRIES} AS e
+                              WHERE e.type IS NULL AND ${scope}) AS u
+             WHERE ${json} ${window("u")})) AS e`;
+}
+
+/** The types `entry_values` holds rows of, read by the statement itself (`TypesIn`). */
+function typesIn(params: unknown[]): { table: string; attributeParam: string } {
+  return { table: ENTRY_VALUE_COUNTS, attributeParam: `$${params.push(ENTRY_ROW_ATTRIBUTE)}` };
 }
 
 /** A search answered from `entries`, in pages as the directory would send them. */
@@ -208,8 +230,7 @@ async function* searchProjection(
 ): AsyncGenerator<DirectoryEntry[], void, undefined> {
   const params: unknown[] = [];
   const bind = (value: unknown) => `$${params.push(value)}`;
-  const scope = scopeSql(options.scope ?? "sub", bind(normalizeDN(dn)));
-  const matching = matchingEntries(scope, filter, params);
+  const scope = scopeSql(options.scope ?? "sub", normalizeDN(dn), bind);
   const select = selection(source.schema, options.attributes);
   // Whether an entry has children: the first row of its children in the index of parents
   // (parent, DN). Asked as EXISTS, the planner expects a parent to have thousands of children
@@ -220,10 +241,15 @@ async function* searchProjection(
     ? `(SELECT c.dn_norm FROM ${ENTRIES} AS c WHERE ${parent} = e.dn_norm
          ORDER BY ${parent}, c.dn_norm LIMIT 1) IS NOT NULL`
     : "NULL::boolean";
+  const values = valuesSql(select, options.matchedValues, bind, {
+    valuesTable: ENTRY_VALUES,
+    countsTable: ENTRY_VALUE_COUNTS,
+    rowAttribute: ENTRY_ROW_ATTRIBUTE,
+  });
   yield* readPages(source, options, select, params, {
-    values: valuesSql(select, options.matchedValues, bind),
+    ...values,
     subordinates,
-    from: matching,
+    from: (window) => matchingEntries(scope, filter, params, window),
   });
 }
 
@@ -231,29 +257,43 @@ async function* searchProjection(
  * Reads a search's matches page after page, in the directory's order (creation order,
  * `created_position`), as the directory sends a search: pages of `options.pageSize` (at most
  * `PAGE_MAX`) until `options.sizeLimit` entries or the last match, or, with `paged: false`,
- * every entry up to the size limit at once. `from` is the statement's `FROM … [WHERE …]` over
- * entries `e`; `values` and `subordinates` its columns, bound in `params`.
+ * every entry up to the size limit at once. `from` is the statement's `FROM …` over entries
+ * `e`, given the window of the page (`ORDER BY … LIMIT …` over an alias, which a relation of
+ * several parts may apply to each); `values` and `subordinates` its columns, `with` its common
+ * table expressions, bound in `params`.
  */
 export async function* readPages(
   source: ProjectionSource,
   options: SearchOptions,
   select: Selection,
   params: unknown[],
-  statement: { readonly values: string; readonly subordinates: string; readonly from: string },
+  statement: {
+    readonly values: string;
+    readonly subordinates: string;
+    readonly with?: readonly string[];
+    readonly from: (window: (alias: string) => string) => string;
+  },
 ): AsyncGenerator<DirectoryEntry[], void, undefined> {
   const limit = options.sizeLimit ?? null;
   const pageSize = Math.max(1, Math.min(options.pageSize ?? PAGE_MAX, PAGE_MAX));
-  const sql = `SELECT e.dn, ${statement.values} AS values, ${statement.subordinates} AS has_subordinates
-      FROM ${statement.from}
-     ORDER BY e.created_position, e.entry_uuid
-     LIMIT $${params.push(limit)}::bigint OFFSET $${params.push(0)}::bigint`;
+  const count$ = `$${params.push(limit)}::bigint`;
+  const offset$ = `$${params.push(0)}::bigint`;
+  const countParam = params.length - 2;
   const offsetParam = params.length - 1;
+  const order = (alias: string) => `ORDER BY ${alias}.created_position, ${alias}.entry_uuid`;
+  // A part reads up to the page's end: the page's rows may all come from it.
+  const from = statement.from((alias) => `${order(alias)} LIMIT ${count$} + ${offset$}`);
+  const common = statement.with?.length ? `WITH ${statement.with.join(", ")} ` : "";
+  const sql = `${common}SELECT e.dn, ${statement.values} AS values, ${statement.subordinates} AS has_subordinates
+      FROM ${from}
+     ${order("e")}
+     LIMIT ${count$} OFFSET ${offset$}`;
   const binary = new Set((options.binaryAttributes ?? []).map((name) => baseName(name)));
   const paged = options.paged !== false;
   for (let offset = 0; ;) {
     const count = limit === null ? pageSize : Math.min(pageSize, limit - offset);
     if (count <= 0) return;
-    params[offsetParam - 1] = paged ? count : limit;
+    params[countParam] = paged ? count : limit;
     params[offsetParam] = offset;
     const result = await source.db.query<EntryRow>(sql, params);
     if (result.rows.length > 0) {
@@ -264,37 +304,100 @@ export async function* readPages(
   }
 }
 
+/** Where `valuesSql` finds the folded values of the typed entries: the value index. */
+export interface MatchedValuesIndex {
+  /** The table of folded values (`entry_values`), annal's own constant. */
+  readonly valuesTable: string;
+  /** The types it holds rows of: those of `countsTable`'s rows of `rowAttribute`. */
+  readonly countsTable: string;
+  readonly rowAttribute: string;
+}
+
 /**
  * The attributes a row brings, chosen in the database: a group's thousands of members stay
- * there when no field reads them. The matched values (RFC 3876) of one attribute, when every
- * equality item names that one (the loaders' lookups by attribute), keep only its values that
- * equal one of the items', folded as the filters compare; other items keep every value.
+ * there when no field reads them. Each named attribute is read by its key (`->`): the
+ * projection keeps the schema's names (`canonicalName` at capture), so no key of the row is
+ * folded or compared; a name the schema does not know is looked for among the keys, ignoring
+ * case. The matched values (RFC 3876) of one attribute, when every equality item names that
+ * one (the loaders' lookups by attribute), keep only its values that equal one of the items',
+ * folded as the filters compare; other items keep every value. With `index`, a typed entry's
+ * matched values are found in the value index (`index.valuesTable`) once for the statement,
+ * a range per item's value, and picked out of its list by ordinal: a group of 40,000 members
+ * costs what its matched values cost, not a fold of every member.
  */
 export function valuesSql(
   select: Selection,
   matchedValues: readonly FilterNode[] | undefined,
   bind: (value: unknown) => string,
-): string {
-  if (select.allUser && select.allOperational) return "e.a";
+  index?: MatchedValuesIndex,
+): { values: string; with: string[] } {
+  const both = "(e.attributes || e.operational)";
+  if (select.allUser && select.allOperational) return { values: both, with: [] };
   const whole = [
     ...(select.allUser ? ["e.attributes"] : []),
     ...(select.allOperational ? ["e.operational"] : []),
   ];
   const equal = (matchedValues ?? []).flatMap((item) => (item.op === "eq" ? [item] : []));
   const matched = new Set(equal.map((item) => baseName(item.attribute)));
-  let value = "a.value";
-  if (matched.size === 1 && !whole.length) {
-    const name = bind([...matched][0]);
-    const wanted = bind(equal.map((item) => item.value.toLowerCase()));
-    value = `CASE WHEN lower(a.key) = ${name}::text
-      THEN (SELECT coalesce(jsonb_agg(v.value), '[]'::jsonb)
-              FROM jsonb_array_elements_text(a.value) AS v(value)
-             WHERE lower(v.value) = ANY(${wanted}::text[]))
-      ELSE a.value END`;
+  const only = matched.size === 1 && !whole.length ? [...matched][0]! : undefined;
+  const common: string[] = [];
+  const items = only === undefined ? "" : bind(equal.map((item) => item.value));
+  /** Of the list `list` (a JSON array, or NULL) of attribute `name`: the values wanted. */
+  const chosen = (name: string, list: string, key: string | undefined): string => {
+    if (name !== only) return list;
+    const folded = `(SELECT coalesce(jsonb_agg(v.value), '[]'::jsonb)
+         FROM jsonb_array_elements_text(l.list) AS v(value)
+        WHERE lower(v.value) = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w)))`;
+    let typed = folded;
+    if (index !== undefined && key !== undefined) {
+      common.push(`matched AS MATERIALIZED (
+         SELECT x.entry_uuid, array_agg(x.ordinal ORDER BY x.ordinal) AS ordinals
+           FROM ${index.valuesTable} AS x
+          WHERE x.type = ANY(ARRAY(SELECT t.type FROM ${index.countsTable} AS t
+                                    WHERE t.attribute = ${bind(index.rowAttribute)}::text))
+            AND x.attribute = ${key}::text
+            AND x.value_key = ANY(ARRAY(SELECT left(lower(w), ${VALUE_KEY_LENGTH})
+                                          FROM unnest(${items}::text[]) AS w))
+            -- The whole value, compared so that no index is read for it: the trigram index
+            -- answers equality too, and PostgreSQL took it over the ranges of the keys.
+            AND CASE WHEN x.value_folded IS NULL THEN x.value_key ELSE x.value_folded END
+                = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w))
+          GROUP BY x.entry_uuid)`);
+      typed = `coalesce((SELECT jsonb_agg(l.list -> o.ordinal ORDER BY o.n)
+                 FROM matched AS m, unnest(m.ordinals) WITH ORDINALITY AS o(ordinal, n)
+                WHERE m.entry_uuid = e.entry_uuid), '[]'::jsonb)`;
+    }
+    // The list is read once (`OFFSET 0` keeps it a row of its own): each `->` on a row's
+    // attributes reads them whole, and a large group's are stored compressed.
+    return `(SELECT CASE WHEN l.list IS NULL THEN NULL WHEN e.type IS NULL THEN ${folded}
+                    ELSE ${typed} END
+               FROM (SELECT ${list} AS list OFFSET 0) AS l)`;
+  };
+  const known: string[] = [];
+  const unknown: string[] = [];
+  for (const name of select.names) {
+    if (COMPUTED.has(name)) continue; // computed, never read from the row
+    const key = select.keys.get(name);
+    if (key === undefined) {
+      unknown.push(name);
+      continue;
+    }
+    const bound = bind(key);
+    // An attribute is user or operational, never both; as `||` would, the operational wins.
+    const list = `coalesce(e.operational -> ${bound}::text, e.attributes -> ${bound}::text)`;
+    known.push(`${bound}::text, ${chosen(name, list, bound)}`);
   }
-  const named = `coalesce((SELECT jsonb_object_agg(a.key, ${value}) FROM jsonb_each(e.a) AS a
-      WHERE lower(a.key) = ANY(${bind([...select.names])}::text[])), '{}'::jsonb)`;
-  return [named, ...whole].join(" || ");
+  const named = known.length ? [`jsonb_build_object(${known.join(", ")})`] : [];
+  if (unknown.length) {
+    const value = unknown.includes(only ?? "")
+      ? `CASE WHEN lower(a.key) = ${bind(only)}::text THEN ${chosen(only!, "a.value", undefined)}
+          ELSE a.value END`
+      : "a.value";
+    named.push(`coalesce((SELECT jsonb_object_agg(a.key, ${value}) FROM jsonb_each(${both}) AS a
+      WHERE lower(a.key) = ANY(${bind(unknown)}::text[])), '{}'::jsonb)`);
+  }
+  const parts = [...named, ...whole];
+  return { values: parts.length ? parts.join(" || ") : "'{}'::jsonb", with: common };
 }
 
 export const baseName = (name: string): string => (name.split(";")[0] ?? name).toLowerCase();
@@ -302,6 +405,8 @@ export const baseName = (name: string): string => (name.split(";")[0] ?? name).t
 /** Which attributes a search returns: by lower-case name, and the all-user and all-operational marks. */
 export interface Selection {
   readonly names: ReadonlySet<string>;
+  /** The key a name has in the projection's rows: the schema's spelling; none when unknown. */
+  readonly keys: ReadonlyMap<string, string>;
   readonly allUser: boolean;
   readonly allOperational: boolean;
   readonly computed: ReadonlySet<string>;
@@ -314,17 +419,23 @@ export function selection(
 ): Selection {
   const asked = attributes ?? [];
   const names = new Set<string>();
+  const keys = new Map<string, string>();
   let allUser = asked.length === 0;
   let allOperational = false;
   for (const name of asked) {
     if (name === "*") allUser = true;
     else if (name === "+") allOperational = true;
-    else if (name !== "1.1") names.add(baseName(schema.canonical(baseName(name)) ?? name));
+    else if (name !== "1.1") {
+      const canonical = schema.canonical(baseName(name));
+      const key = baseName(canonical ?? name);
+      names.add(key);
+      if (canonical !== undefined) keys.set(key, canonical);
+    }
   }
   const computed = new Set(
     [...COMPUTED].filter((name) => allOperational || names.has(name.toLowerCase())),
   );
-  return { names, allUser, allOperational, computed };
+  return { names, keys, allUser, allOperational, computed };
 }
 
 /** One row as the directory client gives an entry: the selected attributes, bytes for binary ones. */
