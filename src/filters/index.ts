@@ -29,9 +29,11 @@ export {
   compileFilterToIndexedSet,
   compileFilterToIndexedSql,
   compileValueTest,
+  typesOfSql,
   type IndexedSqlFilterOptions,
   type ValueTestNode,
   type TypesIn,
+  type TypesOf,
 } from "./sql-indexed.ts";
 export {
   FilterSyntaxError,

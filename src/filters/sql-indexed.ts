@@ -16,7 +16,7 @@ export type IndexedSqlFilterOptions = {
    * types a table of annal's lists (`TypesIn`), read by the statement itself: no round trip
    * before it for the list, and no list out of date when it runs.
    */
-  readonly typeParam: string | TypesIn;
+  readonly typeParam: string | TypesIn | TypesOf;
   /** `typeParam` holds a list of types (`text[]`): value rows of any of them are compared. */
   readonly typeList?: boolean;
   /** How many characters of a folded value `value_key` holds (the rest in `value_folded`). */
@@ -39,6 +39,36 @@ export interface TypesIn {
   readonly table: string;
   /** The parameter holding the `attribute` of the rows that name the types. */
   readonly attributeParam: string;
+}
+
+/**
+ * Every type a values table holds rows of (`typesOf`: `entry_version_values`, whose indexes
+ * start with the type), read by the statement itself as a skip along that index: a probe per
+ * type, whatever the table's size.
+ */
+export interface TypesOf {
+  /** The values table, quoted and optionally schema-qualified. */
+  readonly typesOf: string;
+}
+
+/**
+ * The SQL array of the types a values table holds rows of (`TypesOf`): the smallest type, then
+ * each next one above it, one probe of the index that starts with the type each.
+ */
+export function typesOfSql(table: string): string {
+  if (!TABLE.test(table)) {
+    throw new AnnalError(
+      "ANNAL_FILTER_SQL_COLUMN",
+      `filter: the values table ${JSON.stringify(table)} is not annal's own`,
+      { status: 500 },
+    );
+  }
+  return `ARRAY(WITH RECURSIVE t AS (
+       SELECT (SELECT min(s.type) FROM ${table} AS s) AS type
+       UNION ALL
+       SELECT (SELECT min(s.type) FROM ${table} AS s WHERE s.type > t.type)
+         FROM t WHERE t.type IS NOT NULL)
+     SELECT t.type FROM t WHERE t.type IS NOT NULL)`;
 }
 
 /**
@@ -214,14 +244,18 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
   const { valuesTable, entryColumn, typeParam, keyLength, params, spans } = options;
   const type =
     typeof typeParam === "object"
-      ? `x.type = ANY(ARRAY(SELECT t.type FROM ${typeParam.table} AS t WHERE t.attribute = ${typeParam.attributeParam}::text))`
+      ? "typesOf" in typeParam
+        ? `x.type = ANY(${typesOfSql(typeParam.typesOf)})`
+        : `x.type = ANY(ARRAY(SELECT t.type FROM ${typeParam.table} AS t WHERE t.attribute = ${typeParam.attributeParam}::text))`
       : options.typeList
         ? `x.type = ANY(${typeParam}::text[])`
         : `x.type = ${typeParam}`;
   const period = spans && !("at" in spans) ? spans : undefined;
   if (
     (typeof typeParam === "object"
-      ? !TABLE.test(typeParam.table) || !PARAM.test(typeParam.attributeParam)
+      ? "typesOf" in typeParam
+        ? !TABLE.test(typeParam.typesOf)
+        : !TABLE.test(typeParam.table) || !PARAM.test(typeParam.attributeParam)
       : !PARAM.test(typeParam)) ||
     (spans &&
       ("at" in spans

@@ -2,7 +2,9 @@ import type { Queryable } from "../db/index.ts";
 import {
   compileFilterToIndexedSql,
   compileFilterToSql,
+  typesOfSql,
   type FilterNode,
+  type TypesOf,
 } from "../filters/index.ts";
 import { VALUE_KEY_LENGTH } from "../../projections/entries/index.ts";
 import { ENTRY_VERSION_VALUES, ENTRY_VERSIONS } from "../../projections/entry-versions/index.ts";
@@ -18,9 +20,13 @@ export interface VersionsAtQuery {
   /**
    * The filter the entries must match (canonical names, `checkAttributes`). With `type`, it
    * is answered from the value spans alone; without, a typed entry's from the spans of
-   * `types` (the parameter of a `text[]`, `versionTypes`) and an untyped one's from its JSON.
+   * `types` and an untyped one's from its JSON.
    */
   readonly filter?: FilterNode;
+  /**
+   * The parameter of the `text[]` of types a filter without `type` reads the spans of; by
+   * default every type the spans hold rows of, read by the statement itself (`typesOfSql`).
+   */
   readonly types?: string;
   /** The relation's alias; `e` by default. */
   readonly alias?: string;
@@ -62,7 +68,7 @@ export function versionsAt(query: VersionsAtQuery): string {
             (SELECT min(f.position) FROM ${ENTRY_VERSIONS} AS f
               WHERE f.entry_uuid = v.entry_uuid) AS created_position
        FROM ${ENTRY_VERSIONS} AS v WHERE ${condition} AND ${valid}`;
-  const indexed = (typeParam: string, typeList: boolean) =>
+  const indexed = (typeParam: string | TypesOf, typeList: boolean) =>
     compileFilterToIndexedSql(filter!, {
       valuesTable: ENTRY_VERSION_VALUES,
       entryColumn: "v.entry_uuid",
@@ -77,10 +83,12 @@ export function versionsAt(query: VersionsAtQuery): string {
     return `(${relation(`v.type = ${type} AND ${matches}`)}) AS ${alias}`;
   }
   if (!filter) return `(${relation("TRUE")}) AS ${alias}`;
-  if (query.types === undefined) throw new Error("versionsAt: a filter of every type needs types");
   // Naming the types here too keeps their parameter in the query when the filter compiles to
   // a constant (`(&)`); a typed version of a type without spans has no value to match anyway.
-  const typed = `v.type = ANY(${query.types}::text[]) AND ${indexed(query.types, true)}`;
+  const typed =
+    query.types === undefined
+      ? `v.type = ANY(${typesOfSql(ENTRY_VERSION_VALUES)}) AND ${indexed({ typesOf: ENTRY_VERSION_VALUES }, false)}`
+      : `v.type = ANY(${query.types}::text[]) AND ${indexed(query.types, true)}`;
   const json = compileFilterToSql(filter, { attributesColumn: "u.a", params });
   return `(${relation(typed)}
            UNION ALL
@@ -93,12 +101,7 @@ export function versionsAt(query: VersionsAtQuery): string {
  */
 export async function versionTypes(db: Queryable): Promise<string[]> {
   const result = await db.query<{ type: string }>(
-    `WITH RECURSIVE t AS (
-       SELECT (SELECT min(type) FROM ${ENTRY_VERSION_VALUES}) AS type
-       UNION ALL
-       SELECT (SELECT min(x.type) FROM ${ENTRY_VERSION_VALUES} AS x WHERE x.type > t.type)
-         FROM t WHERE t.type IS NOT NULL)
-     SELECT type FROM t WHERE type IS NOT NULL`,
+    `SELECT unnest(${typesOfSql(ENTRY_VERSION_VALUES)}) AS type`,
   );
   return result.rows.map((row) => row.type);
 }

@@ -44,18 +44,25 @@ async function referenceAt(pool: Pool, filter: FilterNode, at: Date): Promise<st
 
 /**
  * The uuids of every entry (of any type) that matched at `at`, as GraphQL's `@at` reads them:
- * `versionsAt` over every type the spans hold, and the same by the JSON comparison.
+ * `versionsAt` over every type the spans hold (read by the statement itself), the same over
+ * the types read before it (`versionTypes`), and the same by the JSON comparison.
  */
 async function everyTypeAt(
   pool: Pool,
   filter: FilterNode,
   at: Date,
-): Promise<[string[], string[]]> {
-  const params: unknown[] = [at, await versionTypes(pool)];
-  const relation = versionsAt({ at: "$1", filter, types: "$2", params });
+): Promise<[string[], string[], string[]]> {
+  const params: unknown[] = [at];
+  const relation = versionsAt({ at: "$1", filter, params });
   const spans = await pool.query<{ entry_uuid: string }>(
     `SELECT e.entry_uuid FROM ${relation} ORDER BY e.entry_uuid`,
     params,
+  );
+  const listedParams: unknown[] = [at, await versionTypes(pool)];
+  const listed = await pool.query<{ entry_uuid: string }>(
+    `SELECT e.entry_uuid FROM ${versionsAt({ at: "$1", filter, types: "$2", params: listedParams })}
+      ORDER BY e.entry_uuid`,
+    listedParams,
   );
   const jsonParams: unknown[] = [at];
   const where = compileFilterToSql(filter, { attributesColumn: "v.merged", params: jsonParams });
@@ -65,7 +72,11 @@ async function everyTypeAt(
         AND coalesce(v.valid_to, 'infinity') > $1 AND ${where} ORDER BY v.entry_uuid`,
     jsonParams,
   );
-  return [spans.rows.map((r) => r.entry_uuid), json.rows.map((r) => r.entry_uuid)];
+  return [
+    spans.rows.map((r) => r.entry_uuid),
+    listed.rows.map((r) => r.entry_uuid),
+    json.rows.map((r) => r.entry_uuid),
+  ];
 }
 
 /** How many entries matched at some moment of `[start, end)`, by the JSON comparison. */
@@ -159,8 +170,9 @@ t.test(
           label,
         );
         t.equal(Number(await countSearch(db.pool, sql)), expected.length, `${label}: count`);
-        const [every, everyExpected] = await everyTypeAt(db.pool, ast, at);
+        const [every, listed, everyExpected] = await everyTypeAt(db.pool, ast, at);
         t.same(every, everyExpected, `${label}: every type, as GraphQL's @at reads`);
+        t.same(listed, everyExpected, `${label}: every type, over the types listed before`);
       }
       for (const [start, end] of [
         [day(2), day(6)],

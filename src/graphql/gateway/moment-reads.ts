@@ -6,13 +6,7 @@ import {
   type SearchOptions,
 } from "../../directory/index.ts";
 import { checkAttributes } from "../../filters/index.ts";
-import {
-  entryAt,
-  EntryNotFoundError,
-  entryUUIDForDn,
-  versionsAt,
-  versionTypes,
-} from "../../history/index.ts";
+import { entryAt, EntryNotFoundError, entryUUIDForDn, versionsAt } from "../../history/index.ts";
 import {
   readPages,
   scopeSql,
@@ -123,8 +117,8 @@ async function* searchAt(
     options.filter ?? { op: "present", attribute: "objectClass" },
     (name) => source.schema.canonical(name),
   ).ast;
-  const types = bind(await versionTypes(source.db));
-  const matching = versionsAt({ at: moment, filter, types, params });
+  // The types the value spans hold are read by the statement itself: no round trip before it.
+  const matching = versionsAt({ at: moment, filter, params });
   const select = selection(source.schema, options.attributes);
   const subordinates = select.computed.has("hassubordinates")
     ? `EXISTS (SELECT 1 FROM ${versionsAt({ at: moment, params, alias: "c" })}
