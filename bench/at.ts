@@ -65,14 +65,14 @@ export async function atBenchmark(): Promise<void> {
     const yearAgo = new Date(Date.now() - 365 * 86_400_000);
     await pool.query(
       `INSERT INTO ${ENTRY_VERSIONS}
-         (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position)
+         (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position, created_position)
        SELECT e.entry_uuid, m, $1::timestamptz + (m - 1) * interval '1 month',
               CASE WHEN m < $2 THEN $1::timestamptz + m * interval '1 month' END, false, e.type, e.dn,
               CASE WHEN m < $2 THEN e.attributes || jsonb_build_object(
                      'title', jsonb_build_array('Title ' || m || '-' || (e.created_position % 7)),
                      'description', jsonb_build_array('Month ' || m))
                    ELSE e.attributes END,
-              e.operational, e.created_position * $2 + m
+              e.operational, e.created_position * $2 + m, e.created_position * $2 + 1
          FROM projection_entries.entries AS e CROSS JOIN generate_series(1, $2) AS m`,
       [yearAgo, MONTHS],
     );

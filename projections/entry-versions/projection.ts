@@ -32,7 +32,8 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
   // 2: the index of searches at a moment; a start rebuilds the table side by side with it.
   // 3: `entry_version_values`, the versions' value index.
   // 4: its rows are spans of unchanged values instead of one per value of each version.
-  version: 4,
+  // 5: `created_position` on every version, so a search at a moment reads the entries' order.
+  version: 5,
   handles: ENTRY_EVENT_TYPES,
   tables: entryVersionsTables,
   indexes: entryVersionsIndexes,
@@ -42,7 +43,8 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
     // and their values' spans.
     const uuids = [...new Set(events.map((event) => event.data.entryUUID))];
     const open = await tx.query<OpenVersion & { entry_uuid: string }>(
-      `SELECT entry_uuid, version, valid_from, dn, type, attributes, operational, deleted
+      `SELECT entry_uuid, version, valid_from, dn, type, attributes, operational, deleted,
+              created_position
          FROM ${table("entry_versions")}
         WHERE entry_uuid = ANY($1::uuid[]) AND valid_to IS NULL`,
       [uuids],
@@ -88,6 +90,7 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
         attributes: deleted || !state ? {} : state.attributes,
         operational: deleted || !state ? {} : state.operational,
         position: since?.position ?? event.position,
+        created_position: before?.created_position ?? since?.position ?? event.position,
       };
       added.push(version);
       latest.set(uuid, version);
@@ -112,10 +115,10 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
         `WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(entry_uuid uuid,
                       version bigint, valid_from timestamptz, valid_to timestamptz,
                       deleted boolean, type text, dn text, attributes jsonb, operational jsonb,
-                      position bigint)),
+                      position bigint, created_position bigint)),
               versions AS (INSERT INTO ${table("entry_versions")}
-                 (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position)
-               SELECT entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position
+                 (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position, created_position)
+               SELECT entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position, created_position
                  FROM r),
               spans AS (${valueSpanRows("r", "$2")}),
               starts AS (SELECT entry_uuid, min(valid_from) AS start FROM r GROUP BY entry_uuid),
@@ -160,8 +163,8 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
                 e.data->'state'->'operational' AS operational, e.position
            FROM ${from}),
             versions AS (INSERT INTO ${table("entry_versions")}
-               (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position)
-             SELECT entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position
+               (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position, created_position)
+             SELECT entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position, position
                FROM r)
        INSERT INTO ${table("entry_version_values")} (${VALUE_SPAN_COLUMNS})
        SELECT ${VALUE_SPAN_COLUMNS} FROM (${valueSpanRows("r", `$${params.length}`)}) AS n`,
@@ -173,7 +176,14 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
 /** The fields of an entry's open version that the next event is compared with. */
 type OpenVersion = Pick<
   EntryVersionsRow,
-  "version" | "valid_from" | "dn" | "type" | "attributes" | "operational" | "deleted"
+  | "version"
+  | "valid_from"
+  | "dn"
+  | "type"
+  | "attributes"
+  | "operational"
+  | "deleted"
+  | "created_position"
 >;
 
 /** A version this batch adds; its end is known when a later event of the batch follows it. */

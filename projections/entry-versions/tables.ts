@@ -28,6 +28,11 @@ export interface EntryVersionsRow {
   readonly attributes: AttributeMap;
   readonly operational: AttributeMap;
   readonly position: number;
+  /**
+   * The position of the entry's first version (its add, or its first snapshot), the same on
+   * every version: the order the directory returns entries in, as `entries` keeps it.
+   */
+  readonly created_position: number;
 }
 
 export const entryVersionsTables = (table: (name: string) => string): readonly string[] => [
@@ -42,6 +47,7 @@ export const entryVersionsTables = (table: (name: string) => string): readonly s
      attributes jsonb NOT NULL,
      operational jsonb NOT NULL,
      position bigint NOT NULL,
+     created_position bigint NOT NULL,
      PRIMARY KEY (entry_uuid, version))`,
   // One row per span of a value of a typed entry: from the version that brought it to the
   // version that took it away (null: still held), folded as `entry_values` folds them (the

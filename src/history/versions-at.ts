@@ -48,7 +48,8 @@ export interface VersionsAtQuery {
  * moment reads about the entries alive then and the versions ended since.
  *
  * `created_position` is the position of the entry's first version (its add, or its first
- * snapshot), as `entries` keeps it: the order the directory returns entries in. `dn_norm` is
+ * snapshot), as `entries` keeps it: the order the directory returns entries in. Every version
+ * carries it, so no row looks up its entry's first version. `dn_norm` is
  * the DN in lower case: the versions keep the DN as the directory spelled it, so a sort by DN
  * at a moment may differ from now's for DNs spelled with blanks or upper-case types.
  *
@@ -64,9 +65,7 @@ export function versionsAt(query: VersionsAtQuery): string {
         AND coalesce(v.valid_to, 'infinity') > ${at}::timestamptz`;
   const relation = (condition: string) => `SELECT v.entry_uuid, v.version, v.type, v.dn,
             lower(v.dn) AS dn_norm, v.attributes, v.operational, v.attributes || v.operational AS a,
-            v.valid_from AS modified_at,
-            (SELECT min(f.position) FROM ${ENTRY_VERSIONS} AS f
-              WHERE f.entry_uuid = v.entry_uuid) AS created_position
+            v.valid_from AS modified_at, v.created_position
        FROM ${ENTRY_VERSIONS} AS v WHERE ${condition} AND ${valid}`;
   const indexed = (typeParam: string | TypesOf, typeList: boolean) =>
     compileFilterToIndexedSql(filter!, {

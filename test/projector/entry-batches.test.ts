@@ -230,6 +230,14 @@ async function checkSpansFresh(pool: Pool, schema: string): Promise<void> {
   );
   if (built !== fresh)
     throw new Error(`entry_version_values: by batches ${built}, afresh ${fresh}`);
+  // Each version carries its entry's creation order: the position of its first version.
+  const astray = await pool.query(
+    `SELECT v.entry_uuid, v.version FROM ${table("entry_versions")} AS v
+      WHERE v.created_position <> (SELECT min(f.position) FROM ${table("entry_versions")} AS f
+                                    WHERE f.entry_uuid = v.entry_uuid)`,
+  );
+  if (astray.rowCount)
+    throw new Error(`created_position: not the first version's ${JSON.stringify(astray.rows)}`);
 }
 
 t.test("a value held unchanged over many versions is one span", async (t) => {

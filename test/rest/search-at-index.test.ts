@@ -210,14 +210,14 @@ t.test("a search at a moment reads the versions' value index", async (t) => {
   // 5,000 people with four versions each over a year: the title changes every quarter.
   await db.pool.query(
     `INSERT INTO ${ENTRY_VERSIONS}
-       (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position)
+       (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position, created_position)
      SELECT u.uuid, q, $1::timestamptz + (q - 1) * interval '91 days',
             CASE WHEN q < 4 THEN $1::timestamptz + q * interval '91 days' END, false, 'user',
             'uid=w' || u.g || ',${PEOPLE}',
             jsonb_build_object('uid', jsonb_build_array('w' || g),
                                'sn', jsonb_build_array('Sn' || (g % 50)),
                                'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + (g + q) % 3])),
-            '{}', g * 4 + q
+            '{}', g * 4 + q, g * 4 + 1
        FROM (SELECT g, gen_random_uuid() AS uuid FROM generate_series(1, 5000) AS g) AS u
       CROSS JOIN generate_series(1, 4) AS q`,
     [new Date(Date.UTC(2025, 10, 1))],
