@@ -13,6 +13,7 @@ import { firstStartBenchmark } from "./first-start.ts";
 import { hooksBenchmark } from "./hooks.ts";
 import { logScaleBenchmark } from "./log-scale.ts";
 import { memoryBenchmark } from "./memory.ts";
+import { oneGroupBenchmark } from "./one-group.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
@@ -40,6 +41,7 @@ const suites: Record<string, () => Promise<void>> = {
   auth: authBenchmark,
   web: webBenchmark,
   memory: memoryBenchmark,
+  "one-group": oneGroupBenchmark,
   "log-scale": logScaleBenchmark,
 };
 

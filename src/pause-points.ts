@@ -41,7 +41,8 @@ export const PAUSE_POINTS = [
   // afterWrite has returned; the answer comes next. The subject is the entry's DN.
   "graphql.mutation.written",
   // src/capture/import.ts: an import or periodic snapshot has read a page of entries from the
-  // directory and is about to append their snapshots; the subject is its reason.
+  // directory and is about to append the snapshots of one write's worth of them (a page is
+  // cut into writes by values: `valuesPerWrite`); the subject is its reason.
   "capture.import.pageRead",
   // src/capture/from-polling.ts: a poll pass or a reconciliation has read a page of entries
   // from the directory and is about to compare them with the log; the subject is "poll" or

@@ -96,6 +96,7 @@ export async function startDirectory(options: DirectoryOptions): Promise<Running
       normalizer: createNormalizer(schema, directory),
       base: directory.base,
       log: log.child({ component: "capture" }),
+      valuesPerWrite: directory.capture.valuesPerWrite,
       ...(directory.demo?.history ? { beforeFirstImport: demoHistory(options) } : {}),
     },
     stop,

@@ -14,6 +14,11 @@ export interface CaptureContext {
   readonly base: string;
   readonly log: Pick<Logger, "info" | "warn" | "error" | "debug">;
   /**
+   * Values one write of an import holds at most (`[directory.capture] valuesPerWrite`;
+   * `DEFAULT_VALUES_PER_WRITE` when not given).
+   */
+  readonly valuesPerWrite?: number;
+  /**
    * Run once, on the first start, just before the first import: what the log should hold
    * before the directory's snapshots (the demo's past, `seedDemoHistory`). Returns the events
    * it appended.

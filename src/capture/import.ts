@@ -1,9 +1,22 @@
 import { withTransaction, type PoolClient } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
-import { appendMark, appendToStreams, ensureEventPartitions } from "../store/index.ts";
+import {
+  appendMark,
+  appendToStreams,
+  ensureEventPartitions,
+  type StreamAppend,
+} from "../store/index.ts";
+import type { DirectoryEntry } from "../directory/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { ENTRY_EVENT, entryStream, type EntrySnapshot } from "../events/index.ts";
-import { entryState } from "./normalize.ts";
+import { entryState, type Normalizer } from "./normalize.ts";
+
+/**
+ * Values one write of an import holds at most (`ImportOptions.valuesPerWrite`), unless a
+ * single entry holds more. A page of 500 people holds some 15,000 values and is written
+ * whole; a page with a group of many members is cut before and after the group.
+ */
+const DEFAULT_VALUES_PER_WRITE = 50_000;
 
 export interface ImportOptions {
   /** `import`: the first one, or `annal import`; `periodic`: the scheduled snapshots. */
@@ -11,6 +24,12 @@ export interface ImportOptions {
   /** Called after every page with the entries done and the entries found in all. */
   readonly onProgress?: (done: number, total: number) => void;
   readonly pageSize?: number;
+  /**
+   * Values (over every attribute of its entries) one write holds at most; a page is cut into
+   * writes of at most this many, an entry that holds more written alone. Default: the
+   * context's, else `DEFAULT_VALUES_PER_WRITE`.
+   */
+  readonly valuesPerWrite?: number;
   /**
    * How many pages are written at once, each in a transaction of its own; one unless given.
    * `annal import` writes two: one page's statements keep one PostgreSQL backend busy, and a
@@ -36,6 +55,12 @@ export interface ImportOptions {
   readonly timings?: ImportTimings;
 }
 
+/** What an import did: its events, and the values each of its writes held. */
+export interface ImportResult extends CaptureResult {
+  /** Per write (an `appendToStreams` of some of a page's entries), the values it held. */
+  readonly writes: readonly number[];
+}
+
 /**
  * An import's wall time by what it waited on, in milliseconds. Pages are written while the
  * next one is read, so each part counts only the time the import spent waiting on it: they
@@ -54,8 +79,9 @@ export interface ImportTimings {
 export const importTimings = (): ImportTimings => ({ read: 0, normalise: 0, write: 0 });
 
 /**
- * A snapshot event for every entry under the directory base, page by page, each page one
- * transaction with a constant number of statements. Snapshots let a replay start from an
+ * A snapshot event for every entry under the directory base, page by page, each page cut
+ * into writes of at most `valuesPerWrite` values (`valueBoundBatches`), each write one
+ * transaction (or one part of the caller's) with a constant number of statements. Snapshots let a replay start from an
  * entry's latest state, and give capture the state that changes apply to.
  *
  * Snapshots carry no idempotency key: the directory gives a read no identity of its own, and
@@ -70,9 +96,13 @@ export const importTimings = (): ImportTimings => ({ read: 0, normalise: 0, writ
 export async function importEntries(
   context: CaptureContext,
   options: ImportOptions,
-): Promise<CaptureResult> {
+): Promise<ImportResult> {
   const { directory, normalizer, base } = context;
   const pageSize = options.pageSize ?? 500;
+  const valuesPerWrite = Math.max(
+    1,
+    options.valuesPerWrite ?? context.valuesPerWrite ?? DEFAULT_VALUES_PER_WRITE,
+  );
   const writers = options.transaction ? 1 : Math.max(1, options.writers ?? 1);
   const timings = options.timings ?? importTimings();
   /** `work`'s wall time, added to `timings[part]`. */
@@ -93,6 +123,7 @@ export async function importEntries(
   await ensureEventPartitions(context.pool, mark.position + total);
   let done = 0;
   let recorded = 0;
+  const writes: number[] = [];
   options.onProgress?.(0, total);
   /** Pages being written, oldest first. */
   const writing: Promise<number>[] = [];
@@ -105,46 +136,31 @@ export async function importEntries(
       binaryAttributes: normalizer.schema.binaryAttributes(),
       pageSize,
     })) {
-      const normalising = performance.now();
-      timings.read += normalising - reading;
-      const now = new Date();
-      const appends = page.flatMap((entry) => {
-        const state = entryState(normalizer, entry);
-        const entryUUID = state.operational.entryUUID?.[0]?.toLowerCase();
-        if (!entryUUID) return [];
-        const snapshot: EntrySnapshot = { entryUUID, reason: options.reason, state };
-        return [
-          {
-            streamId: entryStream(entryUUID),
-            events: [
-              {
-                type: ENTRY_EVENT.snapshot,
-                data: snapshot,
-                occurredAt: now,
-                metadata: { source: options.reason },
-              },
-            ],
-          },
-        ];
-      });
-      timings.normalise += performance.now() - normalising;
-      // Pages are written while the next is read and prepared, `writers` at a time. No two
-      // pages hold the same entry, so their locks never meet.
-      if (writing.length === writers) {
-        recorded += await timed("write", writing.shift()!);
-        options.onProgress?.(done, Math.max(total, done));
+      timings.read += performance.now() - reading;
+      for (const batch of valueBoundBatches(page, valuesPerWrite)) {
+        const normalising = performance.now();
+        const appends = snapshotAppends(normalizer, batch.entries, options.reason);
+        timings.normalise += performance.now() - normalising;
+        // Batches are written while the next is prepared and read, `writers` at a time. No
+        // two batches hold the same entry, so their locks never meet.
+        if (writing.length === writers) {
+          recorded += await timed("write", writing.shift()!);
+          options.onProgress?.(done, Math.max(total, done));
+        }
+        await pausePoint("capture.import.pageRead", options.reason);
+        await options.pace?.();
+        if (options.signal?.aborted) break;
+        const written = options.transaction
+          ? appendToStreams(options.transaction, appends, { unmovedSince: mark })
+          : withTransaction(context.pool, (tx) =>
+              appendToStreams(tx, appends, { unmovedSince: mark }),
+            );
+        written.catch(() => {}); // awaited above or below; not unhandled while a page is read
+        writing.push(written);
+        writes.push(batch.values);
+        done += batch.entries.length;
       }
-      await pausePoint("capture.import.pageRead", options.reason);
-      await options.pace?.();
       if (options.signal?.aborted) break;
-      const written = options.transaction
-        ? appendToStreams(options.transaction, appends, { unmovedSince: mark })
-        : withTransaction(context.pool, (tx) =>
-            appendToStreams(tx, appends, { unmovedSince: mark }),
-          );
-      written.catch(() => {}); // awaited above or below; not unhandled while a page is read
-      writing.push(written);
-      done += page.length;
       reading = performance.now();
     }
     while (writing.length > 0) recorded += await timed("write", writing.shift()!);
@@ -154,7 +170,67 @@ export async function importEntries(
   }
   options.signal?.throwIfAborted();
   options.onProgress?.(done, Math.max(total, done));
-  return { recorded };
+  return { recorded, writes };
+}
+
+/** Snapshot appends of `entries`, one stream each; an entry without an entryUUID has none. */
+function snapshotAppends(
+  normalizer: Normalizer,
+  entries: readonly DirectoryEntry[],
+  reason: ImportOptions["reason"],
+): StreamAppend[] {
+  const now = new Date();
+  return entries.flatMap((entry) => {
+    const state = entryState(normalizer, entry);
+    const entryUUID = state.operational.entryUUID?.[0]?.toLowerCase();
+    if (!entryUUID) return [];
+    const snapshot: EntrySnapshot = { entryUUID, reason, state };
+    return [
+      {
+        streamId: entryStream(entryUUID),
+        events: [
+          {
+            type: ENTRY_EVENT.snapshot,
+            data: snapshot,
+            occurredAt: now,
+            metadata: { source: reason },
+          },
+        ],
+      },
+    ];
+  });
+}
+
+/** How many values an entry holds, over all its attributes. */
+function entryValueCount(entry: DirectoryEntry): number {
+  let values = 0;
+  for (const name in entry.attributes) values += entry.attributes[name]!.length;
+  return values;
+}
+
+/**
+ * A page cut into runs of entries that hold at most `bound` values between them; an entry
+ * that alone holds more is a run of its own. What one write holds at once is then bound by
+ * values, not entries: a page of 500 people holds some 15,000, a page with a group of 400,000
+ * members would otherwise hold its 499 neighbours' too, normalised, as JSON and as COPY.
+ */
+function* valueBoundBatches(
+  page: readonly DirectoryEntry[],
+  bound: number,
+): Generator<{ entries: DirectoryEntry[]; values: number }> {
+  let entries: DirectoryEntry[] = [];
+  let values = 0;
+  for (const entry of page) {
+    const count = entryValueCount(entry);
+    if (entries.length > 0 && values + count > bound) {
+      yield { entries, values };
+      entries = [];
+      values = 0;
+    }
+    entries.push(entry);
+    values += count;
+  }
+  if (entries.length > 0) yield { entries, values };
 }
 
 /** How many entries lie under the base (identifiers only: cheap). */

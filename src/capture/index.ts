@@ -8,7 +8,7 @@ export { formatGeneralizedTime } from "./accesslog.ts";
 export { captureByPolling, reconcileByPolling } from "./from-polling.ts";
 export { importEntries, importTimings, countEntries } from "./import.ts";
 export { paceByProjections } from "./pace.ts";
-export type { ImportOptions, ImportTimings } from "./import.ts";
+export type { ImportOptions, ImportResult, ImportTimings } from "./import.ts";
 export {
   captureOnce,
   createNormalizer,

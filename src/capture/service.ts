@@ -18,7 +18,10 @@ export type CaptureSource = "accesslog" | "poll";
 /** The normaliser for a configuration: its entry types, and the attributes never recorded. */
 export function createNormalizer(
   schema: DirectorySchema,
-  directory: Pick<DirectoryConfig, "types" | "capture">,
+  directory: Pick<DirectoryConfig, "types"> & {
+    readonly capture: Pick<DirectoryConfig["capture"], "redact"> &
+      Partial<DirectoryConfig["capture"]>;
+  },
 ): Normalizer {
   return {
     schema,

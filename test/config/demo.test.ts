@@ -50,6 +50,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
         reconcileInterval: 600_000,
         snapshotInterval: 86_400_000,
         redact: [...BUILT_IN_REDACTED_ATTRIBUTES],
+        valuesPerWrite: 50_000,
       },
       demo: { port: 3890, dataDir: join(cwd, ".annal/slapd"), history: true },
     },

@@ -179,6 +179,7 @@ t.test("a directory resolves its defaults", async (t) => {
       reconcileInterval: 600_000,
       snapshotInterval: 86_400_000,
       redact: [...BUILT_IN_REDACTED_ATTRIBUTES],
+      valuesPerWrite: 50_000,
     },
   });
 });

@@ -114,6 +114,11 @@ function capture() {
             "How often to record a snapshot event of every entry, so that history can be read without replaying from the beginning. It runs beside capture's passes, which go on recording changes while it reads the directory, and keeps pace with the projections (it waits before each page until they have applied its page before last, at most 5 s), so a change captured meanwhile does not wait behind a backlog of snapshots.",
           example: "12h",
         }),
+        valuesPerWrite: integer(1, 100_000_000).default(50_000).meta({
+          description:
+            "How many attribute values (over all its entries) one write of an import or periodic snapshot holds at most: a page of the directory is cut into writes of at most this many, and an entry that alone holds more (a group of many members) is written alone. What the import holds in memory at once grows with this, not with the directory.",
+          example: 10_000,
+        }),
         redact: z
           .array(text().regex(ATTRIBUTE, "expected an attribute name such as userPassword"), {
             error: "expected an array of attribute names",
