@@ -18,6 +18,13 @@ export interface FirstSnapshotsOptions {
   /** Events a projection's `applyFirstSnapshots` is given at a time (its statements' size). */
   readonly chunk?: number;
   /**
+   * Bytes of snapshot data (as stored: `pg_column_size`) a chunk holds at most besides its
+   * last event; an event larger than this ends a chunk of its own. A group of many members
+   * then does not make a chunk of `chunk` events many times its usual size, in the work
+   * memory of each statement that spreads the chunk's values. Default `CHUNK_BYTES`.
+   */
+  readonly chunkBytes?: number;
+  /**
    * From how many events on the readers' indexes (`Projection.indexes`) are dropped before
    * and built after, when the projection has applied nothing yet; 0: never.
    */
@@ -27,12 +34,20 @@ export interface FirstSnapshotsOptions {
 /** What a bulk build did, and where its time went. */
 export interface FirstSnapshotsOutcome {
   readonly events: number;
+  /** The chunks the run was written in (`chunk`, `chunkBytes`). */
+  readonly chunks: number;
   readonly through: LogPosition;
   /** Writing the projection's rows (and `_streams`), in milliseconds. */
   readonly applyMs: number;
   /** Building the readers' indexes after the load (0 when they were kept). */
   readonly indexMs: number;
 }
+
+/**
+ * A bulk chunk's bytes of stored snapshot data (`FirstSnapshotsOptions.chunkBytes`): 20,000
+ * people of 1.5 KB hold 30 MB, so only chunks with a huge entry in them are cut by it.
+ */
+const CHUNK_BYTES = 32 * 1024 * 1024;
 
 /** A first snapshot: an entry's snapshot that opens its stream (version 1). */
 export const isFirstSnapshot = (event: RecordedEvent): boolean =>
@@ -71,7 +86,8 @@ export async function applyFirstSnapshotsInBulk(
   const table = tableIn(schema);
   const started = performance.now();
 
-  const ends = await chunkEnds(tx, checkpoint, chunk);
+  const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+  const ends = await chunkEnds(tx, checkpoint, chunk, chunkBytes);
   const through = ends.at(-1);
   if (!through) return undefined;
   const all = range(checkpoint, through.position);
@@ -117,6 +133,7 @@ export async function applyFirstSnapshotsInBulk(
   }
   return {
     events: through.events,
+    chunks: ends.length,
     through: through.position,
     applyMs: loaded - started,
     indexMs: performance.now() - loaded,
@@ -124,18 +141,29 @@ export async function applyFirstSnapshotsInBulk(
 }
 
 /**
- * The run of first snapshots after `checkpoint`, cut every `chunk` events: each cut's last
- * position and the events up to it. Empty when the next event is not a first snapshot.
+ * The run of first snapshots after `checkpoint`, cut into chunks of at most `chunk` events
+ * and about `chunkBytes` of stored data: each cut's last position and the events up to it.
+ * Empty when the next event is not a first snapshot.
+ *
+ * Both bounds in one pass of window sums: an event weighs the larger of its share of either
+ * bound (`chunkBytes` for one event in `chunk`, its bytes times `chunk` for its size), and a
+ * chunk ends where the running weight crosses a multiple of `chunk × chunkBytes`. A chunk so
+ * holds at most `chunk` events and `chunkBytes` bytes before its last event, and an event
+ * larger than the bound ends the chunk it is in. `pg_column_size` reads the stored size
+ * (compressed, or the TOAST pointer's) without reading the value.
  */
 async function chunkEnds(
   tx: PoolClient,
   checkpoint: LogPosition,
   chunk: number,
+  chunkBytes: number,
 ): Promise<{ position: LogPosition; events: number }[]> {
   const params: unknown[] = [];
   const after = logPositionCompare("e", ">", checkpoint, params);
-  params.push(ENTRY_EVENT.snapshot, chunk);
-  const snapshot = `$${params.length - 1}`;
+  params.push(ENTRY_EVENT.snapshot, chunk, chunkBytes);
+  const snapshot = `$${params.length - 2}`;
+  const events = `$${params.length - 1}::numeric`;
+  const bytes = `$${params.length}::numeric`;
   // The stop and the run are read in one statement, so under one safe bound: a transaction
   // that commits meanwhile cannot add an event to the run that was not checked.
   const result = await tx.query<LogPositionRow & { n: string }>(
@@ -144,14 +172,20 @@ async function chunkEnds(
         WHERE ${after} AND ${belowSafeBound("e")}
           AND NOT (e.type = ${snapshot} AND e.stream_version = 1)
         ORDER BY ${logOrder("e")} LIMIT 1),
-          run AS (
+          weighed AS (
        SELECT e.transaction_id, e.position,
-              row_number() OVER (ORDER BY ${logOrder("e")}) AS n, count(*) OVER () AS total
+              greatest(${bytes}, pg_column_size(e.data)::numeric * ${events}) AS weight
          FROM events AS e
         WHERE ${after} AND ${belowSafeBound("e")}
-          AND NOT EXISTS (SELECT 1 FROM stop AS s WHERE ${logPositionsCompare("s", "<=", "e")}))
+          AND NOT EXISTS (SELECT 1 FROM stop AS s WHERE ${logPositionsCompare("s", "<=", "e")})),
+          run AS (
+       SELECT w.transaction_id, w.position, w.weight,
+              row_number() OVER (ORDER BY ${logOrder("w")}) AS n, count(*) OVER () AS total,
+              sum(w.weight) OVER (ORDER BY ${logOrder("w")}) AS reached
+         FROM weighed AS w)
      SELECT ${logPositionColumns("run")}, run.n::text AS n FROM run
-      WHERE run.n % $${params.length} = 0 OR run.n = run.total
+      WHERE div(run.reached, ${events} * ${bytes}) > div(run.reached - run.weight, ${events} * ${bytes})
+         OR run.n = run.total
       ORDER BY run.n`,
     params,
   );

@@ -135,6 +135,7 @@ export class Projector {
                   {
                     projection: projection.name,
                     events: bulk.events,
+                    chunks: bulk.chunks,
                     applyMs: Math.round(bulk.applyMs),
                     indexMs: Math.round(bulk.indexMs),
                   },
