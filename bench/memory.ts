@@ -11,6 +11,7 @@ import { freePort } from "../src/ports.ts";
 import {
   benchDatabase,
   benchSize,
+  cpuMs,
   fmt,
   machine,
   percentile,
@@ -88,6 +89,8 @@ ${sampleDirectoryToml(sample)}`,
       ended,
     ]);
     const atStart = status(pid).rss;
+    const gcBefore = await gcSeconds(base);
+    const cpuBefore = cpuMs(pid);
 
     let sampling = true;
     const phases: { name: string; peak: number; seconds: number; heap: Heap }[] = [];
@@ -176,6 +179,8 @@ ${sampleDirectoryToml(sample)}`,
     sampling = false;
     await sampler;
     const { hwm } = status(pid);
+    const gcMs = ((await gcSeconds(base)) - gcBefore) * 1000;
+    const serverCpuMs = cpuMs(pid) - cpuBefore;
     const reads = await batchReads(base);
 
     const mib = (bytes: number) => fmt(bytes / MIB);
@@ -209,6 +214,10 @@ allocator's free pages and buffers.
 | peak resident set, whole run (\`VmHWM\`, MiB) | ${mib(hwm)} | ${mib(atStart)} (at start) | ${fmt(hwm / atStart, 2)} |
 
 Target: under ${TARGET_MIB} MiB; ${hwm / MIB < TARGET_MIB ? "met" : "not met"}.
+
+Garbage collection over the run: ${fmt(gcMs / 1000, 1)} s of the server's ${fmt(serverCpuMs / 1000, 1)} s of CPU
+(${fmt((100 * gcMs) / serverCpuMs)}%; \`nodejs_gc_duration_seconds\` from its \`/metrics\`, CPU from
+\`/proc/<pid>/stat\`).
 
 Batches of the log the projections applied over the run: ${fmt(reads.database)} read from the
 database, ${fmt(reads.shared)} shared from another projection's read of the same batch
@@ -255,6 +264,17 @@ async function scrapeMetrics(base: string): Promise<((sample: string) => number)
     if (space > 0) samples.set(line.slice(0, space), Number(line.slice(space + 1)));
   }
   return (sample) => samples.get(sample) ?? 0;
+}
+
+/** The server's time in garbage collection so far, every kind, in seconds. */
+async function gcSeconds(base: string): Promise<number> {
+  const response = await fetch(`${base}/metrics`);
+  let seconds = 0;
+  for (const line of (await response.text()).split("\n")) {
+    if (!line.startsWith("annal_nodejs_gc_duration_seconds_sum")) continue;
+    seconds += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return seconds;
 }
 
 /** The V8 heap of the server; undefined when it does not answer. */

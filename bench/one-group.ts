@@ -1,45 +1,46 @@
-import { readFileSync, writeFileSync, mkdtempSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { PerformanceObserver } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
-import {
-  createNormalizer,
-  ensureImported,
-  importTimings,
-  type CaptureContext,
-} from "../src/capture/index.ts";
-import { keepHeapSmall } from "../src/cli/heap.ts";
-import { BUILT_IN_REDACTED_ATTRIBUTES } from "../src/config/index.ts";
-import { createDirectoryClient } from "../src/directory/index.ts";
-import { loadDirectorySchema } from "../src/directory/schema.ts";
-import { Projector, waitForProjection } from "../src/projector/index.ts";
-import {
-  baseEntries,
-  launchSlapd,
-  SLAPD_BASE,
-  SLAPD_ROOT_DN,
-  toLdifChunks,
-} from "../src/slapd/index.ts";
-import { EventStore, readHead } from "../src/store/index.ts";
-import { allProjections } from "../projections/index.ts";
-import { benchDatabase, benchSize, cpuMs, fmt, machine, recordResults } from "./support.ts";
+import { baseEntries, launchSlapd, SLAPD_BASE, toLdifChunks } from "../src/slapd/index.ts";
+import { benchDatabase, benchSize, fmt, machine, recordResults } from "./support.ts";
 
 /** Members of the one group (`--size 400k`). */
 const MEMBERS = benchSize(100_000);
+/**
+ * People beside the group, so that the import is a run of first snapshots longer than the
+ * projector's batch, which it builds in bulk, as a real directory's first start.
+ */
+const PEOPLE = 2_000;
 const MIB = 1024 * 1024;
-const quiet = { info() {}, warn() {}, error() {}, debug() {} };
+
+/** What bench/one-group-start.ts measures (bytes and milliseconds). */
+interface Measured {
+  before: number;
+  importPeak: number;
+  peak: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  importMs: number;
+  projectMs: number;
+  gcMs: number;
+  cpuMs: number;
+}
 
 /**
- * The first start over a directory of one group of `MEMBERS` members and nothing else, in
- * this process with annal's heap settings (`keepHeapSmall`), as `annal start` runs it:
- * capture's first import, then the projector until every projection has applied it. What
- * it measures is the memory the one huge entry costs: the peak resident set over the run
- * (`VmHWM`, reset just before), the largest V8 heap and external memory sampled meanwhile,
- * and the share of the process's CPU spent in garbage collection.
+ * The first start over a directory of one group of `MEMBERS` members (and a few people), as
+ * `annal start` runs it: capture's first import, then the projector until every projection
+ * has applied it, in a process of its own (bench/one-group-start.ts) so that seeding the
+ * directory here leaves nothing in its heap. What it measures is the memory the one huge
+ * entry costs: the peak resident set, the largest V8 heap and external memory, and the share
+ * of the process's CPU spent in garbage collection; `--v8-heap` runs it without annal's heap
+ * settings (src/cli/heap.ts).
  */
 export async function oneGroupBenchmark(): Promise<void> {
-  keepHeapSmall();
+  const heap = process.argv.includes("--v8-heap") ? "v8" : "annal";
   const password = randomBytes(12).toString("base64url");
   process.stderr.write(`bench: one-group: seeding slapd with a group of ${fmt(MEMBERS)}\n`);
   const slapd = await launchSlapd({
@@ -48,6 +49,15 @@ export async function oneGroupBenchmark(): Promise<void> {
     seedLdif: () =>
       toLdifChunks([
         ...baseEntries(),
+        ...Array.from({ length: PEOPLE }, (_, i) => ({
+          dn: `uid=user${i},ou=people,${SLAPD_BASE}`,
+          attributes: {
+            objectClass: ["inetOrgPerson"],
+            uid: [`user${i}`],
+            cn: [`User ${i}`],
+            sn: [`Number${i}`],
+          },
+        })),
         {
           dn: `cn=everyone,ou=groups,${SLAPD_BASE}`,
           attributes: {
@@ -63,74 +73,17 @@ export async function oneGroupBenchmark(): Promise<void> {
     removeOnStop: true,
     startTimeoutMs: 600_000,
   });
-  const directory = createDirectoryClient({
-    url: slapd.url,
-    bindDN: SLAPD_ROOT_DN,
-    password,
-    timeoutMs: 120_000,
-  });
   const db = await benchDatabase();
   try {
-    const { pool } = db;
-    const context: CaptureContext = {
-      pool,
-      store: await EventStore.open(pool),
-      directory,
-      normalizer: createNormalizer(await loadDirectorySchema(directory), {
-        types: [
-          { name: "group", base: `ou=groups,${SLAPD_BASE}`, filter: "(objectClass=groupOfNames)" },
-        ],
-        capture: {
-          source: "accesslog",
-          interval: 250,
-          reconcileInterval: 600_000,
-          snapshotInterval: 0,
-          redact: [...BUILT_IN_REDACTED_ATTRIBUTES],
-        },
-      }),
-      base: SLAPD_BASE,
-      log: quiet,
-    };
-
-    let gcMs = 0;
-    const gc = new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) gcMs += entry.duration;
+    process.stderr.write(`bench: one-group: the first start (heap settings: ${heap})\n`);
+    const m = await firstStartAlone({
+      ...process.env,
+      DATABASE_URL: db.url,
+      LDAP_URL: slapd.url,
+      LDAP_PASSWORD: password,
+      ONE_GROUP_HEAP: heap,
     });
-    gc.observe({ entryTypes: ["gc"] });
-    let sampling = true;
-    const largest = { heapTotal: 0, heapUsed: 0, external: 0 };
-    const sampler = (async () => {
-      while (sampling) {
-        const usage = process.memoryUsage();
-        largest.heapTotal = Math.max(largest.heapTotal, usage.heapTotal);
-        largest.heapUsed = Math.max(largest.heapUsed, usage.heapUsed);
-        largest.external = Math.max(largest.external, usage.external);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
-    globalThis.gc?.();
-    const atStart = status().rss;
-    writeFileSync("/proc/self/clear_refs", "5"); // resets VmHWM to the present resident set
-    const cpuBefore = cpuMs();
-    const started = performance.now();
-    const timings = importTimings();
-    await ensureImported(context, "accesslog", { timings });
-    const imported = performance.now();
-    const importPeak = status().hwm;
-    const projector = await Projector.start({ pool, projections: allProjections, log: quiet });
-    const head = await readHead(pool);
-    for (const projection of allProjections) {
-      await waitForProjection(pool, projection.name, head, 3_600_000);
-    }
-    const done = performance.now();
-    await projector.stop();
-    sampling = false;
-    await sampler;
-    gc.disconnect();
-    const cpu = cpuMs() - cpuBefore;
-    const peak = status().hwm;
-
-    const members = await pool.query<{ n: string }>(
+    const members = await db.pool.query<{ n: string }>(
       `SELECT jsonb_array_length(data->'state'->'attributes'->'member')::text AS n FROM events
         WHERE type = 'EntrySnapshot' AND data->'state'->>'dn' LIKE 'cn=everyone,%'`,
     );
@@ -138,11 +91,12 @@ export async function oneGroupBenchmark(): Promise<void> {
       throw new Error(`the group's snapshot holds ${members.rows[0]?.n} members of ${MEMBERS}`);
     }
     const mib = (bytes: number) => fmt(bytes / MIB);
+    const v8Heap = heap === "v8";
     recordResults(
-      `memory-one-group`,
-      `## Memory of one huge entry: a first start over one group of ${fmt(MEMBERS)} members
+      `memory-one-group${v8Heap ? "-v8-heap" : ""}`,
+      `## Memory of one huge entry: a first start over a group of ${fmt(MEMBERS)} members${v8Heap ? ", V8's heap sizing" : ""}
 
-Command: \`npm run bench -- one-group --size ${MEMBERS}\` (run ${new Date().toISOString().slice(0, 10)})
+Command: \`npm run bench -- one-group --size ${MEMBERS}${v8Heap ? " --v8-heap" : ""}\` (run ${new Date().toISOString().slice(0, 10)})
 Machine: ${machine()}; OpenLDAP slapd from Debian, on loopback. Load average at the end:
 ${os
   .loadavg()
@@ -150,32 +104,38 @@ ${os
   .join(", ")}.
 
 The first start (capture's first import, then every projection's bulk build) over a
-directory of that one group and nothing else, in the benchmark's own process with annal's heap
-settings (src/cli/heap.ts). Resident set from \`/proc/self/status\`: \`VmHWM\` reset just
-before the import; heap and external memory sampled every 20 ms; GC from perf_hooks' \`gc\`
-entries against the process's CPU over the run.
+directory of that one group and ${fmt(PEOPLE)} people of four attributes (so that the import
+is a run the projector builds in bulk), in a process of its own (bench/one-group-start.ts)
+${v8Heap ? "with V8's own heap sizing (no annal heap settings)" : "with annal's heap settings (src/cli/heap.ts)"}. Resident set from
+\`/proc/self/status\` (\`VmHWM\`: the peak); heap and external memory sampled every 20 ms;
+GC from perf_hooks' \`gc\` entries against the process's CPU over the run.
 
 | measure | value |
 | --- | ---: |
-| resident set before (MiB) | ${mib(atStart)} |
-| peak resident set, import (MiB) | ${mib(importPeak)} |
-| peak resident set, whole first start (MiB) | ${mib(peak)} |
-| largest V8 heap: total / used (MiB) | ${mib(largest.heapTotal)} / ${mib(largest.heapUsed)} |
-| largest external (MiB) | ${mib(largest.external)} |
-| import / projections (s) | ${fmt((imported - started) / 1000, 1)} / ${fmt((done - imported) / 1000, 1)} |
-| GC / CPU of the process (ms) | ${fmt(gcMs)} / ${fmt(cpu)} (${fmt((100 * gcMs) / cpu)}%) |
+| resident set at the start (MiB) | ${mib(m.before)} |
+| peak resident set, import (MiB) | ${mib(m.importPeak)} |
+| peak resident set, whole first start (MiB) | ${mib(m.peak)} |
+| largest V8 heap: total / used (MiB) | ${mib(m.heapTotal)} / ${mib(m.heapUsed)} |
+| largest external (MiB) | ${mib(m.external)} |
+| import / projections (s) | ${fmt(m.importMs / 1000, 1)} / ${fmt(m.projectMs / 1000, 1)} |
+| GC / CPU of the process (ms) | ${fmt(m.gcMs)} / ${fmt(m.cpuMs)} (${fmt((100 * m.gcMs) / m.cpuMs)}%) |
 `,
     );
   } finally {
     await db.close();
-    await directory.close();
     await slapd.stop();
   }
 }
 
-/** The process's resident set now and its peak since the last reset, in bytes. */
-function status(): { rss: number; hwm: number } {
-  const text = readFileSync("/proc/self/status", "utf8");
-  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)![1]);
-  return { rss: kib("VmRSS") * 1024, hwm: kib("VmHWM") * 1024 };
+/** Runs bench/one-group-start.ts in a process of its own; its line of JSON. */
+async function firstStartAlone(env: NodeJS.ProcessEnv): Promise<Measured> {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, "one-group-start.ts")], {
+    env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`bench/one-group-start.ts ended with status ${code}`);
+  return JSON.parse(out.trim().split("\n").at(-1)!) as Measured;
 }

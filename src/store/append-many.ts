@@ -2,6 +2,7 @@ import type { PoolClient, Queryable } from "../db/index.ts";
 import { eventsAppended } from "../metrics.ts";
 import { checkExpectedVersion, newEventId } from "./append.ts";
 import { copyEvents, type EventCopyRow } from "./copy-events.ts";
+import { jsonText } from "./json-text.ts";
 import { EVENTS_CHANNEL, announceAppend } from "./notify.ts";
 import type { ExpectedVersion, NewEvent } from "./types.ts";
 
@@ -117,7 +118,8 @@ export async function appendToStreams(
         streamId: append.streamId,
         version: current + i + 1,
         type: event.type,
-        data: JSON.stringify(event.data ?? null),
+        // A huge snapshot's text is made piece by piece as the COPY sends it (`jsonText`).
+        data: jsonText(event.data ?? null),
         metadata: JSON.stringify(event.metadata ?? {}),
         idempotencyKey: event.idempotencyKey ?? null,
         occurredAt: event.occurredAt ?? recordedAt,

@@ -66,6 +66,13 @@ const cases: [string, number, string, [string, (string | Buffer)[]][], string[]]
     [],
   ],
   [
+    "text that holds U+FFFD itself stays text",
+    301,
+    "uid=c,dc=example,dc=org",
+    [["description", ["ok", "a\ufffdb"]]],
+    [],
+  ],
+  [
     "binary attributes by name, any case, and by the ;binary option",
     70_000,
     "uid=c,dc=x",
