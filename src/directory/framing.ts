@@ -5,7 +5,8 @@ import type { Client } from "ldapts";
  * before ldapts parses them. ldapts's own parser joins every chunk received to what it holds
  * until a message is complete: a group of 400,000 members arrives as one message of some
  * 20 MB in hundreds of chunks, each chunk copying all that came before. Here the chunks wait
- * in a list and are joined once.
+ * in a list and are joined once, and a message of a megabyte or more is copied chunk by chunk
+ * into a buffer of its length, so that it is never held twice (as its chunks and joined).
  */
 export class MessageFramer {
   private chunks: Buffer[] = [];
@@ -13,14 +14,32 @@ export class MessageFramer {
   /** Length of the message at the head of `chunks`, header included, once its header is in. */
   private next: number | undefined;
 
+  /**
+   * A large message being received (`LARGE_MESSAGE`): its buffer, of its whole length, and
+   * how much of it has come. Chunks are copied into it as they come, so the message is held
+   * once, not as its chunks and then joined.
+   */
+  private large: { readonly buffer: Buffer; at: number } | undefined;
+
   /** Takes a chunk; returns the messages it completes, each exactly one message. */
   push(chunk: Buffer): Buffer[] {
-    this.chunks.push(chunk);
-    this.held += chunk.length;
-    this.next ??= this.headLength();
-    if (this.next === undefined || this.held < this.next) return [];
-    const data = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.held);
     const messages: Buffer[] = [];
+    let rest = chunk;
+    if (this.large) {
+      const { buffer } = this.large;
+      const taken = rest.copy(buffer, this.large.at);
+      this.large.at += taken;
+      if (this.large.at < buffer.length) return messages;
+      messages.push(buffer);
+      this.large = undefined;
+      rest = rest.subarray(taken);
+      if (rest.length === 0) return messages;
+    }
+    this.chunks.push(rest);
+    this.held += rest.length;
+    this.next ??= this.headLength();
+    if (this.next === undefined || this.held < this.next) return this.startLarge(messages);
+    const data = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.held);
     let at = 0;
     for (;;) {
       const length = messageLength(data, at);
@@ -28,10 +47,25 @@ export class MessageFramer {
       messages.push(data.subarray(at, at + length));
       at += length;
     }
-    const rest = data.subarray(at);
-    this.chunks = rest.length > 0 ? [rest] : [];
-    this.held = rest.length;
+    const left = data.subarray(at);
+    this.chunks = left.length > 0 ? [left] : [];
+    this.held = left.length;
     this.next = this.headLength();
+    return this.startLarge(messages);
+  }
+
+  /** Moves what is held of a large message whose length is known into a buffer of its own. */
+  private startLarge(messages: Buffer[]): Buffer[] {
+    if (this.next === undefined || this.next < LARGE_MESSAGE || this.held >= this.next) {
+      return messages;
+    }
+    const buffer = Buffer.allocUnsafe(this.next);
+    let at = 0;
+    for (const chunk of this.chunks) at += chunk.copy(buffer, at);
+    this.large = { buffer, at };
+    this.chunks = [];
+    this.held = 0;
+    this.next = undefined;
     return messages;
   }
 
@@ -45,6 +79,9 @@ export class MessageFramer {
 
 /** A tag octet, and a length in the long form: its first octet and up to 127 more. */
 const LONGEST_HEADER = 129;
+
+/** From this length a message is received into a buffer of its own (`MessageFramer.large`). */
+const LARGE_MESSAGE = 1024 * 1024;
 
 /**
  * The whole length of the BER element at `at` (tag, length octets, content), or undefined

@@ -64,6 +64,49 @@ t.test("the framer gives back exactly the messages sent, however the bytes are c
   }
 });
 
+t.test("messages of megabytes come whole and exact, however the bytes are cut", async (t) => {
+  const sent = [message(9, 1), message(2_500_000, 2), message(3, 3), message(1_100_000, 4)];
+  const stream = Buffer.concat(sent);
+  for (const size of [7, 65_536, 1_000_003, stream.length]) {
+    const framer = new MessageFramer();
+    const received: Buffer[] = [];
+    for (let at = 0; at < stream.length; at += size) {
+      received.push(...framer.push(stream.subarray(at, at + size)));
+    }
+    t.same(
+      received.map((m) => m.length),
+      sent.map((m) => m.length),
+      `chunks of ${size}`,
+    );
+    t.ok(
+      received.every((m, i) => m.equals(sent[i]!)),
+      `chunks of ${size}: the same bytes`,
+    );
+  }
+});
+
+t.test("a message of a megabyte or more is held once: joined from no chunks", async (t) => {
+  const big = message(2_000_000, 7);
+  const framer = new MessageFramer();
+  const concat = Buffer.concat;
+  let joined = 0;
+  Buffer.concat = ((list: readonly Uint8Array[], length?: number) => {
+    const out = concat(list, length);
+    joined += out.length;
+    return out;
+  }) as typeof Buffer.concat;
+  t.teardown(() => {
+    Buffer.concat = concat;
+  });
+  const received: Buffer[] = [];
+  for (let at = 0; at < big.length; at += 65_536) {
+    received.push(...framer.push(big.subarray(at, at + 65_536)));
+  }
+  Buffer.concat = concat;
+  t.ok(received.length === 1 && received[0]!.equals(big));
+  t.equal(joined, 0, "copied into its own buffer as it came, never joined");
+});
+
 t.test("a length in more octets than it needs is read whole, however it is cut", async (t) => {
   // 0x88: eight length octets, the value 5 (BER allows a long form that is not the shortest).
   const long = Buffer.from([0x30, 0x88, 0, 0, 0, 0, 0, 0, 0, 5, 1, 2, 3, 4, 5]);
