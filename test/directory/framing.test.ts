@@ -1,4 +1,4 @@
-import t from "tap";
+import t, { type Test } from "tap";
 import { AddRequest, Attribute, Client, SearchRequest, EqualityFilter } from "ldapts";
 import { toLdif, type LdifEntry } from "../../src/slapd/index.ts";
 import { createDirectoryClient } from "../../src/directory/index.ts";
@@ -87,22 +87,7 @@ t.test("messages of megabytes come whole and exact, however the bytes are cut", 
 
 t.test("a message of a megabyte or more is held once: joined from no chunks", async (t) => {
   const big = message(2_000_000, 7);
-  const framer = new MessageFramer();
-  const concat = Buffer.concat;
-  let joined = 0;
-  Buffer.concat = ((list: readonly Uint8Array[], length?: number) => {
-    const out = concat(list, length);
-    joined += out.length;
-    return out;
-  }) as typeof Buffer.concat;
-  t.teardown(() => {
-    Buffer.concat = concat;
-  });
-  const received: Buffer[] = [];
-  for (let at = 0; at < big.length; at += 65_536) {
-    received.push(...framer.push(big.subarray(at, at + 65_536)));
-  }
-  Buffer.concat = concat;
+  const { received, joined } = pushCountingJoins(t, big);
   t.ok(received.length === 1 && received[0]!.equals(big));
   t.equal(joined, 0, "copied into its own buffer as it came, never joined");
 });
@@ -123,22 +108,7 @@ t.test("a length in more octets than it needs is read whole, however it is cut",
 
 t.test("a message arriving in many chunks is joined once, not at every chunk", async (t) => {
   const big = message(1_000_000, 7);
-  const framer = new MessageFramer();
-  const concat = Buffer.concat;
-  let joined = 0;
-  Buffer.concat = ((list: readonly Uint8Array[], length?: number) => {
-    const out = concat(list, length);
-    joined += out.length;
-    return out;
-  }) as typeof Buffer.concat;
-  t.teardown(() => {
-    Buffer.concat = concat;
-  });
-  const received: Buffer[] = [];
-  for (let at = 0; at < big.length; at += 65_536) {
-    received.push(...framer.push(big.subarray(at, at + 65_536)));
-  }
-  Buffer.concat = concat;
+  const { received, joined } = pushCountingJoins(t, big);
   t.equal(received.length, 1);
   t.ok(received[0]!.equals(big));
   t.ok(joined <= big.length + 64, `${joined} bytes joined for ${big.length}`);
@@ -201,3 +171,27 @@ t.test("the directory client's parser is given whole messages only", async (t) =
     "no piece of a message, nor two together",
   );
 });
+
+/**
+ * Pushes `big` through a new framer in chunks of 64 KiB, counting the bytes `Buffer.concat`
+ * joined meanwhile.
+ */
+function pushCountingJoins(t: Test, big: Buffer): { received: Buffer[]; joined: number } {
+  const framer = new MessageFramer();
+  const concat = Buffer.concat;
+  let joined = 0;
+  Buffer.concat = ((list: readonly Uint8Array[], length?: number) => {
+    const out = concat(list, length);
+    joined += out.length;
+    return out;
+  }) as typeof Buffer.concat;
+  t.teardown(() => {
+    Buffer.concat = concat;
+  });
+  const received: Buffer[] = [];
+  for (let at = 0; at < big.length; at += 65_536) {
+    received.push(...framer.push(big.subarray(at, at + 65_536)));
+  }
+  Buffer.concat = concat;
+  return { received, joined };
+}
