@@ -52,6 +52,21 @@ t.test("fields read the projection; reads: DIRECTORY reads the directory", async
     { what: "the first start's import" },
   );
   await waitForProjection(db.pool, "entries", await annal.store.head(), 30_000);
+  const ask = async (query: string) => {
+    const response = await fetch(`${annal.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query }),
+    });
+    return (await response.json()) as { data?: unknown; extensions?: { reads: string } };
+  };
+  // The gateway turns to the projection once it has applied the import's head; an event the
+  // start appended after the wait above may still be on its way.
+  await eventually(
+    async () =>
+      (await ask(`{ person(by: { uid: "prossi" }) { uid } }`)).extensions?.reads === "projection",
+    { what: "the gateway reading the projection" },
+  );
 
   const root = createDirectoryClient({
     url: slapd.url,
@@ -64,14 +79,9 @@ t.test("fields read the projection; reads: DIRECTORY reads the directory", async
     { operation: "replace", attribute: "title", values: "Changed Behind Annal's Back" },
   ]);
 
-  const response = await fetch(`${annal.url}/graphql`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-    body: JSON.stringify({
-      query: `{ person(by: { uid: "prossi" }) { title } personLive(q: "prossi") { title } }`,
-    }),
-  });
-  const body = (await response.json()) as { data?: unknown; extensions?: { reads: string } };
+  const body = await ask(
+    `{ person(by: { uid: "prossi" }) { title } personLive(q: "prossi") { title } }`,
+  );
   t.same(body.data, {
     person: { title: before?.[0] },
     personLive: { title: "Changed Behind Annal's Back" },

@@ -69,6 +69,34 @@ t.test(
   },
 );
 
+/**
+ * On a log that never rests the projection is always a little behind the head: the gateway
+ * turns to it once it has applied the head as it was when the import was first seen recorded.
+ */
+t.test("a projection behind a busy log's head still serves once it holds the import", async (t) => {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  await db.pool.query(
+    "INSERT INTO capture_checkpoints (source, position) VALUES ('accesslog', '0')",
+  );
+  await store.appendToStream("test-import", [{ type: "TestNoted", data: { n: 1 } }]);
+  const first = await ReadState.start({ config: CONFIG, projection: { db: db.pool } });
+  t.equal(first.source, "directory", "no projection yet: the directory");
+
+  const projector = await Projector.start({
+    pool: db.pool,
+    projections: allProjections,
+    log: quietLog,
+  });
+  await waitForProjection(db.pool, "entries", await readHead(db.pool), 30_000);
+  await projector.stop();
+  // A write after the import, not yet applied: the head moves past the projection.
+  await store.appendToStream("test-later", [{ type: "TestNoted", data: { n: 2 } }]);
+
+  const state = await ReadState.start({ config: CONFIG, projection: { db: db.pool } });
+  t.equal(state.source, "projection", "the projection holds the import: it serves");
+});
+
 t.test("without the projection's schema, a request reads the directory", async (t) => {
   const db = await testDatabase(t);
   const state = await ReadState.start({ config: CONFIG, projection: { db: db.pool } });
