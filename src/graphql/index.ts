@@ -4,12 +4,8 @@
  * the projections and of the history), the operations (`operations/`), the limits, and the
  * Fastify plugin serving `/graphql`.
  */
-export {
-  graphqlPlugin,
-  type GraphqlExecution,
-  type GraphqlExecutor,
-  type GraphqlPluginOptions,
-} from "./plugin.ts";
+export { graphqlPlugin, type GraphqlExecution, type GraphqlExecutor } from "./plugin.ts";
+export type { GraphqlPluginOptions } from "./options.ts";
 export { buildGateway, BUILT_IN_SCHEMA_DIR, type Gateway } from "./gateway/schema.ts";
 export type { DirectoryWrite, GatewayContext, Viewer } from "./context.ts";
 export {

@@ -11,7 +11,7 @@ import { entryBudget } from "./entry-budget.ts";
 import { acceptedLanguages } from "./gateway/i18n.ts";
 import { createEntryLoaders } from "./gateway/loaders.ts";
 import { momentDirectory, momentReads } from "./gateway/moment-reads.ts";
-import type { ContextRequest, GraphqlPluginOptions } from "./plugin.ts";
+import type { ContextRequest, GraphqlPluginOptions } from "./options.ts";
 import type { ReadState } from "./gateway/read-state.ts";
 import { viewerOf } from "./viewer.ts";
 
