@@ -1,14 +1,13 @@
 import t, { type Test } from "tap";
 import type { Pool } from "../../src/db/index.ts";
 import { compileFilterToSql, parseFilter, type FilterNode } from "../../src/filters/index.ts";
-import { tableIn, schemaNames } from "../../src/projector/index.ts";
 import type { FieldSelection } from "../../src/rest/fields.ts";
 import { countSearch, searchPage, walks, type SearchRow } from "../../src/rest/search/page.ts";
 import { SearchSql, type KeysetPosition } from "../../src/rest/search/sql.ts";
 import type { SortKey } from "../../src/rest/sort.ts";
 import { EventStore } from "../../src/store/index.ts";
-import { ENTRIES, indexEntryValues } from "../../projections/entries/index.ts";
-import { EntryHistory } from "../support/entries.ts";
+import { ENTRIES } from "../../projections/entries/index.ts";
+import { EntryHistory, seedPeople } from "../support/entries.ts";
 import { testDatabase } from "../support/postgres.ts";
 
 t.setTimeout(600_000);
@@ -371,21 +370,13 @@ t.test("searches on a few thousand entries use the value indexes", async (t) => 
   const db = await testDatabase(t);
   const store = await EventStore.open(db.pool);
   await EntryHistory.start(t, db.pool, store); // creates the projection's tables
-  const uuids = (
-    await db.pool.query<{ entry_uuid: string }>(
-      `INSERT INTO ${ENTRIES}
-         (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id)
-       SELECT gen_random_uuid(), 'user', 'uid=w' || g || ',${PEOPLE}', 'uid=w' || g || ',${PEOPLE}',
-              jsonb_build_object('uid', jsonb_build_array('w' || g), 'sn', jsonb_build_array('Sn' || (g % 50)),
-                                 'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + g % 3]),
-                                 'uidNumber', jsonb_build_array((10000 + g)::text)),
-              '{}', now(), now(), 1, g, g, '1'::xid8
-         FROM generate_series(1, 5000) AS g
-       RETURNING entry_uuid`,
-    )
-  ).rows.map((row) => row.entry_uuid);
-  // The projection's own indexing statements, as a batch of the projector runs them.
-  await indexEntryValues(db.pool, tableIn(schemaNames("entries").live), uuids);
+  await seedPeople(
+    db.pool,
+    5000,
+    `jsonb_build_object('uid', jsonb_build_array('w' || g), 'sn', jsonb_build_array('Sn' || (g % 50)),
+                        'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + g % 3]),
+                        'uidNumber', jsonb_build_array((10000 + g)::text))`,
+  );
   await db.pool.query("ANALYZE projection_entries.entries, projection_entries.entry_values");
 
   const plan = async (sql: SearchSql, limit = 51) => {

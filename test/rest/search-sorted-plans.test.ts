@@ -1,19 +1,16 @@
 import t from "tap";
 import type { Queryable } from "../../src/db/index.ts";
 import { parseFilter } from "../../src/filters/index.ts";
-import { schemaNames, tableIn } from "../../src/projector/index.ts";
 import type { FieldSelection } from "../../src/rest/fields.ts";
 import { searchPage, WALK_ABOVE } from "../../src/rest/search/page.ts";
 import { SearchSql, type KeysetPosition } from "../../src/rest/search/sql.ts";
 import type { SortKey } from "../../src/rest/sort.ts";
 import { EventStore } from "../../src/store/index.ts";
-import { ENTRIES, indexEntryValues } from "../../projections/entries/index.ts";
-import { EntryHistory } from "../support/entries.ts";
+import { EntryHistory, seedPeople } from "../support/entries.ts";
 import { testDatabase } from "../support/postgres.ts";
 
 t.setTimeout(300_000);
 
-const PEOPLE = "ou=people,dc=example,dc=org";
 const ENTRY_COUNT = 5000;
 /** Two surnames: each group of ties holds 2,500 entries, more than any bound of a page. */
 const SURNAMES = 2;
@@ -75,21 +72,14 @@ t.test("a page of a filter on the first sort key reads a bounded range of one in
   await EntryHistory.start(t, db.pool, store); // creates the projection's tables
   // Written straight into the projection, as the rest benchmark seeds it: surnames and names
   // independent of each other and of the entries' uuids.
-  const uuids = (
-    await db.pool.query<{ entry_uuid: string }>(
-      `INSERT INTO ${ENTRIES}
-         (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version, created_position, position, transaction_id)
-       SELECT gen_random_uuid(), 'user', 'uid=w' || g || ',${PEOPLE}', 'uid=w' || g || ',${PEOPLE}',
-              jsonb_build_object('uid', jsonb_build_array('w' || g),
-                                 'sn', jsonb_build_array('Sn' || (g % ${SURNAMES})),
-                                 'cn', jsonb_build_array('Person ' || lpad(((g * 7919) % ${ENTRY_COUNT})::text, 5, '0')),
-                                 'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + g % 3])),
-              '{}', now(), now(), 1, g, g, '1'::xid8
-         FROM generate_series(1, ${ENTRY_COUNT}) AS g
-       RETURNING entry_uuid`,
-    )
-  ).rows.map((row) => row.entry_uuid);
-  await indexEntryValues(db.pool, tableIn(schemaNames("entries").live), uuids);
+  await seedPeople(
+    db.pool,
+    ENTRY_COUNT,
+    `jsonb_build_object('uid', jsonb_build_array('w' || g),
+                        'sn', jsonb_build_array('Sn' || (g % ${SURNAMES})),
+                        'cn', jsonb_build_array('Person ' || lpad(((g * 7919) % ${ENTRY_COUNT})::text, 5, '0')),
+                        'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + g % 3]))`,
+  );
   // Vacuumed, as autovacuum leaves a table: an index-only scan needs the visibility map.
   await db.pool.query("VACUUM ANALYZE projection_entries.entries, projection_entries.entry_values");
 

@@ -8,8 +8,9 @@ import {
   type EntryChange,
   type EntryState,
 } from "../../src/events/index.ts";
-import { Projector, waitForProjection } from "../../src/projector/index.ts";
+import { Projector, schemaNames, tableIn, waitForProjection } from "../../src/projector/index.ts";
 import type { EventStore, LogPosition } from "../../src/store/index.ts";
+import { ENTRIES, indexEntryValues } from "../../projections/entries/index.ts";
 import { allProjections } from "../../projections/index.ts";
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -17,6 +18,29 @@ const quiet = { info() {}, warn() {}, error() {} };
 /** `2026-11-22T04:35:00.000Z` → `20261122043500Z`, as the directory writes times. */
 export function generalizedTime(date: Date): string {
   return date.toISOString().replace(/[-:T]|\.\d{3}/g, "");
+}
+
+/**
+ * `count` people (`uid=w<g>,ou=people,dc=example,dc=org`, type user) written straight into
+ * the `entries` projection, as the search benchmarks seed it, and indexed by the projection's
+ * own statements as a batch of the projector indexes them. `attributes` is a SQL expression of
+ * the row number `g` (1..count) giving each entry's attributes as jsonb. Answers their uuids.
+ */
+export async function seedPeople(pool: Pool, count: number, attributes: string): Promise<string[]> {
+  const people = "ou=people,dc=example,dc=org";
+  const inserted = await pool.query<{ entry_uuid: string }>(
+    `INSERT INTO ${ENTRIES}
+       (entry_uuid, type, dn, dn_norm, attributes, operational, created_at, modified_at, version,
+        created_position, position, transaction_id)
+     SELECT gen_random_uuid(), 'user', 'uid=w' || g || ',${people}', 'uid=w' || g || ',${people}',
+            ${attributes}, '{}', now(), now(), 1, g, g, '1'::xid8
+       FROM generate_series(1, $1::int) AS g
+     RETURNING entry_uuid`,
+    [count],
+  );
+  const uuids = inserted.rows.map((row) => row.entry_uuid);
+  await indexEntryValues(pool, tableIn(schemaNames("entries").live), uuids);
+  return uuids;
 }
 
 export interface NewEntry {
