@@ -20,6 +20,10 @@ export interface SessionLock {
  * with the lock for a connection, whatever the pool's size and however many locks are held,
  * so no setting can deadlock that way.
  *
+ * Callers take and release locks at the same time, so the connection pipelines (pg's
+ * `pipeline` mode): each statement is sent at once and answered in turn, where pg would
+ * otherwise queue them itself, which it deprecates (and pg 9 removes).
+ *
  * Why only `pg_try_advisory_lock`: statements on one connection run one after another, so a
  * statement that waited in the database for a lock would hold up every other lock's take and
  * release behind it (and its holder's release could be queued behind it: a deadlock of its
@@ -134,7 +138,7 @@ class LockConnection {
   /** The open connection, or a new one (the first lock, or after the last one broke). */
   #connection(): Promise<pg.Client> {
     if (this.#client) return this.#client;
-    const client = sideConnection(this.#pool, "annal-locks");
+    const client = sideConnection(this.#pool, "annal-locks", { pipeline: true });
     const opened = client.connect().then(() => client);
     this.#client = opened;
     // A connection that ends or fails is replaced at the next take; PostgreSQL has let its locks go.

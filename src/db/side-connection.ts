@@ -9,9 +9,16 @@ import type { Pool } from "./pool.ts";
  * connects it, handles its `error`, and ends it. A process opens at most `[database] poolSize`
  * pooled connections and these few beside them.
  */
-export function sideConnection(pool: Pool, applicationName: string): pg.Client {
+export function sideConnection(
+  pool: Pool,
+  applicationName: string,
+  options: { readonly pipeline?: boolean } = {},
+): pg.Client {
   return new pg.Client({
     ...(pool.options as pg.ClientConfig),
     application_name: applicationName,
+    // pg's own pipeline mode: each query is sent at once and answered in order (a sync of
+    // its own, so one failing fails no other), for a connection several callers share.
+    ...(options.pipeline ? { pipeline: true } : {}),
   });
 }

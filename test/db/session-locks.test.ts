@@ -16,12 +16,23 @@ t.test(
     const there = createPool(db.url, 1, { connectionTimeoutMs: 2000 });
     t.teardown(() => Promise.all([here.end(), there.end()]));
 
+    const deprecations: string[] = [];
+    const onWarning = (warning: Error) => {
+      if (warning.name === "DeprecationWarning") deprecations.push(warning.message);
+    };
+    process.on("warning", onWarning);
+    t.teardown(() => process.off("warning", onWarning));
     const locks = await Promise.all(
       Array.from({ length: 20 }, (_, n) => trySessionLock(here, `key ${n}`)),
     );
     t.ok(
       locks.every((lock) => lock !== undefined),
       "twenty locks at once, with a pool of one",
+    );
+    t.same(
+      deprecations,
+      [],
+      "taken at once without pg queueing statements on the shared connection (deprecated in pg 8)",
     );
     const served = await here.query<{ ok: number }>("SELECT 1 AS ok");
     t.same(served.rows, [{ ok: 1 }], "and the pool's one connection still serves");
