@@ -30,6 +30,14 @@ export interface VersionsAtQuery {
   readonly types?: string;
   /** The relation's alias; `e` by default. */
   readonly alias?: string;
+  /**
+   * A page of the relation in creation order, as a search reads it (the GraphQL gateway's
+   * `@at`): a condition on its rows as `e` (a scope on `e.dn_norm`), and the window each part
+   * is ordered and limited by (`ORDER BY e.created_position, e.entry_uuid LIMIT …`). Without
+   * a type only. Each part then walks the versions in creation order (the index of
+   * `created_position`, which holds their validity) and stops with the page.
+   */
+  readonly page?: { readonly where: string; readonly window: (alias: string) => string };
 }
 
 /**
@@ -46,6 +54,9 @@ export interface VersionsAtQuery {
  * `compileFilterToIndexedSql` with `spans: { at }`), as a search now reads `entry_values`.
  * The versions are read along the index of (type, end, start) when a type is given: a recent
  * moment reads about the entries alive then and the versions ended since.
+ * A `page` (the GraphQL gateway's searches) is read along the index of creation order, which
+ * holds each version's validity: the versions not valid then are passed over in the index, and
+ * the walk stops with the page.
  *
  * `created_position` is the position of the entry's first version (its add, or its first
  * snapshot), as `entries` keeps it: the order the directory returns entries in. Every version
@@ -81,7 +92,11 @@ export function versionsAt(query: VersionsAtQuery): string {
     const matches = filter ? indexed(type, false) : "TRUE";
     return `(${relation(`v.type = ${type} AND ${matches}`)}) AS ${alias}`;
   }
-  if (!filter) return `(${relation("TRUE")}) AS ${alias}`;
+  const part = (rows: string) =>
+    query.page === undefined
+      ? rows
+      : `(SELECT e.* FROM (${rows}) AS e WHERE ${query.page.where} ${query.page.window("e")})`;
+  if (!filter) return `(${part(relation("TRUE"))}) AS ${alias}`;
   // Naming the types here too keeps their parameter in the query when the filter compiles to
   // a constant (`(&)`); a typed version of a type without spans has no value to match anyway.
   const typed =
@@ -89,9 +104,12 @@ export function versionsAt(query: VersionsAtQuery): string {
       ? `v.type = ANY(${typesOfSql(ENTRY_VERSION_VALUES)}) AND ${indexed({ typesOf: ENTRY_VERSION_VALUES }, false)}`
       : `v.type = ANY(${query.types}::text[]) AND ${indexed(query.types, true)}`;
   const json = compileFilterToSql(filter, { attributesColumn: "u.a", params });
-  return `(${relation(typed)}
+  const untyped = `SELECT u.* FROM (${relation("v.type IS NULL")}) AS u WHERE ${json}`;
+  // With a page, each part is ordered and limited on its own, as the entries' search does:
+  // over the union the planner could only read every version valid then and sort them all.
+  return `(${part(relation(typed))}
            UNION ALL
-           SELECT u.* FROM (${relation("v.type IS NULL")}) AS u WHERE ${json}) AS ${alias}`;
+           ${part(untyped)}) AS ${alias}`;
 }
 
 /**

@@ -35,7 +35,8 @@ export interface MomentReads {
  * which filters typed entries through the spans of their values, as the REST channel does), with
  * the scopes, order (creation order, as the directory's), paging and attribute selection of
  * the projection's reads (`projectionDirectory`), and nothing goes to the live directory,
- * which knows only now. `hasSubordinates` and `entryDN` are computed at the moment too.
+ * which knows only now. A page walks the versions in creation order and stops with it, as a
+ * search of `entries` does (`versionsAt`'s `page`). `hasSubordinates` and `entryDN` are computed at the moment too.
  *
  * The versions hold what capture records: a redacted attribute has no values then, so a
  * filter on one matches nothing; an attribute the schema does not know is undefined (LDAP's
@@ -118,7 +119,8 @@ async function* searchAt(
     (name) => source.schema.canonical(name),
   ).ast;
   // The types the value spans hold are read by the statement itself: no round trip before it.
-  const matching = versionsAt({ at: moment, filter, params });
+  const matching = (window: (alias: string) => string) =>
+    versionsAt({ at: moment, filter, params, page: { where: scope, window } });
   const select = selection(source.schema, options.attributes);
   const subordinates = select.computed.has("hassubordinates")
     ? `EXISTS (SELECT 1 FROM ${versionsAt({ at: moment, params, alias: "c" })}
@@ -127,6 +129,6 @@ async function* searchAt(
   yield* readPages(source, options, select, params, {
     ...valuesSql(select, options.matchedValues, bind),
     subordinates,
-    from: () => `${matching} WHERE ${scope}`,
+    from: matching,
   });
 }

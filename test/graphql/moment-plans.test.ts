@@ -1,0 +1,192 @@
+import t from "tap";
+import type { Pool } from "../../src/db/index.ts";
+import type { DirectoryClient, DirectoryEntry } from "../../src/directory/index.ts";
+import { NameSet } from "../../src/events/index.ts";
+import { parseFilter } from "../../src/filters/index.ts";
+import { momentDirectory } from "../../src/graphql/gateway/moment-reads.ts";
+import { EventStore } from "../../src/store/index.ts";
+import { VALUE_KEY_LENGTH } from "../../projections/entries/index.ts";
+import {
+  ENTRY_VERSION_VALUES,
+  ENTRY_VERSIONS,
+  VALUE_SPAN_COLUMNS,
+  valueSpanRows,
+} from "../../projections/entry-versions/index.ts";
+import { EntryHistory } from "../support/entries.ts";
+import { testDatabase } from "../support/postgres.ts";
+import { TEST_SCHEMA } from "../rest/fixtures/harness.ts";
+
+t.setTimeout(300_000);
+
+const BASE = "dc=example,dc=org";
+const PEOPLE = `ou=people,${BASE}`;
+const GROUPS = `ou=groups,${BASE}`;
+const PEOPLE_COUNT = 5000;
+const START = new Date(Date.UTC(2025, 10, 1));
+/** Three quarters after `START`: each person's third version (of four) is valid then. */
+const MOMENT = new Date(Date.UTC(2026, 6, 1));
+
+/** Every node of a JSON plan, flattened. */
+function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {
+  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
+  return [plan, ...children.flatMap(nodes)];
+}
+
+/** How many rows a node of an analysed plan handled in all: returned and filtered out. */
+const handled = (node: Record<string, unknown>): number =>
+  (Number(node["Actual Rows"] ?? 0) +
+    Number(node["Rows Removed by Filter"] ?? 0) +
+    Number(node["Rows Removed by Index Recheck"] ?? 0)) *
+  Number(node["Actual Loops"] ?? 1);
+
+/** The pool, noting every statement it runs with its parameters. */
+function noting(pool: Pool, statements: { sql: string; params: unknown[] }[]): Pool {
+  return new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property === "query") {
+        return (sql: string, params: unknown[] = []) => {
+          statements.push({ sql, params });
+          return target.query(sql, params);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * The history of a directory of `PEOPLE_COUNT` people over a year, written straight into
+ * `entry_versions` and its value spans: the containers (untyped), each person in four versions
+ * (the title changes every quarter), every tenth one deleted in the second quarter, and three
+ * groups of thousands of members whose member lists change every quarter.
+ */
+async function seedHistory(pool: Pool): Promise<void> {
+  const quarter = (q: string) => `$1::timestamptz + (${q} - 1) * interval '91 days'`;
+  await pool.query(
+    `INSERT INTO ${ENTRY_VERSIONS}
+       (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position, created_position)
+     SELECT gen_random_uuid(), 1, $1::timestamptz, NULL, false, NULL, c.dn, c.attributes, '{}', c.n, c.n
+       FROM (VALUES (1, '${BASE}', '{"objectClass": ["domain"]}'::jsonb),
+                    (2, '${PEOPLE}', '{"objectClass": ["organizationalUnit"], "ou": ["people"]}'),
+                    (3, '${GROUPS}', '{"objectClass": ["organizationalUnit"], "ou": ["groups"]}'))
+            AS c(n, dn, attributes)`,
+    [START],
+  );
+  await pool.query(
+    `INSERT INTO ${ENTRY_VERSIONS}
+       (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position, created_position)
+     SELECT u.uuid, q, ${quarter("q")}, CASE WHEN q < 4 THEN ${quarter("q + 1")} END,
+            q > 2 AND u.g % 10 = 0, 'user', 'uid=w' || u.g || ',${PEOPLE}',
+            CASE WHEN q > 2 AND u.g % 10 = 0 THEN '{}'::jsonb
+                 ELSE jsonb_build_object('objectClass', jsonb_build_array('inetOrgPerson'),
+                        'uid', jsonb_build_array('w' || u.g), 'sn', jsonb_build_array('Sn' || u.g),
+                        'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + (u.g + q) % 3])) END,
+            '{}', 10 + u.g * 4 + q, 10 + u.g * 4 + 1
+       FROM (SELECT g, gen_random_uuid() AS uuid FROM generate_series(1, $2::int) AS g) AS u
+      CROSS JOIN generate_series(1, 4) AS q`,
+    [START, PEOPLE_COUNT],
+  );
+  await pool.query(
+    `INSERT INTO ${ENTRY_VERSIONS}
+       (entry_uuid, version, valid_from, valid_to, deleted, type, dn, attributes, operational, position, created_position)
+     SELECT u.uuid, q, ${quarter("q")}, CASE WHEN q < 4 THEN ${quarter("q + 1")} END,
+            false, 'group', 'cn=g' || u.k || ',${GROUPS}',
+            jsonb_build_object('objectClass', jsonb_build_array('groupOfNames'),
+              'cn', jsonb_build_array('g' || u.k),
+              'member', (SELECT jsonb_agg('uid=w' || m || ',${PEOPLE}' ORDER BY m)
+                           FROM generate_series(1, $2::int) AS m WHERE (m + q) % u.k = 0)),
+            '{}', 10 + $2::int * 4 + u.k * 4 + q, 10 + $2::int * 4 + u.k * 4 + 1
+       FROM (SELECT k, gen_random_uuid() AS uuid FROM generate_series(1, 3) AS k) AS u
+      CROSS JOIN generate_series(1, 4) AS q`,
+    [START, PEOPLE_COUNT],
+  );
+  await pool.query(
+    `INSERT INTO ${ENTRY_VERSION_VALUES} (${VALUE_SPAN_COLUMNS})
+     SELECT ${VALUE_SPAN_COLUMNS}
+       FROM (${valueSpanRows(`(SELECT * FROM ${ENTRY_VERSIONS} ORDER BY entry_uuid, version)`, "$1")}) AS s`,
+    [VALUE_KEY_LENGTH],
+  );
+  await pool.query(`ANALYZE ${ENTRY_VERSIONS}, ${ENTRY_VERSION_VALUES}`);
+}
+
+t.test("a page of people at a moment stops with the page", async (t) => {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  await EntryHistory.start(t, db.pool, store); // creates the projections' tables
+  await seedHistory(db.pool);
+
+  const statements: { sql: string; params: unknown[] }[] = [];
+  const then = momentDirectory(
+    {} as DirectoryClient,
+    {
+      db: noting(db.pool, statements),
+      base: BASE,
+      schema: TEST_SCHEMA,
+      redacted: new NameSet(["userPassword"]),
+    },
+    MOMENT,
+  );
+  const analysed = async (dn: string, options: Parameters<DirectoryClient["search"]>[1]) => {
+    statements.length = 0;
+    const entries: DirectoryEntry[] = [];
+    for await (const page of then.search(dn, options)) entries.push(...page);
+    const last = statements.at(-1)!;
+    const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: Record<string, unknown> }] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${last.sql}`,
+      last.params,
+    );
+    return { entries, plan: nodes(explained.rows[0]!["QUERY PLAN"][0].Plan) };
+  };
+
+  // The people page: 101 of the 4,500 people there then, in creation order, each in its
+  // version valid then (the third). Reading every version valid then and sorting them before
+  // the limit handled all 4,500; walking the versions in creation order stops after the page.
+  const page = await analysed(PEOPLE, {
+    scope: "sub",
+    filter: parseFilter("(objectClass=inetOrgPerson)").ast,
+    attributes: ["uid", "title"],
+    sizeLimit: 101,
+    pageSize: 101,
+  });
+  const expected = Array.from({ length: 112 }, (_, i) => i + 1).filter((g) => g % 10 !== 0);
+  t.same(
+    page.entries.map((entry) => entry.dn),
+    expected.slice(0, 101).map((g) => `uid=w${g},${PEOPLE}`),
+    "the first 101 people there then, in creation order, the deleted ones left out",
+  );
+  t.same(
+    page.entries[0]!.attributes,
+    { uid: ["w1"], title: ["Manager"] },
+    "each in its version valid then",
+  );
+  const busiest = Math.max(...page.plan.map(handled));
+  t.ok(
+    busiest < 1000,
+    `no step of the plan handles every version valid then (at most ${busiest} rows)`,
+  );
+
+  // The groups of two people then (the third quarter's members), with only their matched
+  // members.
+  const wanted = [`uid=w6,${PEOPLE}`, `uid=W7,${PEOPLE.toUpperCase()}`];
+  const matches = wanted.map((value) => ({ op: "eq" as const, attribute: "member", value }));
+  const groups = await analysed(GROUPS, {
+    scope: "sub",
+    filter: { op: "or", filters: matches },
+    attributes: ["cn", "member"],
+    matchedValues: [...matches, { op: "present", attribute: "cn" }],
+    pageSize: 500,
+  });
+  t.same(
+    groups.entries,
+    [
+      {
+        dn: `cn=g1,${GROUPS}`,
+        attributes: { cn: ["g1"], member: [`uid=w6,${PEOPLE}`, `uid=w7,${PEOPLE}`] },
+      },
+      { dn: `cn=g2,${GROUPS}`, attributes: { cn: ["g2"], member: [`uid=w7,${PEOPLE}`] } },
+      { dn: `cn=g3,${GROUPS}`, attributes: { cn: ["g3"], member: [`uid=w6,${PEOPLE}`] } },
+    ],
+    "each group with the members asked about then",
+  );
+});
