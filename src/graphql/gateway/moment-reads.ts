@@ -14,6 +14,7 @@ import {
   valuesSql,
   type ProjectionSource,
 } from "./projection-reads.ts";
+import { ENTRY_VERSION_VALUES } from "../../../projections/entry-versions/index.ts";
 
 /** What a request asked `@at` a moment reads with: the moment, and why an entry was not there. */
 export interface MomentReads {
@@ -127,7 +128,10 @@ async function* searchAt(
          WHERE right(c.dn_norm, length(e.dn_norm) + 1) = ',' || e.dn_norm)`
     : "NULL::boolean";
   yield* readPages(source, options, select, params, {
-    ...valuesSql(select, options.matchedValues, bind),
+    ...valuesSql(select, options.matchedValues, bind, {
+      spansTable: ENTRY_VERSION_VALUES,
+      at: moment,
+    }),
     subordinates,
     from: matching,
   });

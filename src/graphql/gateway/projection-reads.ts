@@ -12,6 +12,7 @@ import {
   checkAttributes,
   compileFilterToIndexedSql,
   compileFilterToSql,
+  typesOfSql,
   type FilterNode,
 } from "../../filters/index.ts";
 import {
@@ -304,14 +305,24 @@ export async function* readPages(
   }
 }
 
-/** Where `valuesSql` finds the folded values of the typed entries: the value index. */
-export interface MatchedValuesIndex {
-  /** The table of folded values (`entry_values`), annal's own constant. */
-  readonly valuesTable: string;
-  /** The types it holds rows of: those of `countsTable`'s rows of `rowAttribute`. */
-  readonly countsTable: string;
-  readonly rowAttribute: string;
-}
+/**
+ * Where `valuesSql` finds the folded values of the typed entries: the value index now, or the
+ * spans of the versions' values at a moment.
+ */
+export type MatchedValuesIndex =
+  | {
+      /** The table of folded values (`entry_values`), annal's own constant. */
+      readonly valuesTable: string;
+      /** The types it holds rows of: those of `countsTable`'s rows of `rowAttribute`. */
+      readonly countsTable: string;
+      readonly rowAttribute: string;
+    }
+  | {
+      /** The spans of the versions' values (`entry_version_values`), annal's own constant. */
+      readonly spansTable: string;
+      /** The parameter holding the moment (a timestamptz). */
+      readonly at: string;
+    };
 
 /**
  * The attributes a row brings, chosen in the database: a group's thousands of members stay
@@ -323,7 +334,11 @@ export interface MatchedValuesIndex {
  * folded as the filters compare; other items keep every value. With `index`, a typed entry's
  * matched values are found in the value index (`index.valuesTable`) once for the statement,
  * a range per item's value, and picked out of its list by ordinal: a group of 40,000 members
- * costs what its matched values cost, not a fold of every member.
+ * costs what its matched values cost, not a fold of every member. At a moment (`index` names
+ * the value spans), the values held then are found in the spans the same way; the spans keep
+ * no ordinal, so each is the item as the list spells it (found by containment, no value
+ * folded; two values of the list that fold alike then come as one), or, when the list spells
+ * it otherwise, the list's values that fold to it.
  */
 export function valuesSql(
   select: Selection,
@@ -349,7 +364,30 @@ export function valuesSql(
          FROM jsonb_array_elements_text(l.list) AS v(value)
         WHERE lower(v.value) = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w)))`;
     let typed = folded;
-    if (index !== undefined && key !== undefined) {
+    if (index !== undefined && key !== undefined && "spansTable" in index) {
+      const whole = "CASE WHEN x.value_folded IS NULL THEN x.value_key ELSE x.value_folded END";
+      common.push(`matched AS MATERIALIZED (
+         SELECT x.entry_uuid, array_agg(DISTINCT ${whole}) AS folded
+           FROM ${index.spansTable} AS x
+          WHERE x.type = ANY(${typesOfSql(index.spansTable)})
+            AND x.attribute = ${key}::text
+            AND x.value_key = ANY(ARRAY(SELECT left(lower(w), ${VALUE_KEY_LENGTH})
+                                          FROM unnest(${items}::text[]) AS w))
+            AND x.valid_from <= ${index.at}::timestamptz
+            AND coalesce(x.valid_to, 'infinity'::timestamptz) > ${index.at}::timestamptz
+            AND ${whole} = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w))
+          GROUP BY x.entry_uuid)`);
+      // The spans keep no ordinal to pick the values by. The items that fold to a value held
+      // then (one per value) are those values when the list holds them as spelled: one test
+      // of containment, no value folded; otherwise the list's values are folded and compared.
+      typed = `coalesce((SELECT CASE WHEN l.list @> c.exact THEN c.exact ELSE ${folded} END
+                 FROM matched AS m
+                CROSS JOIN LATERAL (
+                      SELECT jsonb_agg(i.w) AS exact
+                        FROM (SELECT DISTINCT ON (lower(w)) w FROM unnest(${items}::text[]) AS w
+                               WHERE lower(w) = ANY(m.folded) ORDER BY lower(w), w) AS i) AS c
+                WHERE m.entry_uuid = e.entry_uuid), '[]'::jsonb)`;
+    } else if (index !== undefined && key !== undefined && "valuesTable" in index) {
       common.push(`matched AS MATERIALIZED (
          SELECT x.entry_uuid, array_agg(x.ordinal ORDER BY x.ordinal) AS ordinals
            FROM ${index.valuesTable} AS x
