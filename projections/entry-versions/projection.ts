@@ -33,7 +33,8 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
   // 3: `entry_version_values`, the versions' value index.
   // 4: its rows are spans of unchanged values instead of one per value of each version.
   // 5: `created_position` on every version, so a search at a moment reads the entries' order.
-  // 6: the index of creation order, so a page of a search at a moment stops with the page.
+  // 6: the index of creation order, and the spans' match index in entry order within a value,
+  //    so a page of a search at a moment (GraphQL's `@at`, REST's `at`) stops with the page.
   version: 6,
   handles: ENTRY_EVENT_TYPES,
   tables: entryVersionsTables,

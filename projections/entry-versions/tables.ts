@@ -86,12 +86,12 @@ export const entryVersionsIndexes = (table: (name: string) => string): readonly 
      (created_position, entry_uuid, valid_from, (coalesce(valid_to, 'infinity'::timestamptz)))
      WHERE NOT deleted`,
   // A filter at a moment (or over a period): an equality is one range of (type, attribute,
-  // key) read from the moment on along the values' ends, each start checked in the index,
-  // so a recent moment reads about the values alive then; prefix and ordering filters read
-  // the key range with the same checks. The entry is included to join its row by key.
+  // key), its spans in entry order, each one's validity checked in the index (an index-only
+  // scan: the bounds are columns of it), so a page of a search at a moment in entryUUID order
+  // reads about the page's spans, and a conjunction merges its terms' ranges; prefix and
+  // ordering filters read the key range with the same checks.
   `CREATE INDEX entry_version_values_match ON ${table("entry_version_values")}
-     (type, attribute, value_key, (coalesce(valid_to, 'infinity'::timestamptz)), valid_from)
-     INCLUDE (entry_uuid)`,
+     (type, attribute, value_key, entry_uuid) INCLUDE (valid_from, valid_to)`,
   // A filter over a period, negated: whether one version held a value (by entry and time).
   `CREATE INDEX ON ${table("entry_version_values")} (entry_uuid, attribute, valid_from)`,
   `CREATE INDEX entry_version_values_trigram ON ${table("entry_version_values")}

@@ -29,6 +29,8 @@ export {
   compileFilterToIndexedSet,
   compileFilterToIndexedSql,
   compileValueTest,
+  isIndexedSet,
+  isPointTest,
   typesOfSql,
   type IndexedSqlFilterOptions,
   type ValueTestNode,

@@ -160,7 +160,36 @@ export function compileFilterToIndexedSet(
   options: Omit<IndexedSqlFilterOptions, "entryColumn">,
 ): string | undefined {
   const filter = indexedFilter({ ...options, entryColumn: "e.entry_uuid" });
-  return filter.settable(ast) ? filter.set(ast) : undefined;
+  return isIndexedSet(ast) ? filter.set(ast) : undefined;
+}
+
+/**
+ * Whether a filter is an equality whose value a key holds whole (`keyLength` characters): a
+ * point of the values index, which at most one value row of an entry meets (at a moment, one
+ * span), so its rows come out of the index in entry order, each entry once.
+ */
+export function isPointTest(
+  node: FilterNode,
+  keyLength: number,
+): node is Extract<FilterNode, { op: "eq" | "approx" }> {
+  // lower() at most triples a character.
+  return (node.op === "eq" || node.op === "approx") && [...node.value].length * 3 < keyLength;
+}
+
+/**
+ * Whether `compileFilterToIndexedSet` gives a set for the filter: it has no `not` and no empty
+ * `and` or `or` in it.
+ */
+export function isIndexedSet(node: FilterNode): boolean {
+  switch (node.op) {
+    case "not":
+      return false;
+    case "and":
+    case "or":
+      return node.filters.length > 0 && node.filters.every(isIndexedSet);
+    default:
+      return true;
+  }
 }
 
 /** A comparison or substring of one attribute's values: what `compileValueTest` compiles. */
@@ -277,8 +306,6 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
     );
   }
   const bind = (value: string): string => `$${params.push(value)}::text`;
-  /** Whether `lower(value)` surely fits in a key (lower() at most triples a character). */
-  const fits = (value: string): boolean => [...value].length * 3 < keyLength;
   type Leaf = Exclude<FilterNode, { op: "and" | "or" | "not" }>;
   const test = (node: Leaf) => compileValueTest(node, { alias: "x", keyLength, params });
   // A span carries its validity: bounding it keeps an index range to the spans valid at the
@@ -311,22 +338,8 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
     if (condition) conditions.push(condition);
     return `FROM ${valuesTable} AS x${join} WHERE ${conditions.join(" AND ")}`;
   };
-  /** Whether the node is a set of entry uuids: no `not` and no empty `and`/`or` in it. */
-  const settable = (node: FilterNode): boolean => {
-    switch (node.op) {
-      case "not":
-        return false;
-      case "and":
-      case "or":
-        return node.filters.length > 0 && node.filters.every(settable);
-      default:
-        return true;
-    }
-  };
-  /** Whether a node is an equality whose value a key holds whole: a point of the index. */
   type Comparison = Extract<FilterNode, { value: string }>;
-  const point = (node: FilterNode): node is Comparison =>
-    (node.op === "eq" || node.op === "approx") && fits(node.value);
+  const point = (node: FilterNode): node is Comparison => isPointTest(node, keyLength);
   /**
    * The entries with any of the values of one attribute: one range of the index per value,
    * read by one scan whatever their number. A batched lookup ORs a hundred equalities: as a
@@ -378,15 +391,15 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
         // of its index in entry order, so the intersection is a merge that stops with the
         // page. Separate semi-joins made the planner walk every entry of the type in uuid
         // order and probe both sets, since it takes the conjunction for rarer than it is.
-        const sets = node.filters.filter(settable);
+        const sets = node.filters.filter(isIndexedSet);
         if (sets.length < 2) return `(${node.filters.map(compile).join(" AND ")})`;
-        const rest = node.filters.filter((part) => !settable(part)).map(compile);
+        const rest = node.filters.filter((part) => !isIndexedSet(part)).map(compile);
         const intersection = `${outerKey} IN (${sets.map((part) => `(${set(part)})`).join(" INTERSECT ")})`;
         return `(${[intersection, ...rest].join(" AND ")})`;
       }
       case "or": {
         if (node.filters.length === 0) return "FALSE";
-        if (settable(node)) return `${outerKey} IN (${set(node)})`;
+        if (isIndexedSet(node)) return `${outerKey} IN (${set(node)})`;
         return `(${node.filters.map(compile).join(" OR ")})`;
       }
       case "not":
@@ -398,5 +411,5 @@ function indexedFilter(options: IndexedSqlFilterOptions) {
         return `${outerKey} IN (SELECT ${innerKey} ${rows(node, holding)})`;
     }
   };
-  return { compile, set, settable };
+  return { compile, set };
 }
