@@ -108,6 +108,8 @@ const FILTERS = [
   "(title=eng*)",
   "(title=*ana*)",
   "(&(objectClass=inetOrgPerson)(title=engineer))",
+  "(&(title=engineer)(!(sn=smith)))",
+  "(&(uid=u1)(|(sn=müller)(sn=smith))(!(title=manager)))",
   "(|(uid=u1)(uid=U2)(uid=u9)(uid=nobody))",
   "(|(uid=u1)(!(title=*)))",
   "(!(&(sn=müller)(title=engineer)))",
