@@ -51,6 +51,10 @@ export const PAUSE_POINTS = [
   // src/projector/apply-batch.ts: a projection has read its next batch of events and is about
   // to apply it (its checkpoint not yet moved); the subject is the projection's name.
   "projector.batch.beforeApply",
+  // src/projector/reader-indexes.ts: a projection's live schema lacks readers' indexes (a
+  // first start's bulk load has committed without them, or a build died) and the projector
+  // is about to build them; the subject is the projection's name.
+  "projector.indexes.beforeBuild",
 ] as const;
 
 export type PausePointName = (typeof PAUSE_POINTS)[number];

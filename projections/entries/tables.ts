@@ -108,14 +108,18 @@ export const entriesTables = (table: (name: string) => string): readonly string[
      PRIMARY KEY (type, attribute))`,
 ];
 
-/** Indexes only readers use: a replay builds them after applying the log (`Projection.indexes`). */
+/**
+ * Indexes only readers use: a replay builds them after applying the log, a first start after
+ * its load (`Projection.indexes`). Each is named (as PostgreSQL named the unnamed ones before),
+ * so that one missing is found by name.
+ */
 export const entriesIndexes = (table: (name: string) => string): readonly string[] => [
-  `CREATE INDEX ON ${table("entries")} (type, entry_uuid)`,
-  `CREATE INDEX ON ${table("entries")} (dn_norm)`,
-  `CREATE INDEX ON ${table("entries")} (created_position)`,
+  `CREATE INDEX entries_type_entry_uuid_idx ON ${table("entries")} (type, entry_uuid)`,
+  `CREATE INDEX entries_dn_norm_idx ON ${table("entries")} (dn_norm)`,
+  `CREATE INDEX entries_created_position_idx ON ${table("entries")} (created_position)`,
   `CREATE INDEX entries_parent ON ${table("entries")} ((${parentDnSql("dn_norm")}), dn_norm)`,
   `CREATE INDEX entries_type_dn ON ${table("entries")} (type, dn_norm COLLATE "C", entry_uuid)`,
-  `CREATE INDEX ON ${table("entries")} USING gin (attributes jsonb_path_ops)`,
+  `CREATE INDEX entries_attributes_idx ON ${table("entries")} USING gin (attributes jsonb_path_ops)`,
   `CREATE INDEX entry_values_match ON ${table("entry_values")}
      (type, attribute, value_key, entry_uuid) INCLUDE (ordinal)`,
   `CREATE INDEX entry_values_order_desc ON ${table("entry_values")}

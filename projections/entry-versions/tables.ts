@@ -72,12 +72,17 @@ export const entryVersionsTables = (table: (name: string) => string): readonly s
   `CREATE STATISTICS ${table("entry_version_values_attribute_key")} ON attribute, value_key FROM ${table("entry_version_values")}`,
 ];
 
-/** Indexes only readers use: a replay builds them after applying the log (`Projection.indexes`). */
+/**
+ * Indexes only readers use: a replay builds them after applying the log, a first start after
+ * its load (`Projection.indexes`). Each is named (as PostgreSQL named the unnamed ones before),
+ * so that one missing is found by name.
+ */
 export const entryVersionsIndexes = (table: (name: string) => string): readonly string[] => [
-  `CREATE INDEX ON ${table("entry_versions")} (entry_uuid, valid_from DESC, version DESC)`,
+  `CREATE INDEX entry_versions_entry_uuid_valid_from_version_idx
+     ON ${table("entry_versions")} (entry_uuid, valid_from DESC, version DESC)`,
   // A search at a moment: the versions of a type valid then (`versionsAt`), read from
   // the moment on along the versions' ends, each checked for its start.
-  `CREATE INDEX ON ${table("entry_versions")}
+  `CREATE INDEX entry_versions_type_coalesce_valid_from_idx ON ${table("entry_versions")}
      (type, (coalesce(valid_to, 'infinity'::timestamptz)), valid_from) WHERE NOT deleted`,
   // A page of a search at a moment across types (GraphQL's `@at`), in the directory's order:
   // walked in creation order, each version's validity checked in the index (only the versions
@@ -93,7 +98,8 @@ export const entryVersionsIndexes = (table: (name: string) => string): readonly 
   `CREATE INDEX entry_version_values_match ON ${table("entry_version_values")}
      (type, attribute, value_key, entry_uuid) INCLUDE (valid_from, valid_to)`,
   // A filter over a period, negated: whether one version held a value (by entry and time).
-  `CREATE INDEX ON ${table("entry_version_values")} (entry_uuid, attribute, valid_from)`,
+  `CREATE INDEX entry_version_values_entry_uuid_attribute_valid_from_idx
+     ON ${table("entry_version_values")} (entry_uuid, attribute, valid_from)`,
   `CREATE INDEX entry_version_values_trigram ON ${table("entry_version_values")}
      USING gin ((coalesce(value_folded, value_key)) gin_trgm_ops)`,
 ];

@@ -11,7 +11,8 @@ import {
   type LogPositionRow,
   type RecordedEvent,
 } from "../store/index.ts";
-import { createProjectionIndexes, tableIn } from "./schema.ts";
+import { readerIndexesOf } from "./reader-indexes.ts";
+import { quoteIdentifier, tableIn } from "./schema.ts";
 import type { AnyProjection, FirstSnapshots } from "./types.ts";
 
 export interface FirstSnapshotsOptions {
@@ -25,8 +26,9 @@ export interface FirstSnapshotsOptions {
    */
   readonly chunkBytes?: number;
   /**
-   * From how many events on the readers' indexes (`Projection.indexes`) are dropped before
-   * and built after, when the projection has applied nothing yet; 0: never.
+   * From how many events on the readers' indexes (`Projection.indexes`, all named) are
+   * dropped before the load, when the projection has applied nothing yet; 0: never. They are
+   * built after its commit, while the projection serves (`buildReaderIndexes`).
    */
   readonly indexesAfter?: number;
 }
@@ -39,8 +41,11 @@ export interface FirstSnapshotsOutcome {
   readonly through: LogPosition;
   /** Writing the projection's rows (and `_streams`), in milliseconds. */
   readonly applyMs: number;
-  /** Building the readers' indexes after the load (0 when they were kept). */
-  readonly indexMs: number;
+  /**
+   * The readers' indexes dropped before the load (0 when they were kept): the caller builds
+   * them once the load has committed (`buildReaderIndexes`).
+   */
+  readonly indexesDropped: number;
 }
 
 /**
@@ -70,8 +75,10 @@ export const isFirstSnapshot = (event: RecordedEvent): boolean =>
  * when nothing was done.
  *
  * When the projection has applied nothing yet and the run is long, its readers' indexes are
- * dropped first and built after the load, which is cheaper than maintaining them row by row
- * (bench/RESULTS.md, first start). Readers of its tables wait for the transaction meanwhile.
+ * dropped first, which is cheaper than maintaining them row by row (bench/RESULTS.md, first
+ * start), and left to the caller to build after the commit (`indexesDropped`): built in this
+ * transaction, they kept every reader of the projection waiting for all of it (the readers
+ * wait for the transaction as it is: its DROP INDEX locks the tables).
  */
 export async function applyFirstSnapshotsInBulk(
   tx: PoolClient,
@@ -101,11 +108,21 @@ export async function applyFirstSnapshotsInBulk(
   if ((known.rowCount ?? 0) > 0) return undefined;
 
   const fresh = (await tx.query(`SELECT 1 FROM ${table("_streams")} LIMIT 1`)).rowCount === 0;
-  const rebuildIndexes =
-    handles && fresh && !!options.indexesAfter && through.events >= options.indexesAfter;
-  // The indexes the tables are made with serve `apply` (an entry's open spans): they stay.
-  const kept = tableIndexNames(projection, table);
-  const dropped = rebuildIndexes ? await dropReaderIndexes(tx, schema, kept) : 0;
+  // Only indexes known by name can be found missing afterwards (`buildReaderIndexes`).
+  const readers = readerIndexesOf(projection, schema);
+  const dropIndexes =
+    handles &&
+    fresh &&
+    !!readers?.length &&
+    !!options.indexesAfter &&
+    through.events >= options.indexesAfter;
+  if (dropIndexes) {
+    for (const index of readers!) {
+      await tx.query(
+        `DROP INDEX IF EXISTS ${quoteIdentifier(schema)}.${quoteIdentifier(index.name)}`,
+      );
+    }
+  }
 
   let after = checkpoint;
   for (const end of ends) {
@@ -119,24 +136,12 @@ export async function applyFirstSnapshotsInBulk(
     await projection.applyFirstSnapshots?.(run, { tx, table });
     after = end.position;
   }
-  const loaded = performance.now();
-  if (rebuildIndexes) {
-    // Sorting in memory rather than in temporary files, as a rebuild does.
-    await tx.query("SET LOCAL maintenance_work_mem = '256MB'");
-    await createProjectionIndexes(tx, schema, projection);
-    const made = await readerIndexes(tx, schema, kept);
-    if (made.length !== dropped) {
-      throw new Error(
-        `projection ${projection.name}: ${dropped} indexes dropped, ${made.length} made again`,
-      );
-    }
-  }
   return {
     events: through.events,
     chunks: ends.length,
     through: through.position,
-    applyMs: loaded - started,
-    indexMs: performance.now() - loaded,
+    applyMs: performance.now() - started,
+    indexesDropped: dropIndexes ? readers!.length : 0,
   };
 }
 
@@ -201,44 +206,4 @@ function range(after: LogPosition, through: LogPosition): FirstSnapshots {
       return `events AS e WHERE ${from} AND ${to}`;
     },
   };
-}
-
-/**
- * The readers' indexes of the schema's tables: every index that backs no constraint (a
- * projection whose `applyFirstSnapshots` may drop them keeps all of those in `indexes`).
- */
-/** The indexes the projection's `tables` statements make, by name (`CREATE INDEX <name>`). */
-function tableIndexNames(projection: AnyProjection, table: (name: string) => string): string[] {
-  const made =
-    /CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?"?([a-z_][a-z0-9_]*)"?\s+ON/gi;
-  return projection
-    .tables(table)
-    .flatMap((statement) => [...statement.matchAll(made)].map((m) => m[1]!));
-}
-
-async function readerIndexes(
-  tx: PoolClient,
-  schema: string,
-  kept: readonly string[],
-): Promise<string[]> {
-  const result = await tx.query<{ name: string }>(
-    `SELECT format('%I.%I', n.nspname, c.relname) AS name
-       FROM pg_index AS i
-       JOIN pg_class AS c ON c.oid = i.indexrelid
-       JOIN pg_namespace AS n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relname <> ALL($2::text[])
-        AND NOT EXISTS (SELECT 1 FROM pg_constraint AS k WHERE k.conindid = i.indexrelid)`,
-    [schema, kept],
-  );
-  return result.rows.map((row) => row.name);
-}
-
-async function dropReaderIndexes(
-  tx: PoolClient,
-  schema: string,
-  kept: readonly string[],
-): Promise<number> {
-  const names = await readerIndexes(tx, schema, kept);
-  for (const name of names) await tx.query(`DROP INDEX ${name}`);
-  return names.length;
 }

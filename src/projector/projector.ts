@@ -11,6 +11,7 @@ import {
   type LogPosition,
 } from "../store/index.ts";
 import { applyBatch, lockProjection } from "./apply-batch.ts";
+import { buildReaderIndexes } from "./reader-indexes.ts";
 import { rebuildProjection } from "./rebuild.ts";
 import type { FirstSnapshotsOptions } from "./first-snapshots.ts";
 import { SharedLogReads } from "./shared-reads.ts";
@@ -36,6 +37,12 @@ export interface ProjectorOptions {
    * `INDEXES_AFTER`).
    */
   readonly firstSnapshots?: FirstSnapshotsOptions;
+  /**
+   * How often each projection's live schema is checked for missing or invalid readers'
+   * indexes (`buildReaderIndexes`), besides at start and after a first start's bulk load;
+   * default 60 s. A check finds nothing to do in one catalog query.
+   */
+  readonly indexCheckInterval?: number;
 }
 
 /**
@@ -50,6 +57,9 @@ const INDEXES_AFTER = 5_000;
  * reads for itself.
  */
 const SHARED_BATCHES = 4;
+
+/** `ProjectorOptions.indexCheckInterval`'s default. */
+const INDEX_CHECK_INTERVAL = 60_000;
 
 /**
  * Runs projections: each one is caught up at start (rebuilt side by side first when its
@@ -68,12 +78,20 @@ export class Projector {
   private readonly loops: Promise<void>[] = [];
   /** The projections catching up together read each batch of the log once. */
   private readonly reads: SharedLogReads;
+  private readonly indexCheckInterval: number;
+  /** When each projection's readers' indexes are checked next (`performance.now()`). */
+  private readonly indexChecks = new Map<string, number>();
+  /** The readers' index builds under way, by projection, and their backends. */
+  private readonly indexBuilds = new Map<string, Promise<void>>();
+  private readonly indexBuilders = new Map<string, number>();
+  private readonly stopping = new AbortController();
 
   private constructor(options: ProjectorOptions) {
     this.options = options;
     this.batchSize = options.batchSize ?? 500;
     this.pollInterval = options.pollInterval ?? 1000;
     this.reads = new SharedLogReads({ keep: SHARED_BATCHES });
+    this.indexCheckInterval = options.indexCheckInterval ?? INDEX_CHECK_INTERVAL;
   }
 
   static async start(options: ProjectorOptions): Promise<Projector> {
@@ -130,21 +148,24 @@ export class Projector {
             firstSnapshots: {
               indexesAfter: INDEXES_AFTER,
               ...this.options.firstSnapshots,
-              done: (bulk) =>
+              done: (bulk) => {
+                if (bulk.indexesDropped > 0) this.indexesDue.add(projection.name);
                 log.info(
                   {
                     projection: projection.name,
                     events: bulk.events,
                     chunks: bulk.chunks,
                     applyMs: Math.round(bulk.applyMs),
-                    indexMs: Math.round(bulk.indexMs),
+                    indexesDropped: bulk.indexesDropped,
                   },
                   "first snapshots applied in bulk",
-                ),
+                );
+              },
             },
           });
         });
         failures = 0;
+        this.checkIndexes(projection, this.indexesDue.has(projection.name));
         if (applied >= this.batchSize) continue;
         await this.refreshMetrics(projection);
         await this.sleep(this.pollInterval);
@@ -160,6 +181,50 @@ export class Projector {
         await this.sleep(Math.min(30_000, 250 * 2 ** failures));
       }
     }
+  }
+
+  /** Projections whose bulk load dropped their readers' indexes: checked at once. */
+  private readonly indexesDue = new Set<string>();
+
+  /**
+   * Starts building the projection's missing readers' indexes in the background when a check
+   * is due (at start, `now` after a bulk load dropped them, then every `indexCheckInterval`):
+   * the projection goes on applying the log meanwhile. One build per projection at a time;
+   * across processes, the build's lock decides (`buildReaderIndexes`).
+   */
+  private checkIndexes(projection: AnyProjection, now: boolean): void {
+    const { name } = projection;
+    if (!this.running || this.indexBuilds.has(name)) return;
+    if (!now && performance.now() < (this.indexChecks.get(name) ?? 0)) return;
+    this.indexesDue.delete(name);
+    const { pool, log } = this.options;
+    const build = buildReaderIndexes({
+      pool,
+      projection,
+      schema: schemaNames(name).live,
+      log,
+      signal: this.stopping.signal,
+      running: (pid) => {
+        if (pid === undefined) this.indexBuilders.delete(name);
+        else this.indexBuilders.set(name, pid);
+      },
+    })
+      .then(
+        (outcome) => {
+          if (outcome === "busy") {
+            log.info({ projection: name }, "readers' indexes being built by another process");
+          }
+        },
+        (error: unknown) => {
+          if (!this.running) return;
+          logLoopFailure(log, error, { projection: name }, "building readers' indexes failed");
+        },
+      )
+      .finally(() => {
+        this.indexChecks.set(name, performance.now() + this.indexCheckInterval);
+        this.indexBuilds.delete(name);
+      });
+    this.indexBuilds.set(name, build);
   }
 
   private async refreshMetrics(projection: AnyProjection): Promise<void> {
@@ -195,8 +260,14 @@ export class Projector {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping.abort();
     this.wakeAll();
     await Promise.all(this.loops);
+    // A build cancelled leaves an invalid index, which the next start builds again.
+    for (const pid of this.indexBuilders.values()) {
+      await this.options.pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => {});
+    }
+    await Promise.all(this.indexBuilds.values());
     if (this.listener) {
       const listener = this.listener;
       this.listener = undefined;

@@ -28,6 +28,9 @@ export interface Projection<T extends string = AnnalEventType> {
    * `CREATE INDEX` statements of indexes that only readers use, never `apply` (which finds
    * its rows by primary key). A replay builds them once, after it has applied the log,
    * instead of maintaining them row by row; a new live schema creates them with the tables.
+   * Named (`CREATE INDEX <name> ON …`), they may also be dropped for a first start's bulk load
+   * and built after its commit, concurrently, while the projection serves; a build that died
+   * is found by name and done again (`buildReaderIndexes`).
    */
   readonly indexes?: (table: (name: string) => string) => readonly string[];
   /** The event types `apply` is given, typed by the vocabulary; the projector skips the others. */

@@ -1,0 +1,209 @@
+import t, { type Test } from "tap";
+import { captureOnce } from "../../src/capture/index.ts";
+import type { Pool } from "../../src/db/index.ts";
+import {
+  Projector,
+  replayProjection,
+  schemaNames,
+  waitForProjection,
+} from "../../src/projector/index.ts";
+import { missingReaderIndexes, readerIndexesOf } from "../../src/projector/reader-indexes.ts";
+import { entriesProjection } from "../../projections/entries/index.ts";
+import { allProjections } from "../../projections/index.ts";
+import { captureFixture, peopleLdif, quietLog } from "../support/capture.ts";
+import { eventually } from "../support/eventually.ts";
+import { armPausePoint } from "../support/pause-points.ts";
+import { compareWithReplay } from "../support/projection-replay.ts";
+import { restHarness } from "../rest/fixtures/harness.ts";
+
+t.setTimeout(300_000);
+
+const PEOPLE = 40;
+const LIVE = schemaNames("entries").live;
+const READERS = readerIndexesOf(entriesProjection, LIVE)!;
+
+/** What the projector logged, by message. */
+function recordingLog() {
+  const lines: { message: string; fields: Record<string, unknown> }[] = [];
+  const record = (fields: unknown, message?: string) => {
+    lines.push({ message: message ?? "", fields: fields as Record<string, unknown> });
+  };
+  return { lines, log: { ...quietLog, info: record, warn: record, error: record } };
+}
+
+/**
+ * A directory of forty people imported into the log, not projected yet, and the REST channel
+ * over the test's database. The projector (`start`) takes the import in one bulk build, which
+ * drops the readers' indexes first (batches of ten, indexes dropped from twenty events on).
+ */
+async function imported(t: Test) {
+  const f = await captureFixture(t, { seedLdif: peopleLdif(PEOPLE) });
+  await captureOnce(f.context, "accesslog");
+  const rest = await restHarness(t, { database: f.db, projector: false });
+  const { lines, log } = recordingLog();
+  const start = async (options: { indexCheckInterval?: number } = {}) => {
+    const projector = await Projector.start({
+      pool: f.db.pool,
+      projections: allProjections,
+      log,
+      batchSize: 10,
+      firstSnapshots: { chunk: 16, indexesAfter: 20 },
+      ...options,
+    });
+    t.teardown(() => projector.stop());
+    return projector;
+  };
+  return { f, pool: f.db.pool, rest, lines, start };
+}
+
+const lacking = (pool: Pool) => missingReaderIndexes(pool, LIVE, READERS);
+const complete = async (pool: Pool) => {
+  const { missing, invalid } = await lacking(pool);
+  return missing.length === 0 && invalid.length === 0;
+};
+
+t.test(
+  "the REST channel serves every entry while the readers' indexes are still being built",
+  async (t) => {
+    const { f, pool, rest, lines, start } = await imported(t);
+    const point = armPausePoint(t, "projector.indexes.beforeBuild", { subject: "entries" });
+    await start();
+    await point.reached({ timeout: 60_000 });
+    await waitForProjection(pool, "entries", await f.store.head(), 30_000);
+
+    t.same(
+      (await lacking(pool)).missing.map((index) => index.name),
+      READERS.map((index) => index.name),
+      "the load has committed without the readers' indexes",
+    );
+    const all = await rest.get("/api/entries/users?include=count");
+    t.same(all.json(), { count: PEOPLE }, "a search of every user answers all of them");
+    const some = await rest.get(
+      `/api/entries/users?include=count&filter=${encodeURIComponent("(cn=*son 3*)")}`,
+    );
+    t.same(some.json(), { count: 11 }, "a substring filter without its trigram index");
+    const page = await rest.get("/api/entries/users?first=5&sort=sn");
+    t.equal(page.json().nodes.length, 5, "a sorted page without its index");
+
+    point.release();
+    await eventually(() => complete(pool), { what: "every readers' index built and valid" });
+    const building = lines.find(
+      (line) =>
+        line.message === "building the readers' indexes" && line.fields.projection === "entries",
+    );
+    t.same(
+      building?.fields.indexes,
+      READERS.map((index) => index.name),
+    );
+    const built = await eventually(() =>
+      lines.find(
+        (line) => line.message === "readers' indexes built" && line.fields.projection === "entries",
+      ),
+    );
+    t.type(built.fields.seconds, "number", "the build's seconds are logged");
+    for (const projection of allProjections) {
+      const same = await compareWithReplay(pool, projection);
+      t.same(same.differences, [], `${projection.name} equals its replay`);
+    }
+  },
+);
+
+t.test("an index left invalid, or missing, is built again at the next start", async (t) => {
+  const { f, pool, start } = await imported(t);
+  const first = await start();
+  await waitForProjection(pool, "entries", await f.store.head(), 30_000);
+  await eventually(() => complete(pool), { what: "the first build" });
+  await first.stop();
+  // As PostgreSQL leaves an index whose concurrent build died.
+  await pool.query(
+    `UPDATE pg_index SET indisvalid = false
+      WHERE indexrelid = '"projection_entries".entry_values_trigram'::regclass`,
+  );
+  await pool.query(`DROP INDEX "projection_entries".entries_parent`);
+  t.same(await lacking(pool), {
+    missing: READERS.filter((index) =>
+      ["entries_parent", "entry_values_trigram"].includes(index.name),
+    ),
+    invalid: ["entry_values_trigram"],
+  });
+  await start();
+  await eventually(() => complete(pool), { what: "the invalid and the missing index built" });
+});
+
+t.test(
+  "a build cancelled with pg_cancel_backend leaves an invalid index that the next check builds",
+  async (t) => {
+    const { pool, lines, start } = await imported(t);
+    const point = armPausePoint(t, "projector.indexes.beforeBuild", { subject: "entries" });
+    await start({ indexCheckInterval: 100 });
+    await point.reached({ timeout: 60_000 });
+    // A writer of `entries` in flight: the concurrent build of its first index waits for it,
+    // with the index already in the catalog, invalid.
+    const writer = await pool.connect();
+    t.teardown(() => writer.release());
+    await writer.query("BEGIN");
+    await writer.query(`LOCK TABLE "projection_entries".entries IN ROW EXCLUSIVE MODE`);
+    point.release();
+    const builder = await eventually(async () => {
+      const result = await pool.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+          WHERE application_name = 'annal-index-builder' AND wait_event_type = 'Lock'
+            AND query ILIKE 'CREATE INDEX CONCURRENTLY%entries_type_entry_uuid_idx%'`,
+      );
+      return result.rows[0]?.pid;
+    });
+    await pool.query("SELECT pg_cancel_backend($1)", [builder]);
+    await eventually(() =>
+      lines.find((line) => line.message === "building readers' indexes failed"),
+    );
+    t.same((await lacking(pool)).invalid, ["entries_type_entry_uuid_idx"], "left invalid");
+    await writer.query("ROLLBACK");
+    await eventually(() => complete(pool), { what: "the cancelled build done again" });
+    const again = lines.filter(
+      (line) =>
+        line.message === "building the readers' indexes" && line.fields.projection === "entries",
+    );
+    t.same(again.at(-1)?.fields.invalid, ["entries_type_entry_uuid_idx"]);
+  },
+);
+
+t.test("only the holder of the build's lock builds; another process waits its turn", async (t) => {
+  const { pool, lines, start } = await imported(t);
+  const holder = await pool.connect();
+  t.teardown(() => holder.release());
+  await holder.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [`annal-indexes:${LIVE}`]);
+  await start({ indexCheckInterval: 100 });
+  await eventually(() =>
+    lines.find(
+      (line) =>
+        line.message === "readers' indexes being built by another process" &&
+        line.fields.projection === "entries",
+    ),
+  );
+  t.equal((await lacking(pool)).missing.length, READERS.length, "nothing built meanwhile");
+  await holder.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [
+    `annal-indexes:${LIVE}`,
+  ]);
+  await eventually(() => complete(pool), { what: "built once the lock is free" });
+});
+
+t.test("a side-by-side rebuild while the readers' indexes are pending stays correct", async (t) => {
+  const { f, pool, rest, start } = await imported(t);
+  const point = armPausePoint(t, "projector.indexes.beforeBuild", { subject: "entries" });
+  await start();
+  await point.reached({ timeout: 60_000 });
+  await replayProjection({ pool, projection: entriesProjection });
+  t.ok(await complete(pool), "the rebuilt schema came with its indexes");
+  point.release();
+  await f.directory.modify(`uid=p1,ou=people,dc=example,dc=org`, [
+    { operation: "replace", attribute: "sn", values: "Changed" },
+  ]);
+  await captureOnce(f.context, "accesslog");
+  await waitForProjection(pool, "entries", await f.store.head(), 30_000);
+  t.ok(await complete(pool));
+  t.same((await compareWithReplay(pool, entriesProjection)).differences, []);
+  const changed = await rest.get(
+    `/api/entries/users?include=count&filter=${encodeURIComponent("sn = Changed")}`,
+  );
+  t.same(changed.json(), { count: 1 });
+});
