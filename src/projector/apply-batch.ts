@@ -88,30 +88,37 @@ export async function applyBatch(
   const { memory, read = readAll, firstSnapshots } = options;
   const checkpoint = await readCheckpoint(tx, schema);
   if (!checkpoint) throw new Error(`projection schema ${schema} is missing`);
-  const events = await read(tx, checkpoint, batchSize);
-  if (events.length === 0) return 0;
+  const batch = await read(tx, checkpoint, batchSize);
+  if (batch.length === 0) return 0;
   await pausePoint("projector.batch.beforeApply", projection.name);
   // Its xid no longer holds back the other readers of the log while it applies.
   await markLogReader(tx);
-  // A full batch of first snapshots is most likely the head of a first import: the whole run
-  // is built set-wise instead (the batch read is what tells, so tailing costs no query more).
-  if (firstSnapshots && events.length === batchSize && events.every(isFirstSnapshot)) {
-    const bulk = await applyFirstSnapshotsInBulk(
-      tx,
-      projection,
-      schema,
-      checkpoint,
-      firstSnapshots,
-    );
+  // A full batch that ends in first snapshots is most likely the head of a first import: the
+  // whole run is built set-wise instead (the batch read is what tells, so tailing costs no
+  // query more), after the events before it (a token made before the first start, say).
+  let head = batch.length;
+  if (firstSnapshots && batch.length === batchSize) {
+    while (head > 0 && isFirstSnapshot(batch[head - 1]!)) head--;
+  }
+  const events = batch.slice(0, head);
+  let after: LogPosition = checkpoint;
+  if (events.length > 0) {
+    await applyEvents(tx, projection, schema, events, memory);
+    after = events.at(-1)!;
+    await writeCheckpoint(tx, schema, after);
+  }
+  if (firstSnapshots && head < batch.length) {
+    const bulk = await applyFirstSnapshotsInBulk(tx, projection, schema, after, firstSnapshots);
     if (bulk) {
       await writeCheckpoint(tx, schema, bulk.through);
       firstSnapshots.done?.(bulk);
-      return bulk.events;
+      return events.length + bulk.events;
     }
+    const rest = batch.slice(head);
+    await applyEvents(tx, projection, schema, rest, memory);
+    await writeCheckpoint(tx, schema, rest.at(-1)!);
   }
-  await applyEvents(tx, projection, schema, events, memory);
-  await writeCheckpoint(tx, schema, events.at(-1)!);
-  return events.length;
+  return batch.length;
 }
 
 /**

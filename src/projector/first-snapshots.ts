@@ -27,7 +27,7 @@ export interface FirstSnapshotsOptions {
   readonly chunkBytes?: number;
   /**
    * From how many events on the readers' indexes (`Projection.indexes`, all named) are
-   * dropped before the load, when the projection has applied nothing yet; 0: never. They are
+   * dropped before the load, when the projection's tables hold no rows yet; 0: never. They are
    * built after its commit, while the projection serves (`buildReaderIndexes`).
    */
   readonly indexesAfter?: number;
@@ -74,7 +74,7 @@ export const isFirstSnapshot = (event: RecordedEvent): boolean =>
  * does a projection that handles snapshots without `applyFirstSnapshots`. Returns undefined
  * when nothing was done.
  *
- * When the projection has applied nothing yet and the run is long, its readers' indexes are
+ * When the projection's tables hold no rows yet and the run is long, its readers' indexes are
  * dropped first, which is cheaper than maintaining them row by row (bench/RESULTS.md, first
  * start), and left to the caller to build after the commit (`indexesDropped`): built in this
  * transaction, they kept every reader of the projection waiting for all of it (the readers
@@ -107,7 +107,7 @@ export async function applyFirstSnapshotsInBulk(
   );
   if ((known.rowCount ?? 0) > 0) return undefined;
 
-  const fresh = (await tx.query(`SELECT 1 FROM ${table("_streams")} LIMIT 1`)).rowCount === 0;
+  const fresh = await holdsNoRows(tx, schema);
   // Only indexes known by name can be found missing afterwards (`buildReaderIndexes`).
   const readers = readerIndexesOf(projection, schema);
   const dropIndexes =
@@ -206,4 +206,21 @@ function range(after: LogPosition, through: LogPosition): FirstSnapshots {
       return `events AS e WHERE ${from} AND ${to}`;
     },
   };
+}
+
+/**
+ * Whether the projection's own tables in `schema` are all empty: it has applied nothing of
+ * its own yet (events of other kinds before the import, a token made first, leave its tables
+ * empty, though `_streams` knows their streams).
+ */
+async function holdsNoRows(tx: PoolClient, schema: string): Promise<boolean> {
+  const tables = await tx.query<{ name: string }>(
+    `SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables
+      WHERE schemaname = $1 AND tablename NOT IN ('_checkpoint', '_streams')`,
+    [schema],
+  );
+  for (const { name } of tables.rows) {
+    if (((await tx.query(`SELECT 1 FROM ${name} LIMIT 1`)).rowCount ?? 0) > 0) return false;
+  }
+  return true;
 }

@@ -10,7 +10,8 @@ import {
 import { missingReaderIndexes, readerIndexesOf } from "../../src/projector/reader-indexes.ts";
 import { entriesProjection } from "../../projections/entries/index.ts";
 import { allProjections } from "../../projections/index.ts";
-import { captureFixture, peopleLdif, quietLog } from "../support/capture.ts";
+import { createToken } from "../../src/auth/index.ts";
+import { captureFixture, peopleLdif, quietLog, type CaptureFixture } from "../support/capture.ts";
 import { eventually } from "../support/eventually.ts";
 import { armPausePoint } from "../support/pause-points.ts";
 import { compareWithReplay } from "../support/projection-replay.ts";
@@ -36,8 +37,9 @@ function recordingLog() {
  * over the test's database. The projector (`start`) takes the import in one bulk build, which
  * drops the readers' indexes first (batches of ten, indexes dropped from twenty events on).
  */
-async function imported(t: Test) {
+async function imported(t: Test, options: { before?: (f: CaptureFixture) => Promise<void> } = {}) {
   const f = await captureFixture(t, { seedLdif: peopleLdif(PEOPLE) });
+  await options.before?.(f);
   await captureOnce(f.context, "accesslog");
   const rest = await restHarness(t, { database: f.db, projector: false });
   const { lines, log } = recordingLog();
@@ -207,3 +209,31 @@ t.test("a side-by-side rebuild while the readers' indexes are pending stays corr
   );
   t.same(changed.json(), { count: 1 });
 });
+
+t.test(
+  "events of other kinds before the import still let the bulk load drop the indexes",
+  async (t) => {
+    // A service account made before the first start: its stream is in `_streams` of every
+    // projection, yet `entries` holds no row.
+    const { f, pool, rest } = await imported(t, {
+      before: async (f) => {
+        await createToken(f.db.pool, f.store, { name: "early", access: ["read"] });
+      },
+    });
+    const point = armPausePoint(t, "projector.indexes.beforeBuild", { subject: "entries" });
+    const projector = await Projector.start({
+      pool,
+      projections: allProjections,
+      log: quietLog,
+      batchSize: 10,
+      firstSnapshots: { chunk: 16, indexesAfter: 20 },
+    });
+    t.teardown(() => projector.stop());
+    await point.reached({ timeout: 60_000 });
+    await waitForProjection(pool, "entries", await f.store.head(), 30_000);
+    t.equal((await lacking(pool)).missing.length, READERS.length, "dropped for the load");
+    t.same((await rest.get("/api/entries/users?include=count")).json(), { count: PEOPLE });
+    point.release();
+    await eventually(() => complete(pool), { what: "built after it" });
+  },
+);
