@@ -43,3 +43,24 @@ export function valueSpanRows(versions: string, keyLength: string): string {
                  ) AS s
            GROUP BY s.entry_uuid, s.type, s.attribute, s.value_key, s.value_folded, s.island`;
 }
+
+/**
+ * `valueSpanRows` for versions that are each their entry's only one (a run of first
+ * snapshots): every value of a version spans from its start to its end, so the islands, the
+ * window and the grouping that join an entry's versions have nothing to do. Two values of one
+ * attribute that fold alike are one value, as there. The columns are `VALUE_SPAN_COLUMNS`.
+ */
+export function onlyVersionValueSpanRows(versions: string, keyLength: string): string {
+  return `SELECT DISTINCT q.entry_uuid, q.type, a.name AS attribute,
+                 left(f.folded, ${keyLength}) COLLATE "C" AS value_key,
+                 (CASE WHEN length(f.folded) > ${keyLength} THEN f.folded END) COLLATE "C"
+                   AS value_folded,
+                 q.valid_from, q.valid_to
+            FROM ${versions} AS q
+           CROSS JOIN LATERAL jsonb_each(q.attributes || q.operational) AS a(name, list)
+           CROSS JOIN LATERAL jsonb_array_elements_text(
+                   CASE WHEN jsonb_typeof(a.list) = 'array' THEN a.list ELSE '[]'::jsonb END)
+                 AS v(value)
+           CROSS JOIN LATERAL (SELECT lower(v.value) AS folded) AS f
+           WHERE q.type IS NOT NULL AND NOT q.deleted AND v.value IS NOT NULL`;
+}

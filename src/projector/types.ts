@@ -57,6 +57,13 @@ export interface FirstSnapshots {
    * parameters appended to `params` (so the caller's own follow them).
    */
   from(params: unknown[]): string;
+  /**
+   * Whether this is the first, and the last, chunk of the run, all written in one transaction:
+   * what a projection takes down for the load in the first (a key it would otherwise maintain
+   * row by row) it puts back in the last.
+   */
+  readonly first: boolean;
+  readonly last: boolean;
 }
 
 export interface ProjectionStatus {

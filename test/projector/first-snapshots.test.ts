@@ -97,6 +97,13 @@ t.test(
       { what: "the readers' indexes built again after the load" },
     );
 
+    const keyed = await pool.query(
+      `SELECT 1 FROM pg_constraint
+        WHERE conname = 'entry_values_pkey' AND contype = 'p'
+          AND conrelid = 'projection_entries.entry_values'::regclass`,
+    );
+    t.equal(keyed.rowCount, 1, "the value index is keyed again after the load");
+
     // Changes after the bulk build apply onto it as onto tables built batch by batch.
     await f.directory.modify("uid=p1,ou=people,dc=example,dc=org", [
       { operation: "replace", attribute: "title", values: "Manager" },
