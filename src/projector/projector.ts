@@ -84,6 +84,8 @@ export class Projector {
   /** The readers' index builds under way, by projection, and their backends. */
   private readonly indexBuilds = new Map<string, Promise<void>>();
   private readonly indexBuilders = new Map<string, number>();
+  /** Projections whose bulk load dropped their readers' indexes: checked at once. */
+  private readonly indexesDue = new Set<string>();
   private readonly stopping = new AbortController();
 
   private constructor(options: ProjectorOptions) {
@@ -182,9 +184,6 @@ export class Projector {
       }
     }
   }
-
-  /** Projections whose bulk load dropped their readers' indexes: checked at once. */
-  private readonly indexesDue = new Set<string>();
 
   /**
    * Starts building the projection's missing readers' indexes in the background when a check
