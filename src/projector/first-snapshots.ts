@@ -139,6 +139,7 @@ export async function applyFirstSnapshotsInBulk(
     await projection.applyFirstSnapshots?.(run, { tx, table });
     after = end.position;
   }
+  if (handles) await analyzeSchema(tx, schema);
   return {
     events: through.events,
     chunks: ends.length,
@@ -233,4 +234,19 @@ async function holdsNoRows(tx: PoolClient, schema: string): Promise<boolean> {
     if (((await tx.query(`SELECT 1 FROM ${name} LIMIT 1`)).rowCount ?? 0) > 0) return false;
   }
   return true;
+}
+
+/**
+ * The planner's statistics of what a bulk load wrote, gathered before it commits (ANALYZE
+ * samples the rows its own transaction inserted): planned without them until autovacuum came
+ * by, a search at a moment was a nested loop re-reading an index per entry (0.9 s at 2,000
+ * people against 2 ms with them, bench/RESULTS.md's GraphQL section), and at a million entries
+ * the wait for autovacuum is long.
+ */
+async function analyzeSchema(tx: PoolClient, schema: string): Promise<void> {
+  const tables = await tx.query<{ name: string }>(
+    `SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname = $1`,
+    [schema],
+  );
+  for (const { name } of tables.rows) await tx.query(`ANALYZE ${name}`);
 }

@@ -78,6 +78,17 @@ t.test(
       READERS.map((index) => index.name),
       "the load has committed without the readers' indexes",
     );
+    // Analysed by the load itself, not by autovacuum (which counts apart, and comes later).
+    const analysed = await pool.query<{ name: string }>(
+      `SELECT relname AS name FROM pg_stat_user_tables
+        WHERE schemaname = $1 AND last_analyze IS NOT NULL ORDER BY relname`,
+      [LIVE],
+    );
+    t.same(
+      analysed.rows.map((row) => row.name),
+      ["_checkpoint", "_streams", "entries", "entry_value_counts", "entry_values"],
+      "the load gathered the planner's statistics of what it wrote",
+    );
     const all = await rest.get("/api/entries/users?include=count");
     t.same(all.json(), { count: PEOPLE }, "a search of every user answers all of them");
     const some = await rest.get(
