@@ -13,6 +13,13 @@ import {
   valueSpanRows,
 } from "../../projections/entry-versions/index.ts";
 import { EntryHistory } from "../support/entries.ts";
+import {
+  explainAnalyzed,
+  notingPool,
+  planNodes,
+  rowsHandled,
+  type NotedStatement,
+} from "../support/plans.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { TEST_SCHEMA } from "../rest/fixtures/harness.ts";
 
@@ -25,35 +32,6 @@ const PEOPLE_COUNT = 5000;
 const START = new Date(Date.UTC(2025, 10, 1));
 /** Three quarters after `START`: each person's third version (of four) is valid then. */
 const MOMENT = new Date(Date.UTC(2026, 6, 1));
-
-/** Every node of a JSON plan, flattened. */
-function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {
-  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
-  return [plan, ...children.flatMap(nodes)];
-}
-
-/** How many rows a node of an analysed plan handled in all: returned and filtered out. */
-const handled = (node: Record<string, unknown>): number =>
-  (Number(node["Actual Rows"] ?? 0) +
-    Number(node["Rows Removed by Filter"] ?? 0) +
-    Number(node["Rows Removed by Index Recheck"] ?? 0)) *
-  Number(node["Actual Loops"] ?? 1);
-
-/** The pool, noting every statement it runs with its parameters. */
-function noting(pool: Pool, statements: { sql: string; params: unknown[] }[]): Pool {
-  return new Proxy(pool, {
-    get(target, property, receiver) {
-      if (property === "query") {
-        return (sql: string, params: unknown[] = []) => {
-          statements.push({ sql, params });
-          return target.query(sql, params);
-        };
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-    },
-  });
-}
 
 /**
  * The history of a directory of `PEOPLE_COUNT` people over a year, written straight into
@@ -116,11 +94,11 @@ t.test("a page of people at a moment stops with the page", async (t) => {
   await EntryHistory.start(t, db.pool, store); // creates the projections' tables
   await seedHistory(db.pool);
 
-  const statements: { sql: string; params: unknown[] }[] = [];
+  const statements: NotedStatement[] = [];
   const then = momentDirectory(
     {} as DirectoryClient,
     {
-      db: noting(db.pool, statements),
+      db: notingPool(db.pool, statements),
       base: BASE,
       schema: TEST_SCHEMA,
       redacted: new NameSet(["userPassword"]),
@@ -131,12 +109,7 @@ t.test("a page of people at a moment stops with the page", async (t) => {
     statements.length = 0;
     const entries: DirectoryEntry[] = [];
     for await (const page of then.search(dn, options)) entries.push(...page);
-    const last = statements.at(-1)!;
-    const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: Record<string, unknown> }] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${last.sql}`,
-      last.params,
-    );
-    return { entries, plan: nodes(explained.rows[0]!["QUERY PLAN"][0].Plan) };
+    return { entries, plan: planNodes(await explainAnalyzed(db.pool, statements.at(-1)!)) };
   };
 
   // The people page: 101 of the 4,500 people there then, in creation order, each in its
@@ -160,7 +133,7 @@ t.test("a page of people at a moment stops with the page", async (t) => {
     { uid: ["w1"], title: ["Manager"] },
     "each in its version valid then",
   );
-  const busiest = Math.max(...page.plan.map(handled));
+  const busiest = Math.max(...page.plan.map(rowsHandled));
   t.ok(
     busiest < 1000,
     `no step of the plan handles every version valid then (at most ${busiest} rows)`,
@@ -216,6 +189,6 @@ t.test("a page of people at a moment stops with the page", async (t) => {
   );
   const unfolded = batched.plan
     .filter((node) => node["Function Name"] === "jsonb_array_elements_text")
-    .reduce((sum, node) => sum + handled(node), 0);
+    .reduce((sum, node) => sum + rowsHandled(node), 0);
   t.ok(unfolded < 100, `the members are not unfolded one by one (${unfolded} values)`);
 });

@@ -1,5 +1,4 @@
 import t from "tap";
-import type { Pool } from "../../src/db/index.ts";
 import type { DirectoryClient, DirectoryEntry } from "../../src/directory/index.ts";
 import { NameSet } from "../../src/events/index.ts";
 import { parseFilter } from "../../src/filters/index.ts";
@@ -8,6 +7,13 @@ import { schemaNames, tableIn } from "../../src/projector/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { ENTRIES, indexEntryValues } from "../../projections/entries/index.ts";
 import { EntryHistory } from "../support/entries.ts";
+import {
+  explainAnalyzed,
+  notingPool,
+  planNodes,
+  rowsHandled,
+  type NotedStatement,
+} from "../support/plans.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { TEST_SCHEMA } from "../rest/fixtures/harness.ts";
 
@@ -31,22 +37,6 @@ function scans(plan: unknown): { indexes: string[]; sequential: string[] } {
   };
   visit(plan as Record<string, unknown>);
   return { indexes, sequential };
-}
-
-/** The pool, noting every statement it runs with its parameters. */
-function noting(pool: Pool, statements: { sql: string; params: unknown[] }[]): Pool {
-  return new Proxy(pool, {
-    get(target, property, receiver) {
-      if (property === "query") {
-        return (sql: string, params: unknown[] = []) => {
-          statements.push({ sql, params });
-          return target.query(sql, params);
-        };
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-    },
-  });
 }
 
 t.test("gateway searches read the value index and the index of parents", async (t) => {
@@ -78,14 +68,14 @@ t.test("gateway searches read the value index and the index of parents", async (
   await indexEntryValues(db.pool, tableIn(schemaNames("entries").live), uuids);
   await db.pool.query("ANALYZE projection_entries.entries, projection_entries.entry_values");
 
-  const statements: { sql: string; params: unknown[] }[] = [];
+  const statements: NotedStatement[] = [];
   const directory = new Proxy({} as DirectoryClient, {
     get(_, property) {
       throw new Error(`the directory was asked: ${String(property)}`);
     },
   });
   const reads = projectionDirectory(directory, {
-    db: noting(db.pool, statements),
+    db: notingPool(db.pool, statements),
     base: BASE,
     schema: TEST_SCHEMA,
     redacted: new NameSet(["userPassword"]),
@@ -148,17 +138,6 @@ t.test("gateway searches read the value index and the index of parents", async (
   t.same(level.plan.sequential, [], "one level: no sequential scan");
 });
 
-/** Every node of a JSON plan, flattened. */
-function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {
-  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
-  return [plan, ...children.flatMap(nodes)];
-}
-
-/** How many rows a node of an analysed plan handled in all: returned and filtered out. */
-const handled = (node: Record<string, unknown>): number =>
-  (Number(node["Actual Rows"] ?? 0) + Number(node["Rows Removed by Filter"] ?? 0)) *
-  Number(node["Actual Loops"] ?? 1);
-
 t.test("a page of a search most entries match stops with the page", async (t) => {
   const db = await testDatabase(t);
   const store = await EventStore.open(db.pool);
@@ -196,9 +175,9 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
   await indexEntryValues(db.pool, tableIn(schemaNames("entries").live), uuids);
   await db.pool.query("ANALYZE projection_entries.entries, projection_entries.entry_values");
 
-  const statements: { sql: string; params: unknown[] }[] = [];
+  const statements: NotedStatement[] = [];
   const reads = projectionDirectory({} as DirectoryClient, {
-    db: noting(db.pool, statements),
+    db: notingPool(db.pool, statements),
     base: BASE,
     schema: TEST_SCHEMA,
     redacted: new NameSet(["userPassword"]),
@@ -207,12 +186,7 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
     statements.length = 0;
     const entries: DirectoryEntry[] = [];
     for await (const page of reads.search(dn, options)) entries.push(...page);
-    const last = statements.at(-1)!;
-    const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: Record<string, unknown> }] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${last.sql}`,
-      last.params,
-    );
-    return { entries, plan: nodes(explained.rows[0]!["QUERY PLAN"][0].Plan) };
+    return { entries, plan: planNodes(await explainAnalyzed(db.pool, statements.at(-1)!)) };
   };
 
   // The people page: 101 of 5,000 matches, in creation order. Sorting every match before the
@@ -230,11 +204,12 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
     "the first 101 people, in creation order",
   );
   t.same(page.entries[0]!.attributes, { uid: ["w1"], sn: ["Sn1"] }, "the named attributes");
-  const busiest = Math.max(...page.plan.map(handled));
+  const busiest = Math.max(...page.plan.map(rowsHandled));
   t.ok(busiest < 1000, `no step of the plan handles every match (at most ${busiest} rows)`);
   t.notOk(
     page.plan.some(
-      (node) => node["Node Type"] === "Sort" && nodes(node).some((below) => handled(below) >= 1000),
+      (node) =>
+        node["Node Type"] === "Sort" && planNodes(node).some((below) => rowsHandled(below) >= 1000),
     ),
     "no sort over all matches",
   );
@@ -264,6 +239,6 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
   );
   const unfolded = groups.plan
     .filter((node) => node["Function Name"] === "jsonb_array_elements_text")
-    .reduce((sum, node) => sum + handled(node), 0);
+    .reduce((sum, node) => sum + rowsHandled(node), 0);
   t.ok(unfolded < 100, `the members are not unfolded one by one (${unfolded} values)`);
 });

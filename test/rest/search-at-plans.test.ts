@@ -1,5 +1,4 @@
 import t from "tap";
-import type { Queryable } from "../../src/db/index.ts";
 import { compileFilterToSql, parseFilter } from "../../src/filters/index.ts";
 import type { FieldSelection } from "../../src/rest/fields.ts";
 import { countSearch, searchPage } from "../../src/rest/search/page.ts";
@@ -13,6 +12,13 @@ import {
 } from "../../projections/entry-versions/index.ts";
 import { VALUE_KEY_LENGTH } from "../../projections/entries/index.ts";
 import { EntryHistory } from "../support/entries.ts";
+import {
+  busiestSteps,
+  explainAnalyzed,
+  notingPool,
+  type NotedStatement,
+  vacuumedAtRest,
+} from "../support/plans.ts";
 import { testDatabase } from "../support/postgres.ts";
 
 t.setTimeout(300_000);
@@ -29,36 +35,6 @@ const ALL: FieldSelection = {
   wildcard: false,
   explicit: false,
 };
-
-interface PlanNode {
-  readonly "Node Type": string;
-  readonly "Actual Rows"?: number;
-  readonly "Actual Loops"?: number;
-  readonly "Rows Removed by Filter"?: number;
-  readonly "Rows Removed by Index Recheck"?: number;
-  readonly Plans?: readonly PlanNode[];
-}
-
-/** Rows a scan node read over all its loops: those it gave and those its filters dropped. */
-const read = (node: PlanNode) =>
-  ((node["Actual Rows"] ?? 0) +
-    (node["Rows Removed by Filter"] ?? 0) +
-    (node["Rows Removed by Index Recheck"] ?? 0)) *
-  (node["Actual Loops"] ?? 1);
-
-/** The most rows one scan read, or one Sort took in, in a plan. */
-function most(plan: PlanNode): number {
-  let handled = 0;
-  const visit = (node: PlanNode) => {
-    if (/Scan/.test(node["Node Type"])) handled = Math.max(handled, read(node));
-    if (node["Node Type"] === "Sort" || node["Node Type"] === "Incremental Sort") {
-      for (const child of node.Plans ?? []) handled = Math.max(handled, read(child));
-    }
-    for (const child of node.Plans ?? []) visit(child);
-  };
-  visit(plan);
-  return handled;
-}
 
 t.test("a page of a search at a moment reads about the page, not every version", async (t) => {
   const db = await testDatabase(t);
@@ -91,7 +67,7 @@ t.test("a page of a search at a moment reads about the page, not every version",
     [VALUE_KEY_LENGTH],
   );
   // Vacuumed, as autovacuum leaves a table: an index-only scan needs the visibility map.
-  await db.pool.query(`VACUUM ANALYZE ${ENTRY_VERSIONS}, ${ENTRY_VERSION_VALUES}`);
+  await vacuumedAtRest(db.pool, [ENTRY_VERSIONS, ENTRY_VERSION_VALUES]);
 
   /** Every statement a page runs, explained as run: the most rows one scan or Sort handled. */
   const page = async (
@@ -99,25 +75,16 @@ t.test("a page of a search at a moment reads about the page, not every version",
     direction: "forward" | "backward",
     position?: KeysetPosition,
   ) => {
-    const statements: { text: string; params: unknown[] }[] = [];
-    const recording = {
-      query: (text: string, params: unknown[] = []) => {
-        statements.push({ text, params });
-        return db.pool.query(text, params);
-      },
-    } as unknown as Queryable;
-    const result = await searchPage(recording, sql, {
+    const statements: NotedStatement[] = [];
+    const result = await searchPage(notingPool(db.pool, statements), sql, {
       direction,
       limit: PAGE,
       ...(position ? { position } : {}),
     });
     let handled = 0;
-    for (const { text, params } of statements) {
-      const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
-        params,
-      );
-      handled = Math.max(handled, most(explained.rows[0]!["QUERY PLAN"][0].Plan));
+    for (const statement of statements) {
+      const { scanned, sorted } = busiestSteps(await explainAnalyzed(db.pool, statement));
+      handled = Math.max(handled, scanned, sorted);
     }
     return { ...result, handled };
   };

@@ -1,5 +1,4 @@
 import t from "tap";
-import type { Queryable } from "../../src/db/index.ts";
 import { parseFilter } from "../../src/filters/index.ts";
 import type { FieldSelection } from "../../src/rest/fields.ts";
 import { searchPage, WALK_ABOVE } from "../../src/rest/search/page.ts";
@@ -7,6 +6,13 @@ import { SearchSql, type KeysetPosition } from "../../src/rest/search/sql.ts";
 import type { SortKey } from "../../src/rest/sort.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { EntryHistory, seedPeople } from "../support/entries.ts";
+import {
+  busiestSteps,
+  explainAnalyzed,
+  notingPool,
+  type NotedStatement,
+  vacuumedAtRest,
+} from "../support/plans.ts";
 import { testDatabase } from "../support/postgres.ts";
 
 t.setTimeout(300_000);
@@ -37,35 +43,6 @@ const search = (filter: string, sort: string) =>
     selection: ALL,
   });
 
-interface PlanNode {
-  readonly "Node Type": string;
-  readonly "Actual Rows"?: number;
-  readonly "Actual Loops"?: number;
-  readonly "Rows Removed by Filter"?: number;
-  readonly "Index Name"?: string;
-  readonly Plans?: readonly PlanNode[];
-}
-
-/** Rows a scan node read over all its loops: those it gave and those its filter dropped. */
-const read = (node: PlanNode) =>
-  ((node["Actual Rows"] ?? 0) + (node["Rows Removed by Filter"] ?? 0)) *
-  (node["Actual Loops"] ?? 1);
-
-/** The most rows one scan read, and the most rows one Sort took in, in a plan. */
-function measure(plan: PlanNode): { scanned: number; sorted: number } {
-  let scanned = 0;
-  let sorted = 0;
-  const visit = (node: PlanNode) => {
-    if (/Scan/.test(node["Node Type"])) scanned = Math.max(scanned, read(node));
-    if (node["Node Type"] === "Sort" || node["Node Type"] === "Incremental Sort") {
-      for (const child of node.Plans ?? []) sorted = Math.max(sorted, read(child));
-    }
-    for (const child of node.Plans ?? []) visit(child);
-  };
-  visit(plan);
-  return { scanned, sorted };
-}
-
 t.test("a page of a filter on the first sort key reads a bounded range of one index", async (t) => {
   const db = await testDatabase(t);
   const store = await EventStore.open(db.pool);
@@ -81,30 +58,20 @@ t.test("a page of a filter on the first sort key reads a bounded range of one in
                         'title', jsonb_build_array((ARRAY['Engineer','Manager','Analyst'])[1 + g % 3]))`,
   );
   // Vacuumed, as autovacuum leaves a table: an index-only scan needs the visibility map.
-  await db.pool.query("VACUUM ANALYZE projection_entries.entries, projection_entries.entry_values");
+  await vacuumedAtRest(db.pool, ["projection_entries.entries", "projection_entries.entry_values"]);
 
   /** Every statement a page runs, explained as run: the most rows one scan or Sort handled. */
   const page = async (sql: SearchSql, position?: KeysetPosition) => {
-    const statements: { text: string; params: unknown[] }[] = [];
-    const recording = {
-      query: (text: string, params: unknown[] = []) => {
-        statements.push({ text, params });
-        return db.pool.query(text, params);
-      },
-    } as unknown as Queryable;
-    const result = await searchPage(recording, sql, {
+    const statements: NotedStatement[] = [];
+    const result = await searchPage(notingPool(db.pool, statements), sql, {
       direction: "forward",
       limit: 50,
       ...(position ? { position } : {}),
     });
     let scanned = 0;
     let sorted = 0;
-    for (const { text, params } of statements) {
-      const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
-        params,
-      );
-      const most = measure(explained.rows[0]!["QUERY PLAN"][0].Plan);
+    for (const statement of statements) {
+      const most = busiestSteps(await explainAnalyzed(db.pool, statement));
       scanned = Math.max(scanned, most.scanned);
       sorted = Math.max(sorted, most.sorted);
     }
