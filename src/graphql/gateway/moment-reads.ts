@@ -7,13 +7,8 @@ import {
 } from "../../directory/index.ts";
 import { checkAttributes } from "../../filters/index.ts";
 import { entryAt, EntryNotFoundError, entryUUIDForDn, versionsAt } from "../../history/index.ts";
-import {
-  readPages,
-  scopeSql,
-  selection,
-  valuesSql,
-  type ProjectionSource,
-} from "./projection-reads.ts";
+import { readPages, scopeSql, type ProjectionSource } from "./projection-reads.ts";
+import { selection, valuesSql } from "./row-values.ts";
 import { ENTRY_VERSION_VALUES } from "../../../projections/entry-versions/index.ts";
 
 /** What a request asked `@at` a moment reads with: the moment, and why an entry was not there. */

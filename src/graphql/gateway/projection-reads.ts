@@ -12,7 +12,6 @@ import {
   checkAttributes,
   compileFilterToIndexedSql,
   compileFilterToSql,
-  typesOfSql,
   type FilterNode,
 } from "../../filters/index.ts";
 import {
@@ -23,6 +22,15 @@ import {
   parentDnSql,
   VALUE_KEY_LENGTH,
 } from "../../../projections/entries/index.ts";
+import {
+  baseName,
+  COMPUTED,
+  entryOf,
+  selection,
+  valuesSql,
+  type EntryRow,
+  type Selection,
+} from "./row-values.ts";
 
 /**
  * What capture records, which a read must lie within to be answered from the projection:
@@ -37,13 +45,6 @@ export interface ProjectionSource {
   /** `[directory.capture] redact` with the built-in list: their values are not recorded. */
   readonly redacted: NameSet;
 }
-
-/**
- * Operational attributes the directory computes as it answers rather than stores: the
- * projection computes them too (`entryDN` is the row's DN, `hasSubordinates` whether a row
- * lies below it) and a filter on them goes to the directory.
- */
-const COMPUTED = new Set(["entrydn", "hassubordinates"]);
 
 /** The largest page a projection search reads at once (a gateway search asks for fewer). */
 export const PAGE_MAX = 500;
@@ -147,12 +148,6 @@ function coveredFilter(
   if (!comparable) return undefined;
   const { ast, unknown } = checkAttributes(filter, (name) => source.schema.canonical(name));
   return unknown.length === 0 ? ast : undefined;
-}
-
-export interface EntryRow {
-  readonly dn: string;
-  readonly values: Record<string, string[]>;
-  readonly has_subordinates: boolean | null;
 }
 
 /**
@@ -303,200 +298,4 @@ export async function* readPages(
     offset += result.rows.length;
     if (!paged || result.rows.length < count) return;
   }
-}
-
-/**
- * Where `valuesSql` finds the folded values of the typed entries: the value index now, or the
- * spans of the versions' values at a moment.
- */
-export type MatchedValuesIndex =
-  | {
-      /** The table of folded values (`entry_values`), annal's own constant. */
-      readonly valuesTable: string;
-      /** The types it holds rows of: those of `countsTable`'s rows of `rowAttribute`. */
-      readonly countsTable: string;
-      readonly rowAttribute: string;
-    }
-  | {
-      /** The spans of the versions' values (`entry_version_values`), annal's own constant. */
-      readonly spansTable: string;
-      /** The parameter holding the moment (a timestamptz). */
-      readonly at: string;
-    };
-
-/**
- * The attributes a row brings, chosen in the database: a group's thousands of members stay
- * there when no field reads them. Each named attribute is read by its key (`->`): the
- * projection keeps the schema's names (`canonicalName` at capture), so no key of the row is
- * folded or compared; a name the schema does not know is looked for among the keys, ignoring
- * case. The matched values (RFC 3876) of one attribute, when every equality item names that
- * one (the loaders' lookups by attribute), keep only its values that equal one of the items',
- * folded as the filters compare; other items keep every value. With `index`, a typed entry's
- * matched values are found in the value index (`index.valuesTable`) once for the statement,
- * a range per item's value, and picked out of its list by ordinal: a group of 40,000 members
- * costs what its matched values cost, not a fold of every member. At a moment (`index` names
- * the value spans), the values held then are found in the spans the same way; the spans keep
- * no ordinal, so each is the item as the list spells it (found by containment, no value
- * folded; two values of the list that fold alike then come as one), or, when the list spells
- * it otherwise, the list's values that fold to it.
- */
-export function valuesSql(
-  select: Selection,
-  matchedValues: readonly FilterNode[] | undefined,
-  bind: (value: unknown) => string,
-  index?: MatchedValuesIndex,
-): { values: string; with: string[] } {
-  const both = "(e.attributes || e.operational)";
-  if (select.allUser && select.allOperational) return { values: both, with: [] };
-  const whole = [
-    ...(select.allUser ? ["e.attributes"] : []),
-    ...(select.allOperational ? ["e.operational"] : []),
-  ];
-  const equal = (matchedValues ?? []).flatMap((item) => (item.op === "eq" ? [item] : []));
-  const matched = new Set(equal.map((item) => baseName(item.attribute)));
-  const only = matched.size === 1 && !whole.length ? [...matched][0]! : undefined;
-  const common: string[] = [];
-  const items = only === undefined ? "" : bind(equal.map((item) => item.value));
-  /** Of the list `list` (a JSON array, or NULL) of attribute `name`: the values wanted. */
-  const chosen = (name: string, list: string, key: string | undefined): string => {
-    if (name !== only) return list;
-    const folded = `(SELECT coalesce(jsonb_agg(v.value), '[]'::jsonb)
-         FROM jsonb_array_elements_text(l.list) AS v(value)
-        WHERE lower(v.value) = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w)))`;
-    let typed = folded;
-    if (index !== undefined && key !== undefined && "spansTable" in index) {
-      const whole = "CASE WHEN x.value_folded IS NULL THEN x.value_key ELSE x.value_folded END";
-      common.push(`matched AS MATERIALIZED (
-         SELECT x.entry_uuid, array_agg(DISTINCT ${whole}) AS folded
-           FROM ${index.spansTable} AS x
-          WHERE x.type = ANY(${typesOfSql(index.spansTable)})
-            AND x.attribute = ${key}::text
-            AND x.value_key = ANY(ARRAY(SELECT left(lower(w), ${VALUE_KEY_LENGTH})
-                                          FROM unnest(${items}::text[]) AS w))
-            AND x.valid_from <= ${index.at}::timestamptz
-            AND coalesce(x.valid_to, 'infinity'::timestamptz) > ${index.at}::timestamptz
-            AND ${whole} = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w))
-          GROUP BY x.entry_uuid)`);
-      // The spans keep no ordinal to pick the values by. The items that fold to a value held
-      // then (one per value) are those values when the list holds them as spelled: one test
-      // of containment, no value folded; otherwise the list's values are folded and compared.
-      typed = `coalesce((SELECT CASE WHEN l.list @> c.exact THEN c.exact ELSE ${folded} END
-                 FROM matched AS m
-                CROSS JOIN LATERAL (
-                      SELECT jsonb_agg(i.w) AS exact
-                        FROM (SELECT DISTINCT ON (lower(w)) w FROM unnest(${items}::text[]) AS w
-                               WHERE lower(w) = ANY(m.folded) ORDER BY lower(w), w) AS i) AS c
-                WHERE m.entry_uuid = e.entry_uuid), '[]'::jsonb)`;
-    } else if (index !== undefined && key !== undefined && "valuesTable" in index) {
-      common.push(`matched AS MATERIALIZED (
-         SELECT x.entry_uuid, array_agg(x.ordinal ORDER BY x.ordinal) AS ordinals
-           FROM ${index.valuesTable} AS x
-          WHERE x.type = ANY(ARRAY(SELECT t.type FROM ${index.countsTable} AS t
-                                    WHERE t.attribute = ${bind(index.rowAttribute)}::text))
-            AND x.attribute = ${key}::text
-            AND x.value_key = ANY(ARRAY(SELECT left(lower(w), ${VALUE_KEY_LENGTH})
-                                          FROM unnest(${items}::text[]) AS w))
-            -- The whole value, compared so that no index is read for it: the trigram index
-            -- answers equality too, and PostgreSQL took it over the ranges of the keys.
-            AND CASE WHEN x.value_folded IS NULL THEN x.value_key ELSE x.value_folded END
-                = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w))
-          GROUP BY x.entry_uuid)`);
-      typed = `coalesce((SELECT jsonb_agg(l.list -> o.ordinal ORDER BY o.n)
-                 FROM matched AS m, unnest(m.ordinals) WITH ORDINALITY AS o(ordinal, n)
-                WHERE m.entry_uuid = e.entry_uuid), '[]'::jsonb)`;
-    }
-    // The list is read once (`OFFSET 0` keeps it a row of its own): each `->` on a row's
-    // attributes reads them whole, and a large group's are stored compressed.
-    return `(SELECT CASE WHEN l.list IS NULL THEN NULL WHEN e.type IS NULL THEN ${folded}
-                    ELSE ${typed} END
-               FROM (SELECT ${list} AS list OFFSET 0) AS l)`;
-  };
-  const known: string[] = [];
-  const unknown: string[] = [];
-  for (const name of select.names) {
-    if (COMPUTED.has(name)) continue; // computed, never read from the row
-    const key = select.keys.get(name);
-    if (key === undefined) {
-      unknown.push(name);
-      continue;
-    }
-    const bound = bind(key);
-    // An attribute is user or operational, never both; as `||` would, the operational wins.
-    const list = `coalesce(e.operational -> ${bound}::text, e.attributes -> ${bound}::text)`;
-    known.push(`${bound}::text, ${chosen(name, list, bound)}`);
-  }
-  const named = known.length ? [`jsonb_build_object(${known.join(", ")})`] : [];
-  if (unknown.length) {
-    const value = unknown.includes(only ?? "")
-      ? `CASE WHEN lower(a.key) = ${bind(only)}::text THEN ${chosen(only!, "a.value", undefined)}
-          ELSE a.value END`
-      : "a.value";
-    named.push(`coalesce((SELECT jsonb_object_agg(a.key, ${value}) FROM jsonb_each(${both}) AS a
-      WHERE lower(a.key) = ANY(${bind(unknown)}::text[])), '{}'::jsonb)`);
-  }
-  const parts = [...named, ...whole];
-  return { values: parts.length ? parts.join(" || ") : "'{}'::jsonb", with: common };
-}
-
-export const baseName = (name: string): string => (name.split(";")[0] ?? name).toLowerCase();
-
-/** Which attributes a search returns: by lower-case name, and the all-user and all-operational marks. */
-export interface Selection {
-  readonly names: ReadonlySet<string>;
-  /** The key a name has in the projection's rows: the schema's spelling; none when unknown. */
-  readonly keys: ReadonlyMap<string, string>;
-  readonly allUser: boolean;
-  readonly allOperational: boolean;
-  readonly computed: ReadonlySet<string>;
-}
-
-/** The attributes asked for, as LDAP reads the list: none means every user attribute. */
-export function selection(
-  schema: DirectorySchema,
-  attributes: readonly string[] | undefined,
-): Selection {
-  const asked = attributes ?? [];
-  const names = new Set<string>();
-  const keys = new Map<string, string>();
-  let allUser = asked.length === 0;
-  let allOperational = false;
-  for (const name of asked) {
-    if (name === "*") allUser = true;
-    else if (name === "+") allOperational = true;
-    else if (name !== "1.1") {
-      const canonical = schema.canonical(baseName(name));
-      const key = baseName(canonical ?? name);
-      names.add(key);
-      if (canonical !== undefined) keys.set(key, canonical);
-    }
-  }
-  const computed = new Set(
-    [...COMPUTED].filter((name) => allOperational || names.has(name.toLowerCase())),
-  );
-  return { names, keys, allUser, allOperational, computed };
-}
-
-/** One row as the directory client gives an entry: the selected attributes, bytes for binary ones. */
-export function entryOf(
-  schema: DirectorySchema,
-  row: EntryRow,
-  select: Selection,
-  binary: ReadonlySet<string>,
-): DirectoryEntry {
-  const attributes: Record<string, string[] | Buffer[]> = {};
-  for (const [name, values] of Object.entries(row.values)) {
-    const key = baseName(name);
-    if (COMPUTED.has(key)) continue;
-    const operational = schema.isOperational(name);
-    const wanted = select.names.has(key) || (operational ? select.allOperational : select.allUser);
-    if (!wanted || !Array.isArray(values)) continue;
-    attributes[name] = binary.has(key)
-      ? values.map((value) => Buffer.from(value, "base64"))
-      : values;
-  }
-  if (select.computed.has("entrydn")) attributes.entryDN = [row.dn];
-  if (select.computed.has("hassubordinates")) {
-    attributes.hasSubordinates = [row.has_subordinates === true ? "TRUE" : "FALSE"];
-  }
-  return { dn: row.dn, attributes };
 }
