@@ -1,6 +1,6 @@
 import t from "tap";
 import type { Pool } from "../../src/db/index.ts";
-import type { DirectoryClient, DirectoryEntry } from "../../src/directory/index.ts";
+import type { DirectoryClient } from "../../src/directory/index.ts";
 import { NameSet } from "../../src/events/index.ts";
 import { parseFilter } from "../../src/filters/index.ts";
 import { momentDirectory } from "../../src/graphql/gateway/moment-reads.ts";
@@ -14,9 +14,8 @@ import {
 } from "../../projections/entry-versions/index.ts";
 import { EntryHistory } from "../support/entries.ts";
 import {
-  explainAnalyzed,
+  analysedSearches,
   notingPool,
-  planNodes,
   rowsHandled,
   type NotedStatement,
 } from "../support/plans.ts";
@@ -105,12 +104,7 @@ t.test("a page of people at a moment stops with the page", async (t) => {
     },
     MOMENT,
   );
-  const analysed = async (dn: string, options: Parameters<DirectoryClient["search"]>[1]) => {
-    statements.length = 0;
-    const entries: DirectoryEntry[] = [];
-    for await (const page of then.search(dn, options)) entries.push(...page);
-    return { entries, plan: planNodes(await explainAnalyzed(db.pool, statements.at(-1)!)) };
-  };
+  const analysed = analysedSearches(db.pool, then, statements);
 
   // The people page: 101 of the 4,500 people there then, in creation order, each in its
   // version valid then (the third). Reading every version valid then and sorting them before

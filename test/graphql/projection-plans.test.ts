@@ -8,7 +8,7 @@ import { EventStore } from "../../src/store/index.ts";
 import { ENTRIES, indexEntryValues } from "../../projections/entries/index.ts";
 import { EntryHistory } from "../support/entries.ts";
 import {
-  explainAnalyzed,
+  analysedSearches,
   notingPool,
   planNodes,
   rowsHandled,
@@ -182,12 +182,7 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
     schema: TEST_SCHEMA,
     redacted: new NameSet(["userPassword"]),
   });
-  const analysed = async (dn: string, options: Parameters<DirectoryClient["search"]>[1]) => {
-    statements.length = 0;
-    const entries: DirectoryEntry[] = [];
-    for await (const page of reads.search(dn, options)) entries.push(...page);
-    return { entries, plan: planNodes(await explainAnalyzed(db.pool, statements.at(-1)!)) };
-  };
+  const analysed = analysedSearches(db.pool, reads, statements);
 
   // The people page: 101 of 5,000 matches, in creation order. Sorting every match before the
   // limit read all 5,000; walking the index of creation order stops after the page.

@@ -1,4 +1,5 @@
 import type { Pool } from "../../src/db/index.ts";
+import type { DirectoryClient, DirectoryEntry } from "../../src/directory/index.ts";
 import { eventually } from "./eventually.ts";
 
 /**
@@ -64,6 +65,27 @@ export async function explainAnalyzed(pool: Pool, statement: NotedStatement): Pr
     statement.params,
   );
   return explained.rows[0]!["QUERY PLAN"][0].Plan;
+}
+
+/**
+ * Searches through a gateway's reads (`directory`, built on `notingPool(pool, statements)`),
+ * each answered with the entries it gave and the flattened plan of the last statement it ran:
+ * the page's own query, run again under EXPLAIN ANALYZE.
+ */
+export function analysedSearches(
+  pool: Pool,
+  directory: Pick<DirectoryClient, "search">,
+  statements: NotedStatement[],
+): (
+  dn: string,
+  options: Parameters<DirectoryClient["search"]>[1],
+) => Promise<{ entries: DirectoryEntry[]; plan: PlanNode[] }> {
+  return async (dn, options) => {
+    statements.length = 0;
+    const entries: DirectoryEntry[] = [];
+    for await (const page of directory.search(dn, options)) entries.push(...page);
+    return { entries, plan: planNodes(await explainAnalyzed(pool, statements.at(-1)!)) };
+  };
 }
 
 /** The most rows one scan read, and the most rows one Sort took in, in a plan. */
