@@ -40,6 +40,14 @@ export function logOrder(table: string, direction: LogDirection = "forward"): st
 /**
  * `(t.transaction_id, t.position) <op> ($n::xid8, $m::bigint)`, binding `at` to `params`:
  * a row-wise comparison, which is what the log's order is (and what its index serves).
+ *
+ * A strict comparison is written as the inclusive one against the next (or previous)
+ * position, which selects the same rows (positions are integers). PostgreSQL estimates a
+ * row-wise comparison from its first column alone: with a cursor inside a transaction that
+ * holds most of the log (a first start's import), `transaction_id > T` was guessed to match no
+ * row, and the planner sorted every event after the cursor to hand out one page;
+ * `transaction_id >= T` is guessed right, and the page is read from the index
+ * (test/store/log-order-plans.test.ts).
  */
 export function logPositionCompare(
   table: string,
@@ -47,9 +55,11 @@ export function logPositionCompare(
   at: LogPosition,
   params: unknown[],
 ): string {
-  params.push(at.transactionId, at.position);
+  const [inclusive, position] =
+    op === ">" ? [">=", at.position + 1] : op === "<" ? ["<=", at.position - 1] : [op, at.position];
+  params.push(at.transactionId, position);
   const n = params.length;
-  return `(${table}.transaction_id, ${table}.position) ${op} ($${n - 1}::xid8, $${n}::bigint)`;
+  return `(${table}.transaction_id, ${table}.position) ${inclusive} ($${n - 1}::xid8, $${n}::bigint)`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { QueryConfig } from "pg";
 import type { Pool } from "../../src/db/index.ts";
 import type { DirectoryClient, DirectoryEntry } from "../../src/directory/index.ts";
 import { eventually } from "./eventually.ts";
@@ -42,14 +43,21 @@ export interface NotedStatement {
   readonly params: unknown[];
 }
 
-/** `pool`, noting in `statements` every statement it runs, with its parameters. */
+/**
+ * `pool`, noting in `statements` every statement it runs, with its parameters (given as text
+ * and values, or as one query config).
+ */
 export function notingPool(pool: Pool, statements: NotedStatement[]): Pool {
   return new Proxy(pool, {
     get(target, property, receiver) {
       if (property === "query") {
-        return (sql: string, params: unknown[] = []) => {
-          statements.push({ sql, params });
-          return target.query(sql, params);
+        return (query: string | QueryConfig, params: unknown[] = []) => {
+          if (typeof query === "string") {
+            statements.push({ sql: query, params });
+            return target.query(query, params);
+          }
+          statements.push({ sql: query.text, params: query.values ?? [] });
+          return target.query(query);
         };
       }
       const value: unknown = Reflect.get(target, property, receiver);
