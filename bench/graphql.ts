@@ -31,6 +31,7 @@ import { BUILT_IN_REDACTED_ATTRIBUTES } from "../src/config/index.ts";
 import { loadDirectorySchema } from "../src/directory/index.ts";
 import { NameSet } from "../src/events/index.ts";
 import { createNormalizer, ensureImported } from "../src/capture/index.ts";
+import { missingReaderIndexes, readerIndexesOf } from "../src/projector/reader-indexes.ts";
 import { Projector, schemaNames, waitForProjection } from "../src/projector/index.ts";
 import { allProjections } from "../projections/index.ts";
 
@@ -165,6 +166,17 @@ async function importDirectory(
     const head = await store.head();
     for (const name of READ_PROJECTIONS)
       await waitForProjection(database.pool, name, head, 3_600_000);
+    // A first start of 5,000 entries or more builds the readers' indexes after its load, while
+    // the projections serve: the requests are measured once they are built.
+    for (const projection of allProjections.filter(({ name }) => READ_PROJECTIONS.has(name))) {
+      const schema = schemaNames(projection.name).live;
+      const indexes = readerIndexesOf(projection, schema) ?? [];
+      for (;;) {
+        const { missing, invalid } = await missingReaderIndexes(database.pool, schema, indexes);
+        if (missing.length === 0 && invalid.length === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
     await projector.stop();
     // The planner's statistics of what was loaded, as autovacuum gathers them within a minute
     // or so of a load (the run may start sooner): without them the `@at` people page is

@@ -111,21 +111,24 @@ export const entriesTables = (table: (name: string) => string): readonly string[
 /**
  * Indexes only readers use: a replay builds them after applying the log, a first start after
  * its load (`Projection.indexes`). Each is named (as PostgreSQL named the unnamed ones before),
- * so that one missing is found by name.
+ * so that one missing is found by name. Listed in the order a first start builds them while the
+ * REST channel serves (`buildReaderIndexes`): lookups by DN and the filters' value index
+ * first (without them a search reads every value), then the scopes and sorted pages, and the
+ * trigram index of substring filters, the dearest to build, last.
  */
 export const entriesIndexes = (table: (name: string) => string): readonly string[] => [
-  `CREATE INDEX entries_type_entry_uuid_idx ON ${table("entries")} (type, entry_uuid)`,
   `CREATE INDEX entries_dn_norm_idx ON ${table("entries")} (dn_norm)`,
-  `CREATE INDEX entries_created_position_idx ON ${table("entries")} (created_position)`,
-  `CREATE INDEX entries_parent ON ${table("entries")} ((${parentDnSql("dn_norm")}), dn_norm)`,
-  `CREATE INDEX entries_type_dn ON ${table("entries")} (type, dn_norm COLLATE "C", entry_uuid)`,
-  `CREATE INDEX entries_attributes_idx ON ${table("entries")} USING gin (attributes jsonb_path_ops)`,
   `CREATE INDEX entry_values_match ON ${table("entry_values")}
      (type, attribute, value_key, entry_uuid) INCLUDE (ordinal)`,
+  `CREATE INDEX entries_type_entry_uuid_idx ON ${table("entries")} (type, entry_uuid)`,
+  `CREATE INDEX entries_parent ON ${table("entries")} ((${parentDnSql("dn_norm")}), dn_norm)`,
+  `CREATE INDEX entries_type_dn ON ${table("entries")} (type, dn_norm COLLATE "C", entry_uuid)`,
+  `CREATE INDEX entries_created_position_idx ON ${table("entries")} (created_position)`,
   `CREATE INDEX entry_values_order_desc ON ${table("entry_values")}
      (type, attribute, value_key DESC, entry_uuid) WHERE ordinal = 0`,
   `CREATE INDEX entry_values_later ON ${table("entry_values")}
      (type, attribute, value_key) WHERE ordinal > 0`,
+  `CREATE INDEX entries_attributes_idx ON ${table("entries")} USING gin (attributes jsonb_path_ops)`,
   `CREATE INDEX entry_values_trigram ON ${table("entry_values")}
      USING gin ((coalesce(value_folded, value_key)) gin_trgm_ops)`,
 ];

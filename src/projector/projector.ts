@@ -81,11 +81,17 @@ export class Projector {
   private readonly indexCheckInterval: number;
   /** When each projection's readers' indexes are checked next (`performance.now()`). */
   private readonly indexChecks = new Map<string, number>();
-  /** The readers' index builds under way, by projection, and their backends. */
-  private readonly indexBuilds = new Map<string, Promise<void>>();
-  private readonly indexBuilders = new Map<string, number>();
+  /** The readers' index build under way (one at a time), and its backend. */
+  private indexBuild: Promise<void> | undefined;
+  private indexBuilder: number | undefined;
   /** Projections whose bulk load dropped their readers' indexes: checked at once. */
   private readonly indexesDue = new Set<string>();
+  /**
+   * Projections that have not reached the log's head since the projector started: no
+   * readers' index is built while one is catching up (a first start's bulk loads), so the
+   * builds neither take a core from the loads nor wait on their transactions.
+   */
+  private readonly catchingUp: Set<string>;
   private readonly stopping = new AbortController();
 
   private constructor(options: ProjectorOptions) {
@@ -94,6 +100,7 @@ export class Projector {
     this.pollInterval = options.pollInterval ?? 1000;
     this.reads = new SharedLogReads({ keep: SHARED_BATCHES });
     this.indexCheckInterval = options.indexCheckInterval ?? INDEX_CHECK_INTERVAL;
+    this.catchingUp = new Set(options.projections.map((projection) => projection.name));
   }
 
   static async start(options: ProjectorOptions): Promise<Projector> {
@@ -143,6 +150,7 @@ export class Projector {
     let failures = 0;
     while (this.running) {
       try {
+        let indexesDropped = false;
         const applied = await withTransaction(pool, async (tx) => {
           await lockProjection(tx, live);
           return applyBatch(tx, projection, live, this.batchSize, {
@@ -151,7 +159,7 @@ export class Projector {
               indexesAfter: INDEXES_AFTER,
               ...this.options.firstSnapshots,
               done: (bulk) => {
-                if (bulk.indexesDropped > 0) this.indexesDue.add(projection.name);
+                indexesDropped ||= bulk.indexesDropped > 0;
                 log.info(
                   {
                     projection: projection.name,
@@ -167,13 +175,18 @@ export class Projector {
           });
         });
         failures = 0;
-        this.checkIndexes(projection, this.indexesDue.has(projection.name));
+        // Committed: a build may look for the dropped indexes now.
+        if (indexesDropped) this.indexesDue.add(projection.name);
+        if (applied < this.batchSize) this.catchingUp.delete(projection.name);
+        this.buildIndexes();
         if (applied >= this.batchSize) continue;
         await this.refreshMetrics(projection);
         await this.sleep(this.pollInterval);
       } catch (error) {
         if (!this.running) return;
         failures++;
+        // A projection that fails does not hold back the others' indexes.
+        this.catchingUp.delete(projection.name);
         logLoopFailure(
           log,
           error,
@@ -186,26 +199,33 @@ export class Projector {
   }
 
   /**
-   * Starts building the projection's missing readers' indexes in the background when a check
-   * is due (at start, `now` after a bulk load dropped them, then every `indexCheckInterval`):
-   * the projection goes on applying the log meanwhile. One build per projection at a time;
-   * across processes, the build's lock decides (`buildReaderIndexes`).
+   * Starts building the readers' indexes of the first projection, in the projector's order,
+   * whose check is due (at start, at once after a bulk load dropped them, then every
+   * `indexCheckInterval`), in the background: the projections go on applying the log
+   * meanwhile. One build at a time, and none while a projection is still catching up from the
+   * start: in `allProjections`' order, the indexes the REST channel's searches read are built
+   * first, each build with the machine to itself (bench/RESULTS.md, the soak: two concurrent
+   * builds each waited for the other's snapshot to finish). Across processes, the build's lock
+   * decides (`buildReaderIndexes`).
    */
-  private checkIndexes(projection: AnyProjection, now: boolean): void {
+  private buildIndexes(): void {
+    if (!this.running || this.indexBuild || this.catchingUp.size > 0) return;
+    const now = performance.now();
+    const projection = this.options.projections.find(
+      ({ name }) => this.indexesDue.has(name) || now >= (this.indexChecks.get(name) ?? 0),
+    );
+    if (!projection) return;
     const { name } = projection;
-    if (!this.running || this.indexBuilds.has(name)) return;
-    if (!now && performance.now() < (this.indexChecks.get(name) ?? 0)) return;
     this.indexesDue.delete(name);
     const { pool, log } = this.options;
-    const build = buildReaderIndexes({
+    this.indexBuild = buildReaderIndexes({
       pool,
       projection,
       schema: schemaNames(name).live,
       log,
       signal: this.stopping.signal,
       running: (pid) => {
-        if (pid === undefined) this.indexBuilders.delete(name);
-        else this.indexBuilders.set(name, pid);
+        this.indexBuilder = pid;
       },
     })
       .then(
@@ -221,9 +241,10 @@ export class Projector {
       )
       .finally(() => {
         this.indexChecks.set(name, performance.now() + this.indexCheckInterval);
-        this.indexBuilds.delete(name);
+        this.indexBuild = undefined;
+        // The next projection due, if any, at once.
+        this.buildIndexes();
       });
-    this.indexBuilds.set(name, build);
   }
 
   private async refreshMetrics(projection: AnyProjection): Promise<void> {
@@ -263,10 +284,12 @@ export class Projector {
     this.wakeAll();
     await Promise.all(this.loops);
     // A build cancelled leaves an invalid index, which the next start builds again.
-    for (const pid of this.indexBuilders.values()) {
-      await this.options.pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => {});
+    if (this.indexBuilder !== undefined) {
+      await this.options.pool
+        .query("SELECT pg_cancel_backend($1)", [this.indexBuilder])
+        .catch(() => {});
     }
-    await Promise.all(this.indexBuilds.values());
+    await this.indexBuild;
     if (this.listener) {
       const listener = this.listener;
       this.listener = undefined;

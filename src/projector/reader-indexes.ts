@@ -66,6 +66,9 @@ export async function missingReaderIndexes(
   };
 }
 
+/** The session lock of the readers' index builds (`buildReaderIndexes`): one in the database. */
+export const READER_INDEX_LOCK = "annal-indexes";
+
 export type ReaderIndexBuild =
   /** Every readers' index is there and valid (nothing was missing, or it was built now). */
   | "complete"
@@ -80,9 +83,10 @@ export type ReaderIndexBuild =
  * build that was cancelled or whose process died, which left an index INVALID or none: the
  * projector checks at start and now and then (`Projector`).
  *
- * One process builds at a time: the holder of the session lock `annal-indexes:<schema>`; the
- * others get `"busy"` and check again later (a holder that dies lets the lock go). Under the
- * lock, an invalid index of the schema is one that no build is making any more: it is dropped
+ * One build at a time in the database: the holder of the session lock `READER_INDEX_LOCK`
+ * builds, the others get `"busy"` and check again later (a holder that dies lets the lock go).
+ * Two concurrent builds, even in two schemas, would each wait at their end for the other's
+ * snapshot (bench/RESULTS.md, the soak). Under the lock, an invalid index of the schema is one that no build is making any more: it is dropped
  * and built again. A side-by-side rebuild that swaps schemas meanwhile is harmless: a build
  * under way finishes on the tables it started on (by then the old schema, dropped after),
  * and `IF NOT EXISTS` skips the indexes the new live schema came with.
@@ -107,7 +111,7 @@ export async function buildReaderIndexes(options: {
   if (before.missing.length === 0 && before.invalid.length === 0) return "complete";
 
   await pausePoint("projector.indexes.beforeBuild", projection.name);
-  const lock = await trySessionLock(pool, `annal-indexes:${schema}`);
+  const lock = await trySessionLock(pool, READER_INDEX_LOCK);
   if (!lock) return "busy";
   const client = sideConnection(pool, "annal-index-builder");
   // A connection that breaks fails the statement under way; the next check builds again.

@@ -7,8 +7,12 @@ import {
   schemaNames,
   waitForProjection,
 } from "../../src/projector/index.ts";
-import { missingReaderIndexes, readerIndexesOf } from "../../src/projector/reader-indexes.ts";
-import { entriesProjection } from "../../projections/entries/index.ts";
+import {
+  missingReaderIndexes,
+  READER_INDEX_LOCK,
+  readerIndexesOf,
+} from "../../src/projector/reader-indexes.ts";
+import { entriesProjection, entryVersionsProjection } from "../../projections/index.ts";
 import { allProjections } from "../../projections/index.ts";
 import { createToken } from "../../src/auth/index.ts";
 import { captureFixture, peopleLdif, quietLog, type CaptureFixture } from "../support/capture.ts";
@@ -22,6 +26,8 @@ t.setTimeout(300_000);
 const PEOPLE = 40;
 const LIVE = schemaNames("entries").live;
 const READERS = readerIndexesOf(entriesProjection, LIVE)!;
+/** The readers' index a build makes first. */
+const FIRST = READERS[0]!.name;
 
 /** What the projector logged, by message. */
 function recordingLog() {
@@ -161,7 +167,8 @@ t.test(
       const result = await pool.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity
           WHERE application_name = 'annal-index-builder' AND wait_event_type = 'Lock'
-            AND query ILIKE 'CREATE INDEX CONCURRENTLY%entries_type_entry_uuid_idx%'`,
+            AND query ILIKE 'CREATE INDEX CONCURRENTLY%' || $1 || '%'`,
+        [FIRST],
       );
       return result.rows[0]?.pid;
     });
@@ -169,14 +176,14 @@ t.test(
     await eventually(() =>
       lines.find((line) => line.message === "building readers' indexes failed"),
     );
-    t.same((await lacking(pool)).invalid, ["entries_type_entry_uuid_idx"], "left invalid");
+    t.same((await lacking(pool)).invalid, [FIRST], "left invalid");
     await writer.query("ROLLBACK");
     await eventually(() => complete(pool), { what: "the cancelled build done again" });
     const again = lines.filter(
       (line) =>
         line.message === "building the readers' indexes" && line.fields.projection === "entries",
     );
-    t.same(again.at(-1)?.fields.invalid, ["entries_type_entry_uuid_idx"]);
+    t.same(again.at(-1)?.fields.invalid, [FIRST]);
   },
 );
 
@@ -184,7 +191,7 @@ t.test("only the holder of the build's lock builds; another process waits its tu
   const { pool, lines, start } = await imported(t);
   const holder = await pool.connect();
   t.teardown(() => holder.release());
-  await holder.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [`annal-indexes:${LIVE}`]);
+  await holder.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [READER_INDEX_LOCK]);
   await start({ indexCheckInterval: 100 });
   await eventually(() =>
     lines.find(
@@ -194,11 +201,55 @@ t.test("only the holder of the build's lock builds; another process waits its tu
     ),
   );
   t.equal((await lacking(pool)).missing.length, READERS.length, "nothing built meanwhile");
-  await holder.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [
-    `annal-indexes:${LIVE}`,
-  ]);
+  await holder.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [READER_INDEX_LOCK]);
   await eventually(() => complete(pool), { what: "built once the lock is free" });
 });
+
+t.test(
+  "after the loads, one build at a time, in the projections' order: the REST channel's first",
+  async (t) => {
+    const { f, pool, lines, start } = await imported(t);
+    // Held before its build: with builds side by side, entry_versions' would go on meanwhile.
+    const point = armPausePoint(t, "projector.indexes.beforeBuild", { subject: "entries" });
+    await start();
+    await point.reached({ timeout: 60_000 });
+    const loaded = lines
+      .filter((line) => line.message === "first snapshots applied in bulk")
+      .map((line) => line.fields.projection);
+    t.same(
+      [...new Set(loaded)].sort(),
+      allProjections.map((projection) => projection.name).sort(),
+      "no build started before every bulk load of the import was done",
+    );
+    const head = await f.store.head();
+    for (const projection of allProjections) {
+      await waitForProjection(pool, projection.name, head, 30_000);
+    }
+    point.release();
+    const versions = schemaNames("entry_versions").live;
+    const versionReaders = readerIndexesOf(entryVersionsProjection, versions)!;
+    await eventually(
+      async () => {
+        const { missing, invalid } = await missingReaderIndexes(pool, versions, versionReaders);
+        return (await complete(pool)) && missing.length === 0 && invalid.length === 0;
+      },
+      { what: "every readers' index of both built" },
+    );
+    await eventually(() =>
+      lines.find(
+        (line) =>
+          line.message === "readers' indexes built" && line.fields.projection === "entry_versions",
+      ),
+    );
+    const at = (message: string, projection: string) =>
+      lines.findIndex((line) => line.message === message && line.fields.projection === projection);
+    t.ok(
+      at("readers' indexes built", "entries") <
+        at("building the readers' indexes", "entry_versions"),
+      "entry_versions' build started after entries' had ended",
+    );
+  },
+);
 
 t.test("a side-by-side rebuild while the readers' indexes are pending stays correct", async (t) => {
   const { f, pool, rest, start } = await imported(t);
