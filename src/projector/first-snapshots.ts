@@ -174,14 +174,17 @@ async function chunkEnds(
   const events = `$${params.length - 1}::numeric`;
   const bytes = `$${params.length}::numeric`;
   // The stop and the run are read in one statement, so under one safe bound: a transaction
-  // that commits meanwhile cannot add an event to the run that was not checked.
+  // that commits meanwhile cannot add an event to the run that was not checked. The weights
+  // are made before the windows sort them: inlined, the sort carried each event's data (the
+  // weight was computed above it), 160 MB spilled to disk at 100,000 entries and 3.3 s
+  // instead of 0.9 for each projection.
   const result = await tx.query<LogPositionRow & { n: string }>(
     `WITH stop AS (
        SELECT e.transaction_id, e.position FROM events AS e
         WHERE ${after} AND ${belowSafeBound("e")}
           AND NOT (e.type = ${snapshot} AND e.stream_version = 1)
         ORDER BY ${logOrder("e")} LIMIT 1),
-          weighed AS (
+          weighed AS MATERIALIZED (
        SELECT e.transaction_id, e.position,
               greatest(${bytes}, pg_column_size(e.data)::numeric * ${events}) AS weight
          FROM events AS e

@@ -15,6 +15,7 @@ import { buildReaderIndexes } from "./reader-indexes.ts";
 import { rebuildProjection } from "./rebuild.ts";
 import type { FirstSnapshotsOptions } from "./first-snapshots.ts";
 import { SharedLogReads } from "./shared-reads.ts";
+import { Turns } from "./turns.ts";
 import {
   assertProjectionName,
   createProjectionSchema,
@@ -43,6 +44,11 @@ export interface ProjectorOptions {
    * default 60 s. A check finds nothing to do in one catalog query.
    */
   readonly indexCheckInterval?: number;
+  /**
+   * How many projections apply batches at once while catching up from the start (a first
+   * start's bulk loads), the earliest in `projections`' order first; default 2.
+   */
+  readonly catchUpTogether?: number;
 }
 
 /**
@@ -92,6 +98,12 @@ export class Projector {
    * builds neither take a core from the loads nor wait on their transactions.
    */
   private readonly catchingUp: Set<string>;
+  /**
+   * The projections catching up take turns (`catchUpTogether`), in the projector's order: at
+   * a first start, six bulk loads side by side on two cores gave `entries`, which the REST
+   * channel reads, a third of a core (bench/RESULTS.md, first start).
+   */
+  private readonly turns: Turns;
   private readonly stopping = new AbortController();
 
   private constructor(options: ProjectorOptions) {
@@ -101,6 +113,7 @@ export class Projector {
     this.reads = new SharedLogReads({ keep: SHARED_BATCHES });
     this.indexCheckInterval = options.indexCheckInterval ?? INDEX_CHECK_INTERVAL;
     this.catchingUp = new Set(options.projections.map((projection) => projection.name));
+    this.turns = new Turns(options.catchUpTogether ?? 2);
   }
 
   static async start(options: ProjectorOptions): Promise<Projector> {
@@ -148,10 +161,13 @@ export class Projector {
     const { pool, log } = this.options;
     const live = schemaNames(projection.name).live;
     let failures = 0;
+    const rank = this.options.projections.indexOf(projection);
     while (this.running) {
+      let indexesDropped = false;
+      let applied: number;
+      const turn = this.catchingUp.has(projection.name) ? await this.turns.take(rank) : undefined;
       try {
-        let indexesDropped = false;
-        const applied = await withTransaction(pool, async (tx) => {
+        applied = await withTransaction(pool, async (tx) => {
           await lockProjection(tx, live);
           return applyBatch(tx, projection, live, this.batchSize, {
             read: this.reads.read,
@@ -174,18 +190,11 @@ export class Projector {
             },
           });
         });
-        failures = 0;
-        // Committed: a build may look for the dropped indexes now.
-        if (indexesDropped) this.indexesDue.add(projection.name);
-        if (applied < this.batchSize) this.catchingUp.delete(projection.name);
-        this.buildIndexes();
-        if (applied >= this.batchSize) continue;
-        await this.refreshMetrics(projection);
-        await this.sleep(this.pollInterval);
       } catch (error) {
+        turn?.();
         if (!this.running) return;
         failures++;
-        // A projection that fails does not hold back the others' indexes.
+        // A projection that fails does not hold back the others' turns and indexes.
         this.catchingUp.delete(projection.name);
         logLoopFailure(
           log,
@@ -194,7 +203,22 @@ export class Projector {
           "projection batch failed; retrying",
         );
         await this.sleep(Math.min(30_000, 250 * 2 ** failures));
+        continue;
       }
+      turn?.();
+      failures = 0;
+      // Committed: a build may look for the dropped indexes now.
+      if (indexesDropped) this.indexesDue.add(projection.name);
+      if (applied < this.batchSize) this.catchingUp.delete(projection.name);
+      this.buildIndexes();
+      if (applied >= this.batchSize) continue;
+      try {
+        await this.refreshMetrics(projection);
+      } catch (error) {
+        if (!this.running) return;
+        logLoopFailure(log, error, { projection: projection.name }, "projection metrics failed");
+      }
+      await this.sleep(this.pollInterval);
     }
   }
 

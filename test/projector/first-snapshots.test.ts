@@ -149,7 +149,8 @@ t.test("a run that is not all first snapshots is applied batch by batch", async 
   };
   const projector = await startProjector(pool, log);
   t.teardown(() => projector.stop());
-  await waitForProjection(pool, "entries", await f.store.head(), 30_000);
+  const head = await f.store.head();
+  for (const { name } of allProjections) await waitForProjection(pool, name, head, 30_000);
   t.equal(bulk.length, allProjections.length, "the import was built in bulk");
   await projector.stop();
   const { importEntries } = await import("../../src/capture/index.ts");

@@ -347,3 +347,45 @@ t.test("a projection held mid-batch does not hold back another projection", asyn
   release();
   await waitForProjection(pool, "slow", positionOf(events[0]!));
 });
+
+t.test("projections catching up from the start take turns, two at a time", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const held = new Set<string>();
+  let bothHeld!: () => void;
+  const whenBothHeld = new Promise<void>((resolve) => (bothHeld = resolve));
+  const gated = (name: string): Projection<"Slow"> => ({
+    name,
+    version: 1,
+    handles: ["Slow"],
+    tables: (table) => [`CREATE TABLE ${table("seen")} (id uuid PRIMARY KEY)`],
+    async apply(events, { tx, table }) {
+      for (const event of events) {
+        await tx.query(`INSERT INTO ${table("seen")} VALUES ($1)`, [event.id]);
+        held.add(name);
+        if (held.size === 2) bothHeld();
+        await gate;
+      }
+    },
+  });
+  await store.appendToStream("s", [{ type: "Slow", data: {} }]);
+  const { events } = await store.appendToStream("a", [{ type: "Tick", data: { n: 1 } }]);
+  const projector = await Projector.start({
+    pool,
+    projections: [gated("first"), gated("second"), tallyProjection()],
+    log: quiet,
+    catchUpTogether: 2,
+  });
+  t.teardown(async () => {
+    release();
+    await projector.stop();
+  });
+  await whenBothHeld;
+  const [, , tally] = await projector.status();
+  t.equal(tally!.lag, 2, "the third waits while the first two hold both turns");
+  release();
+  await waitForProjection(pool, "tally", positionOf(events[0]!));
+  t.same(await tallyRows(pool), [{ stream_id: "a", ticks: 1, versions: [1], last: { n: 1 } }]);
+});
