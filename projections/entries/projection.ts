@@ -22,12 +22,13 @@ import { insertFirstSnapshots } from "./first-snapshots.ts";
  * Version 2: `entry_values`, `entry_value_counts` and the (type, dn) index. Version 3:
  * `created_position`, the directory's order of its entries. Version 4: the index of the
  * entries' parents (`entries_parent`). Version 5: the index of the values after an entry's
- * first (`entry_values_later`), for sorted pages. A first start's import is built in bulk
- * (`insertFirstSnapshots`).
+ * first (`entry_values_later`), for sorted pages. Version 6: autovacuum after 1% of the rows
+ * of `entries` and `entry_values` changed (`LARGE_TABLE_STORAGE`). A first start's import is
+ * built in bulk (`insertFirstSnapshots`).
  */
 export const entriesProjection: Projection<EntryEventType> = {
   name: ENTRIES_PROJECTION,
-  version: 5,
+  version: 6,
   handles: ENTRY_EVENT_TYPES,
   tables: entriesTables,
   indexes: entriesIndexes,

@@ -1,4 +1,5 @@
 import type { AttributeMap } from "../../src/events/index.ts";
+import { LARGE_TABLE_STORAGE } from "../vacuum.ts";
 import { liveTable } from "../../src/projector/index.ts";
 
 export const ENTRIES_PROJECTION = "entries";
@@ -89,7 +90,7 @@ export const entriesTables = (table: (name: string) => string): readonly string[
      version bigint NOT NULL,
      created_position bigint NOT NULL,
      position bigint NOT NULL,
-     transaction_id xid8 NOT NULL)`,
+     transaction_id xid8 NOT NULL) ${LARGE_TABLE_STORAGE}`,
   `CREATE TABLE ${table("entry_values")} (
      entry_uuid uuid NOT NULL,
      type text NOT NULL,
@@ -97,7 +98,7 @@ export const entriesTables = (table: (name: string) => string): readonly string[
      ordinal integer NOT NULL,
      value_key text COLLATE "C" NOT NULL,
      value_folded text COLLATE "C",
-     PRIMARY KEY (entry_uuid, attribute, ordinal))`,
+     PRIMARY KEY (entry_uuid, attribute, ordinal)) ${LARGE_TABLE_STORAGE}`,
   // The planner otherwise multiplies the selectivities of attribute and value as if they were
   // independent, and misjudges how many entries `title = engineer` matches.
   `CREATE STATISTICS ${table("entry_values_attribute_key")} ON attribute, value_key FROM ${table("entry_values")}`,

@@ -35,7 +35,8 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
   // 5: `created_position` on every version, so a search at a moment reads the entries' order.
   // 6: the index of creation order, and the spans' match index in entry order within a value,
   //    so a page of a search at a moment (GraphQL's `@at`, REST's `at`) stops with the page.
-  version: 6,
+  // 7: autovacuum after 1% of the rows changed or appended (`LARGE_TABLE_STORAGE`).
+  version: 7,
   handles: ENTRY_EVENT_TYPES,
   tables: entryVersionsTables,
   indexes: entryVersionsIndexes,

@@ -1,4 +1,5 @@
 import type { AttributeMap } from "../../src/events/index.ts";
+import { LARGE_TABLE_STORAGE } from "../vacuum.ts";
 import { liveTable } from "../../src/projector/index.ts";
 
 export const ENTRY_VERSIONS_PROJECTION = "entry_versions";
@@ -48,7 +49,7 @@ export const entryVersionsTables = (table: (name: string) => string): readonly s
      operational jsonb NOT NULL,
      position bigint NOT NULL,
      created_position bigint NOT NULL,
-     PRIMARY KEY (entry_uuid, version))`,
+     PRIMARY KEY (entry_uuid, version)) ${LARGE_TABLE_STORAGE}`,
   // One row per span of a value of a typed entry: from the version that brought it to the
   // version that took it away (null: still held), folded as `entry_values` folds them (the
   // same key length), so the filters at a moment or over a period read value ranges here
@@ -62,7 +63,7 @@ export const entryVersionsTables = (table: (name: string) => string): readonly s
      value_key text COLLATE "C" NOT NULL,
      value_folded text COLLATE "C",
      valid_from timestamptz NOT NULL,
-     valid_to timestamptz)`,
+     valid_to timestamptz) ${LARGE_TABLE_STORAGE}`,
   // A search at a moment reads the scope from the DN folded (`versionsAt`'s `dn_norm`): without
   // statistics of it PostgreSQL guesses that a base holds half a percent of the versions.
   `CREATE STATISTICS ${table("entry_versions_dn_norm")} ON (lower(dn)) FROM ${table("entry_versions")}`,
