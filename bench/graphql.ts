@@ -1,3 +1,4 @@
+import os from "node:os";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
@@ -18,6 +19,8 @@ import {
   benchSize,
   type BenchDatabase,
   cpuMs,
+  machineCpuMs,
+  restOfMachineMs,
   fmt,
   machine,
   percentile,
@@ -362,33 +365,31 @@ export async function graphqlBenchmark(): Promise<void> {
     const statementsBefore = await server.ask<number>("statements");
     const busyBefore = await server.ask<number>("busy");
     await server.ask("measure");
-    const cpuBefore = { node: cpuMs(), slapd: cpuMs(slapd.pid) };
+    const cpuBefore = { node: cpuMs(), slapd: cpuMs(slapd.pid), machine: machineCpuMs() };
     const annal = await measure(REQUESTS, () => request());
-    const cpuAnnal = {
-      node: (cpuMs() - cpuBefore.node) / REQUESTS,
-      slapd: (cpuMs(slapd.pid) - cpuBefore.slapd) / REQUESTS,
-    };
+    const cpuAnnal = cpuPerRequest(cpuBefore, slapd.pid);
     await server.ask("measured");
     const serverBusy = ((await server.ask<number>("busy")) - busyBefore) / REQUESTS;
     const roundTrips = ((await server.ask<number>("trips")) - before) / REQUESTS;
     const sqlStatements = ((await server.ask<number>("statements")) - statementsBefore) / REQUESTS;
-    const cpuBeforeRaw = { node: cpuMs(), slapd: cpuMs(slapd.pid) };
+    const cpuBeforeRaw = { node: cpuMs(), slapd: cpuMs(slapd.pid), machine: machineCpuMs() };
     const baseline = await measure(REQUESTS, rawSearch);
-    const cpuRaw = {
-      node: (cpuMs() - cpuBeforeRaw.node) / REQUESTS,
-      slapd: (cpuMs(slapd.pid) - cpuBeforeRaw.slapd) / REQUESTS,
-    };
+    const cpuRaw = cpuPerRequest(cpuBeforeRaw, slapd.pid);
     // The same request as the directory was at a moment (now, after the import: the same
     // people and groups), from the versions valid then.
-    let at: { run: Run; busy: number; statements: number } | undefined;
+    let at:
+      | { run: Run; cpu: ReturnType<typeof cpuPerRequest>; busy: number; statements: number }
+      | undefined;
     if (READS === "projection") {
       const query = atQuery(new Date());
       await measure(WARMUP, () => request(query));
       const busy = await server.ask<number>("busy");
       const statements = await server.ask<number>("statements");
+      const cpuBeforeAt = { node: cpuMs(), slapd: cpuMs(slapd.pid), machine: machineCpuMs() };
       const run = await measure(REQUESTS, () => request(query));
       at = {
         run,
+        cpu: cpuPerRequest(cpuBeforeAt, slapd.pid),
         busy: ((await server.ask<number>("busy")) - busy) / REQUESTS,
         statements: ((await server.ask<number>("statements")) - statements) / REQUESTS,
       };
@@ -399,7 +400,7 @@ export async function graphqlBenchmark(): Promise<void> {
 `
       : "";
     const atBusy = at
-      ? `| annal: the same request \`@at\` a moment | – | ${fmt(at.busy, 2)} | – |
+      ? `| annal: the same request \`@at\` a moment | ${fmt(at.cpu.node, 2)} | ${fmt(at.busy, 2)} | ${fmt(at.cpu.slapd, 2)} | ${fmt(at.cpu.rest, 2)} | ${cores(at.cpu, at.run)} |
 `
       : "";
 
@@ -430,13 +431,14 @@ ${fmt(sqlStatements, 1)}${at ? ` (\`@at\`: ${fmt(at.statements, 1)})` : ""} (the
 
 Where a request's time goes, ms per request (2 cores): CPU of the benchmark's Node.js process
 (annal's server and the HTTP client for annal's rows; the ldapts client alone for the
-baseline's), the time the server's thread was busy (its event loop's active time), and CPU of
-slapd.
+baseline's), the time the server's thread was busy (its event loop's active time), CPU of
+slapd, and CPU of the rest of the machine (PostgreSQL, nothing else running); and how much
+of the two cores the run kept busy (the CPU of a request times the requests a second).
 
-| | Node.js process (CPU) | annal's server thread (busy) | slapd (CPU) |
-|---|---:|---:|---:|
-| annal: \`POST /graphql\` | ${fmt(cpuAnnal.node, 2)} | ${fmt(serverBusy, 2)} | ${fmt(cpuAnnal.slapd, 2)} |
-| baseline: one ldapts paged search | ${fmt(cpuRaw.node, 2)} | – | ${fmt(cpuRaw.slapd, 2)} |
+| | Node.js process (CPU) | annal's server thread (busy) | slapd (CPU) | rest: PostgreSQL (CPU) | cores busy |
+|---|---:|---:|---:|---:|---:|
+| annal: \`POST /graphql\` | ${fmt(cpuAnnal.node, 2)} | ${fmt(serverBusy, 2)} | ${fmt(cpuAnnal.slapd, 2)} | ${fmt(cpuAnnal.rest, 2)} | ${cores(cpuAnnal, annal)} |
+| baseline: one ldapts paged search | ${fmt(cpuRaw.node, 2)} | – | ${fmt(cpuRaw.slapd, 2)} | ${fmt(cpuRaw.rest, 2)} | ${cores(cpuRaw, baseline)} |
 ${atBusy}
 \`npm run bench -- graphql --profile\` writes a CPU profile of annal's requests.
 `,
@@ -454,4 +456,21 @@ ${atBusy}
 
 if (!isMainThread && (workerData as Partial<ServerData> | null)?.role === ROLE) {
   await serve(workerData as ServerData);
+}
+
+/** CPU ms a request of the run since `before` cost: this process, slapd, and the rest of the machine. */
+function cpuPerRequest(
+  before: { node: number; slapd: number; machine: number },
+  slapdPid: number | undefined,
+) {
+  const node = cpuMs() - before.node;
+  const slapd = cpuMs(slapdPid) - before.slapd;
+  const rest = restOfMachineMs(before.machine, node + slapd);
+  return { node: node / REQUESTS, slapd: slapd / REQUESTS, rest: rest / REQUESTS };
+}
+
+/** The share of the machine's cores a run kept busy, as `1.4 of 2`. */
+function cores(cpu: { node: number; slapd: number; rest: number }, run: Run): string {
+  const busy = ((cpu.node + cpu.slapd + cpu.rest) * run.perSecond) / 1000;
+  return `${fmt(busy, 2)} of ${os.cpus().length}`;
 }

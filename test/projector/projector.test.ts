@@ -23,6 +23,26 @@ async function tallyRows(pool: Pool) {
 
 const positionOf = (e: LogPosition) => ({ transactionId: e.transactionId, position: e.position });
 
+/**
+ * A projection of `Slow` events whose batch, once it has written its first row, says so
+ * (`held`) and waits for `gate`: a batch held in flight.
+ */
+function heldProjection(name: string, gate: Promise<void>, held: () => void): Projection<"Slow"> {
+  return {
+    name,
+    version: 1,
+    handles: ["Slow"],
+    tables: (table) => [`CREATE TABLE ${table("seen")} (id uuid PRIMARY KEY)`],
+    async apply(events, { tx, table }) {
+      for (const event of events) {
+        await tx.query(`INSERT INTO ${table("seen")} VALUES ($1)`, [event.id]);
+        held();
+        await gate;
+      }
+    },
+  };
+}
+
 t.test("a projection catches up at start and then tails the log", async (t) => {
   const { pool } = await testDatabase(t);
   const store = await EventStore.open(pool);
@@ -315,19 +335,7 @@ t.test("a projection held mid-batch does not hold back another projection", asyn
   const held = new Promise<void>((resolve) => (reached = resolve));
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
-  const slow: Projection<"Slow"> = {
-    name: "slow",
-    version: 1,
-    handles: ["Slow"],
-    tables: (table) => [`CREATE TABLE ${table("seen")} (id uuid PRIMARY KEY)`],
-    async apply(events, { tx, table }) {
-      for (const event of events) {
-        await tx.query(`INSERT INTO ${table("seen")} VALUES ($1)`, [event.id]);
-        reached();
-        await gate;
-      }
-    },
-  };
+  const slow = heldProjection("slow", gate, () => reached());
   const projector = await Projector.start({
     pool,
     projections: [slow, tallyProjection()],
@@ -356,20 +364,11 @@ t.test("projections catching up from the start take turns, two at a time", async
   const held = new Set<string>();
   let bothHeld!: () => void;
   const whenBothHeld = new Promise<void>((resolve) => (bothHeld = resolve));
-  const gated = (name: string): Projection<"Slow"> => ({
-    name,
-    version: 1,
-    handles: ["Slow"],
-    tables: (table) => [`CREATE TABLE ${table("seen")} (id uuid PRIMARY KEY)`],
-    async apply(events, { tx, table }) {
-      for (const event of events) {
-        await tx.query(`INSERT INTO ${table("seen")} VALUES ($1)`, [event.id]);
-        held.add(name);
-        if (held.size === 2) bothHeld();
-        await gate;
-      }
-    },
-  });
+  const gated = (name: string) =>
+    heldProjection(name, gate, () => {
+      held.add(name);
+      if (held.size === 2) bothHeld();
+    });
   await store.appendToStream("s", [{ type: "Slow", data: {} }]);
   const { events } = await store.appendToStream("a", [{ type: "Tick", data: { n: 1 } }]);
   const projector = await Projector.start({
