@@ -94,6 +94,9 @@ export async function startJobs(options: StartJobsOptions): Promise<Jobs> {
     // time runs a pass (pg-boss takes a per-queue try-lock), however many supervise.
     superviseIntervalSeconds: JOB_MONITOR_INTERVAL_SECONDS,
     monitorIntervalSeconds: JOB_MONITOR_INTERVAL_SECONDS,
+    // The queues' stats (what is ready) as the workers read them, as often as the monitor makes
+    // them: a worker's burst through a backlog starts when they show one (60 s by default).
+    queueCacheIntervalSeconds: JOB_MONITOR_INTERVAL_SECONDS,
     schedule: options.schedule ?? true,
     migrate: true,
   });

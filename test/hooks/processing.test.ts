@@ -270,3 +270,22 @@ t.test("the failed-work routes list and retry as JSON", async (t) => {
   });
   t.equal(bad.statusCode, 400);
 });
+
+t.test("a backlog is worked through without a polling interval between its jobs", async (t) => {
+  const f = await hooksFixture(t);
+  const deliveries = 30;
+  for (let i = 0; i < deliveries; i++) {
+    t.equal((await deliver(f.app, signed(change(`e-${i}`)))).statusCode, 202);
+  }
+  // One slot polling every 20 s: a poll between jobs would take ten minutes for thirty.
+  await f.startWorkers({ concurrency: 1, pollingIntervalSeconds: 20 });
+  const processed = await eventually(
+    async () => {
+      const events = await f.stream("source-crm");
+      const done = events.filter((e) => e.type === "ChangeEventProcessed").length;
+      return done === deliveries ? done : undefined;
+    },
+    { what: "every delivery processed", timeout: 60_000, interval: 250 },
+  );
+  t.equal(processed, deliveries);
+});

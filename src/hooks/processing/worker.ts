@@ -70,12 +70,18 @@ export async function startHookWorkers(options: HookWorkerOptions): Promise<Hook
   // One job per fetch, `concurrency` fetchers: a slot fetches again as soon as its own job
   // ends. A batch of `concurrency` jobs would fetch nothing until its slowest job ended, so
   // one provider call hanging until its timeout would stop every other subject meanwhile.
+  // A slot that got a job fetches again at once while the queue's stats say jobs are ready
+  // (more than one: `burstWhenReadyExceeds`), not a polling interval later: one job a second a slot was the
+  // most a process could work (twenty a second for two processes, less than one webhook sender
+  // delivers; the scale suite's backlog outlived its drain on a quiet machine). A fetch that
+  // comes back empty ends the burst.
   const workOptions = {
     batchSize: 1,
     localConcurrency: concurrency,
     includeMetadata: true,
     perJobResults: true,
     pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
+    burstWhenReadyExceeds: 1,
   } as const;
   const process = (batch: JobWithMetadata<ChangeEventJob>[]) =>
     Promise.all(batch.map((job) => processJob(options, job)));
