@@ -166,6 +166,10 @@ export class Projector {
       let indexesDropped = false;
       let applied: number;
       const turn = this.catchingUp.has(projection.name) ? await this.turns.take(rank) : undefined;
+      if (!this.running) {
+        turn?.(); // stopped while it waited for its turn
+        return;
+      }
       try {
         applied = await withTransaction(pool, async (tx) => {
           await lockProjection(tx, live);
