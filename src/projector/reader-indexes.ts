@@ -86,10 +86,11 @@ export type ReaderIndexBuild =
  * One build at a time in the database: the holder of the session lock `READER_INDEX_LOCK`
  * builds, the others get `"busy"` and check again later (a holder that dies lets the lock go).
  * Two concurrent builds, even in two schemas, would each wait at their end for the other's
- * snapshot (bench/RESULTS.md, the soak). Under the lock, an invalid index of the schema is one that no build is making any more: it is dropped
- * and built again. A side-by-side rebuild that swaps schemas meanwhile is harmless: a build
- * under way finishes on the tables it started on (by then the old schema, dropped after),
- * and `IF NOT EXISTS` skips the indexes the new live schema came with.
+ * snapshot (bench/RESULTS.md, the soak). Under the lock, an invalid index of the schema is one
+ * that no build is making any more: it is dropped and built again. A side-by-side rebuild that
+ * swaps schemas meanwhile is harmless: a build under way finishes on the tables it started on
+ * (by then the old schema, dropped after), and `IF NOT EXISTS` skips the indexes the new live
+ * schema came with.
  *
  * `running` is told the build's backend process id, so that a stop can cancel it
  * (`pg_cancel_backend`), leaving an invalid index for the next check; once `signal` is

@@ -71,10 +71,10 @@ export async function startHookWorkers(options: HookWorkerOptions): Promise<Hook
   // ends. A batch of `concurrency` jobs would fetch nothing until its slowest job ended, so
   // one provider call hanging until its timeout would stop every other subject meanwhile.
   // A slot that got a job fetches again at once while the queue's stats say jobs are ready
-  // (more than one: `burstWhenReadyExceeds`), not a polling interval later: one job a second a slot was the
-  // most a process could work (twenty a second for two processes, less than one webhook sender
-  // delivers; the scale suite's backlog outlived its drain on a quiet machine). A fetch that
-  // comes back empty ends the burst.
+  // (more than one: `burstWhenReadyExceeds`), not a polling interval later: one job a second a
+  // slot was the most a process could work (twenty a second for two processes, less than one
+  // webhook sender delivers; the scale suite's backlog outlived its drain on a quiet machine).
+  // A fetch that comes back empty ends the burst.
   const workOptions = {
     batchSize: 1,
     localConcurrency: concurrency,
