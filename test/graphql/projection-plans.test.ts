@@ -11,6 +11,7 @@ import {
   analysedSearches,
   notingPool,
   planNodes,
+  type PlanNode,
   rowsHandled,
   type NotedStatement,
 } from "../support/plans.ts";
@@ -165,6 +166,9 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
          `'cn=g' || k || ',${GROUPS}'`,
          `jsonb_build_object('objectClass', jsonb_build_array('groupOfNames'),
             'cn', jsonb_build_array('g' || k),
+            -- Text that compresses little: the attributes are stored out of line.
+            'description', jsonb_build_array(
+              (SELECT string_agg(md5(k || ':' || d), '') FROM generate_series(1, 3000) AS d)),
             'member', (SELECT jsonb_agg('uid=w' || m || ',${PEOPLE}')
                          FROM generate_series(1, ${PEOPLE_COUNT}) AS m WHERE m % k = 0))`,
          `${PEOPLE_COUNT} + 10 + k`,
@@ -236,4 +240,42 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
     .filter((node) => node["Function Name"] === "jsonb_array_elements_text")
     .reduce((sum, node) => sum + rowsHandled(node), 0);
   t.ok(unfolded < 100, `the members are not unfolded one by one (${unfolded} values)`);
+
+  // A group's attributes are stored compressed, out of line (its member list), and each
+  // attribute read from them alone would read and decompress them all again: the pages a
+  // search reads do not grow with the attributes it asks for.
+  const toast = await db.pool.query<{ blocks: number }>(
+    `SELECT pg_relation_size(reltoastrelid)::int / current_setting('block_size')::int AS blocks
+       FROM pg_class WHERE oid = $1::regclass`,
+    [ENTRIES],
+  );
+  const toastBlocks = toast.rows[0]!.blocks;
+  t.ok(toastBlocks > 20, `the groups' attributes are stored out of line (${toastBlocks} pages)`);
+  const blocksRead = async (attributes: string[]) => {
+    statements.length = 0;
+    for await (const page of reads.search(GROUPS, {
+      scope: "sub",
+      filter: { op: "or", filters: matches },
+      attributes,
+      matchedValues: [
+        ...matches,
+        ...attributes.map((attribute) => ({ op: "present" as const, attribute })),
+      ],
+    })) {
+      t.equal(page.length, 3, `the three groups, with ${attributes.join(", ")}`);
+    }
+    const last = statements.at(-1)!;
+    const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${last.sql}`,
+      last.params,
+    );
+    const root = explained.rows[0]!["QUERY PLAN"][0].Plan;
+    return Number(root["Shared Hit Blocks"]) + Number(root["Shared Read Blocks"]);
+  };
+  const two = await blocksRead(["cn", "member"]);
+  const six = await blocksRead(["cn", "member", "objectClass", "description", "seeAlso", "o"]);
+  t.ok(
+    six - two < toastBlocks / 2,
+    `six attributes read ${six} pages, two ${two}: the stored attributes once (${toastBlocks} pages)`,
+  );
 });

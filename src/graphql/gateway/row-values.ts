@@ -70,7 +70,11 @@ export function valuesSql(
   ];
   const equal = (matchedValues ?? []).flatMap((item) => (item.op === "eq" ? [item] : []));
   const matched = new Set(equal.map((item) => baseName(item.attribute)));
-  const only = matched.size === 1 && !whole.length ? [...matched][0]! : undefined;
+  // Items on an attribute the search does not return choose nothing (nor are they bound).
+  const only =
+    matched.size === 1 && !whole.length && select.names.has([...matched][0]!)
+      ? [...matched][0]!
+      : undefined;
   const common: string[] = [];
   const items = only === undefined ? "" : bind(equal.map((item) => item.value));
   /** Of the list `list` (a JSON array, or NULL) of attribute `name`: the values wanted. */
@@ -138,7 +142,7 @@ export function valuesSql(
     }
     const bound = bind(key);
     // An attribute is user or operational, never both; as `||` would, the operational wins.
-    const list = `coalesce(e.operational -> ${bound}::text, e.attributes -> ${bound}::text)`;
+    const list = `coalesce(r.operational -> ${bound}::text, r.attributes -> ${bound}::text)`;
     known.push(`${bound}::text, ${chosen(name, list, bound)}`);
   }
   const named = known.length ? [`jsonb_build_object(${known.join(", ")})`] : [];
@@ -147,8 +151,23 @@ export function valuesSql(
       ? `CASE WHEN lower(a.key) = ${bind(only)}::text THEN ${chosen(only!, "a.value", undefined)}
           ELSE a.value END`
       : "a.value";
-    named.push(`coalesce((SELECT jsonb_object_agg(a.key, ${value}) FROM jsonb_each(${both}) AS a
+    named.push(`coalesce((SELECT jsonb_object_agg(a.key, ${value})
+                            FROM jsonb_each(r.attributes || r.operational) AS a
       WHERE lower(a.key) = ANY(${bind(unknown)}::text[])), '{}'::jsonb)`);
+  }
+  // The row's attributes are read once for every name: each `->` on a stored (compressed,
+  // out-of-line) value would read and decompress it whole again, and a large group's are
+  // megabytes (a page of people's groups cost tens of milliseconds of PostgreSQL's CPU). The
+  // empty path (`#> '{}'`) hands back the value itself, read; `OFFSET 0` keeps the read a row
+  // of its own rather than a reference the planner would put back.
+  if (named.length) {
+    named.splice(
+      0,
+      named.length,
+      `(SELECT ${named.join(" || ")}
+       FROM (SELECT e.attributes #> '{}'::text[] AS attributes,
+                    e.operational #> '{}'::text[] AS operational OFFSET 0) AS r)`,
+    );
   }
   const parts = [...named, ...whole];
   return { values: parts.length ? parts.join(" || ") : "'{}'::jsonb", with: common };
