@@ -81,6 +81,13 @@ export interface SearchOptions extends ReadOptions {
    * whole with `present`. A server without the control returns every value.
    */
   readonly matchedValues?: readonly FilterNode[];
+  /**
+   * With `matchedValues`: the matched values of an equality item may come as the items spell
+   * them rather than as the entry does (they compare equal): enough for a caller that only
+   * tells which items matched, and it lets annal's projections answer without reading a large
+   * entry's list. The directory ignores it.
+   */
+  readonly matchedValuesAsAsked?: boolean;
 }
 
 export interface ModifyDNOptions extends OperationOptions {

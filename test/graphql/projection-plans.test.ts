@@ -1,5 +1,5 @@
 import t from "tap";
-import type { DirectoryClient, DirectoryEntry } from "../../src/directory/index.ts";
+import type { DirectoryClient, DirectoryEntry, SearchOptions } from "../../src/directory/index.ts";
 import { NameSet } from "../../src/events/index.ts";
 import { parseFilter } from "../../src/filters/index.ts";
 import { projectionDirectory } from "../../src/graphql/gateway/projection-reads.ts";
@@ -251,9 +251,24 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
   );
   const toastBlocks = toast.rows[0]!.blocks;
   t.ok(toastBlocks > 20, `the groups' attributes are stored out of line (${toastBlocks} pages)`);
-  const blocksRead = async (attributes: string[]) => {
+  /** A search of the groups, with the pages its statement reads (run again, analysed). */
+  const read = async (options: SearchOptions) => {
     statements.length = 0;
-    for await (const page of reads.search(GROUPS, {
+    const entries: DirectoryEntry[] = [];
+    for await (const page of reads.search(GROUPS, options)) entries.push(...page);
+    const last = statements.at(-1)!;
+    const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${last.sql}`,
+      last.params,
+    );
+    const root = explained.rows[0]!["QUERY PLAN"][0].Plan;
+    return {
+      entries,
+      blocks: Number(root["Shared Hit Blocks"]) + Number(root["Shared Read Blocks"]),
+    };
+  };
+  const blocksRead = async (attributes: string[]) => {
+    const { entries, blocks } = await read({
       scope: "sub",
       filter: { op: "or", filters: matches },
       attributes,
@@ -261,16 +276,9 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
         ...matches,
         ...attributes.map((attribute) => ({ op: "present" as const, attribute })),
       ],
-    })) {
-      t.equal(page.length, 3, `the three groups, with ${attributes.join(", ")}`);
-    }
-    const last = statements.at(-1)!;
-    const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
-      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${last.sql}`,
-      last.params,
-    );
-    const root = explained.rows[0]!["QUERY PLAN"][0].Plan;
-    return Number(root["Shared Hit Blocks"]) + Number(root["Shared Read Blocks"]);
+    });
+    t.equal(entries.length, 3, `the three groups, with ${attributes.join(", ")}`);
+    return blocks;
   };
   const two = await blocksRead(["cn", "member"]);
   const six = await blocksRead(["cn", "member", "objectClass", "description", "seeAlso", "o"]);
@@ -278,4 +286,36 @@ t.test("a page of a search most entries match stops with the page", async (t) =>
     six - two < toastBlocks / 2,
     `six attributes read ${six} pages, two ${two}: the stored attributes once (${toastBlocks} pages)`,
   );
+
+  // The matched values as asked: what the search read of rows whose stored attributes are
+  // large is kept by entry and version, and a later search reads only their matched values.
+  const asAsked: SearchOptions = {
+    scope: "sub",
+    filter: { op: "or", filters: matches },
+    attributes: ["cn", "member"],
+    matchedValues: [...matches, { op: "present", attribute: "cn" }],
+    matchedValuesAsAsked: true,
+  };
+  const first = await read(asAsked);
+  const expected = (g1: string) => [
+    { dn: `cn=g1,${GROUPS}`, attributes: { cn: [g1], member: [wanted[0], wanted[1]] } },
+    { dn: `cn=g2,${GROUPS}`, attributes: { cn: ["g2"], member: [wanted[0]] } },
+    { dn: `cn=g3,${GROUPS}`, attributes: { cn: ["g3"], member: [wanted[0]] } },
+  ];
+  t.same(first.entries, expected("g1"), "each group with the members asked about, as asked");
+  const again = await read(asAsked);
+  t.same(again.entries, first.entries, "again: the same entries and values");
+  t.ok(
+    again.blocks < first.blocks - toastBlocks / 2,
+    `again: the stored attributes are not read (${again.blocks} pages, ${first.blocks} the first time)`,
+  );
+  // A change is a new version: what was kept of the one before is not used.
+  await db.pool.query(
+    `UPDATE ${ENTRIES} SET attributes = jsonb_set(attributes, '{cn}', '["g1-renamed"]'),
+            version = version + 1
+      WHERE dn = $1`,
+    [`cn=g1,${GROUPS}`],
+  );
+  const changed = await read(asAsked);
+  t.same(changed.entries, expected("g1-renamed"), "after a change: the new version's values");
 });

@@ -163,6 +163,8 @@ export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
                   : {
                       attributes: [...read.attributes, attribute],
                       matchedValues: [...matches, ...read.attributes.map(wholeValues)],
+                      // Keyed below by value, the matched values may come as asked.
+                      matchedValuesAsAsked: true,
                     }),
                 scope,
                 filter: filter === undefined ? wanted : and(filter, wanted),

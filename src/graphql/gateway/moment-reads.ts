@@ -123,10 +123,13 @@ async function* searchAt(
          WHERE right(c.dn_norm, length(e.dn_norm) + 1) = ',' || e.dn_norm)`
     : "NULL::boolean";
   yield* readPages(source, options, select, params, {
-    ...valuesSql(select, options.matchedValues, bind, {
-      spansTable: ENTRY_VERSION_VALUES,
-      at: moment,
-    }),
+    ...valuesSql(
+      select,
+      options.matchedValues,
+      bind,
+      { spansTable: ENTRY_VERSION_VALUES, at: moment },
+      options.matchedValuesAsAsked,
+    ),
     subordinates,
     from: matching,
   });

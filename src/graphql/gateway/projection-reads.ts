@@ -22,6 +22,7 @@ import {
   parentDnSql,
   VALUE_KEY_LENGTH,
 } from "../../../projections/entries/index.ts";
+import { KnownValues, LARGE_STORED_BYTES } from "./known-values.ts";
 import {
   baseName,
   COMPUTED,
@@ -29,6 +30,7 @@ import {
   selection,
   valuesSql,
   type EntryRow,
+  type RowValues,
   type Selection,
 } from "./row-values.ts";
 
@@ -44,6 +46,15 @@ export interface ProjectionSource {
   readonly schema: DirectorySchema;
   /** `[directory.capture] redact` with the built-in list: their values are not recorded. */
   readonly redacted: NameSet;
+}
+
+/** What each source's searches keep of rows whose stored attributes are large. */
+const knownValues = new WeakMap<ProjectionSource, KnownValues>();
+
+function knownValuesOf(source: ProjectionSource): KnownValues {
+  let store = knownValues.get(source);
+  if (store === undefined) knownValues.set(source, (store = new KnownValues()));
+  return store;
 }
 
 /** The largest page a projection search reads at once (a gateway search asks for fewer). */
@@ -237,11 +248,17 @@ async function* searchProjection(
     ? `(SELECT c.dn_norm FROM ${ENTRIES} AS c WHERE ${parent} = e.dn_norm
          ORDER BY ${parent}, c.dn_norm LIMIT 1) IS NOT NULL`
     : "NULL::boolean";
-  const values = valuesSql(select, options.matchedValues, bind, {
-    valuesTable: ENTRY_VALUES,
-    countsTable: ENTRY_VALUE_COUNTS,
-    rowAttribute: ENTRY_ROW_ATTRIBUTE,
-  });
+  const values = valuesSql(
+    select,
+    options.matchedValues,
+    bind,
+    {
+      valuesTable: ENTRY_VALUES,
+      countsTable: ENTRY_VALUE_COUNTS,
+      rowAttribute: ENTRY_ROW_ATTRIBUTE,
+    },
+    options.matchedValuesAsAsked,
+  );
   yield* readPages(source, options, select, params, {
     ...values,
     subordinates,
@@ -263,13 +280,25 @@ export async function* readPages(
   options: SearchOptions,
   select: Selection,
   params: unknown[],
-  statement: {
-    readonly values: string;
+  statement: RowValues & {
     readonly subordinates: string;
-    readonly with?: readonly string[];
     readonly from: (window: (alias: string) => string) => string;
   },
 ): AsyncGenerator<DirectoryEntry[], void, undefined> {
+  // Rows whose values (but the matched ones) are known from an earlier search are not read
+  // again: their stored attributes are large. A typed row's key: its entry and version.
+  const { known } = statement;
+  let values = statement.values;
+  let extra = "";
+  let kept: ReadonlyMap<string, Record<string, string[]>> = new Map();
+  const store = known && knownValuesOf(source);
+  if (known && store) {
+    kept = store.of(known.signature);
+    const rowKey = `CASE WHEN e.type IS NOT NULL THEN e.entry_uuid::text || '/' || e.version END`;
+    values = `CASE WHEN ${rowKey} = ANY(${`$${params.push([...kept.keys()])}`}::text[])
+                   THEN ${known.values} ELSE ${values} END`;
+    extra = `, ${rowKey} AS row_key, pg_column_size(e.attributes) AS stored`;
+  }
   const limit = options.sizeLimit ?? null;
   const pageSize = Math.max(1, Math.min(options.pageSize ?? PAGE_MAX, PAGE_MAX));
   const count$ = `$${params.push(limit)}::bigint`;
@@ -280,7 +309,7 @@ export async function* readPages(
   // A part reads up to the page's end: the page's rows may all come from it.
   const from = statement.from((alias) => `${order(alias)} LIMIT ${count$} + ${offset$}`);
   const common = statement.with?.length ? `WITH ${statement.with.join(", ")} ` : "";
-  const sql = `${common}SELECT e.dn, ${statement.values} AS values, ${statement.subordinates} AS has_subordinates
+  const sql = `${common}SELECT e.dn, ${values} AS values, ${statement.subordinates} AS has_subordinates${extra}
       FROM ${from}
      ${order("e")}
      LIMIT ${count$} OFFSET ${offset$}`;
@@ -293,7 +322,15 @@ export async function* readPages(
     params[offsetParam] = offset;
     const result = await source.db.query<EntryRow>(sql, params);
     if (result.rows.length > 0) {
-      yield result.rows.map((row) => entryOf(source.schema, row, select, binary));
+      yield result.rows.map((row) => {
+        const before = row.row_key == null ? undefined : kept.get(row.row_key);
+        if (before !== undefined) row = { ...row, values: { ...before, ...row.values } };
+        else if (known && row.row_key != null && Number(row.stored) >= LARGE_STORED_BYTES) {
+          const { [known.matched ?? ""]: _matched, ...others } = row.values;
+          store?.keep(known.signature, row.row_key, others);
+        }
+        return entryOf(source.schema, row, select, binary);
+      });
     }
     offset += result.rows.length;
     if (!paged || result.rows.length < count) return;

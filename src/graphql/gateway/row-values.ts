@@ -19,6 +19,10 @@ export interface EntryRow {
   readonly dn: string;
   readonly values: Record<string, string[]>;
   readonly has_subordinates: boolean | null;
+  /** A typed row's entry and version, when values of rows may be kept (`RowValues.known`). */
+  readonly row_key?: string | null;
+  /** The size of its stored attributes, in bytes (a string: bigint). */
+  readonly stored?: string | number;
 }
 
 /**
@@ -54,14 +58,18 @@ export type MatchedValuesIndex =
  * the value spans), the values held then are found in the spans the same way; the spans keep
  * no ordinal, so each is the item as the list spells it (found by containment, no value
  * folded; two values of the list that fold alike then come as one), or, when the list spells
- * it otherwise, the list's values that fold to it.
+ * it otherwise, the list's values that fold to it. With `asAsked` (the search's
+ * `matchedValuesAsAsked`), a typed entry's matched values are the items that matched, as the
+ * items spell them, and its list is not read; its other values may then be kept between
+ * searches (`known`).
  */
 export function valuesSql(
   select: Selection,
   matchedValues: readonly FilterNode[] | undefined,
   bind: (value: unknown) => string,
   index?: MatchedValuesIndex,
-): { values: string; with: string[] } {
+  asAsked = false,
+): RowValues {
   const both = "(e.attributes || e.operational)";
   if (select.allUser && select.allOperational) return { values: both, with: [] };
   const whole = [
@@ -77,6 +85,8 @@ export function valuesSql(
       : undefined;
   const common: string[] = [];
   const items = only === undefined ? "" : bind(equal.map((item) => item.value));
+  /** A typed entry's items (one per folded value) that match a value it holds: `asked`. */
+  let asked: string | undefined;
   /** Of the list `list` (a JSON array, or NULL) of attribute `name`: the values wanted. */
   const chosen = (name: string, list: string, key: string | undefined): string => {
     if (name !== only) return list;
@@ -84,55 +94,62 @@ export function valuesSql(
          FROM jsonb_array_elements_text(l.list) AS v(value)
         WHERE lower(v.value) = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w)))`;
     let typed = folded;
-    if (index !== undefined && key !== undefined && "spansTable" in index) {
+    if (index !== undefined && key !== undefined) {
       const whole = "CASE WHEN x.value_folded IS NULL THEN x.value_key ELSE x.value_folded END";
+      const spans = "spansTable" in index;
       common.push(`matched AS MATERIALIZED (
          SELECT x.entry_uuid, array_agg(DISTINCT ${whole}) AS folded
-           FROM ${index.spansTable} AS x
-          WHERE x.type = ANY(${typesOfSql(index.spansTable)})
+                ${spans ? "" : ", array_agg(x.ordinal ORDER BY x.ordinal) AS ordinals"}
+           FROM ${spans ? index.spansTable : index.valuesTable} AS x
+          WHERE x.type = ANY(${
+            spans
+              ? typesOfSql(index.spansTable)
+              : `ARRAY(SELECT t.type FROM ${index.countsTable} AS t
+                        WHERE t.attribute = ${bind(index.rowAttribute)}::text)`
+          })
             AND x.attribute = ${key}::text
             AND x.value_key = ANY(ARRAY(SELECT left(lower(w), ${VALUE_KEY_LENGTH})
                                           FROM unnest(${items}::text[]) AS w))
-            AND x.valid_from <= ${index.at}::timestamptz
-            AND coalesce(x.valid_to, 'infinity'::timestamptz) > ${index.at}::timestamptz
-            AND ${whole} = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w))
-          GROUP BY x.entry_uuid)`);
-      // The spans keep no ordinal to pick the values by. The items that fold to a value held
-      // then (one per value) are those values when the list holds them as spelled: one test
-      // of containment, no value folded; otherwise the list's values are folded and compared.
-      typed = `coalesce((SELECT CASE WHEN l.list @> c.exact THEN c.exact ELSE ${folded} END
-                 FROM matched AS m
-                CROSS JOIN LATERAL (
-                      SELECT jsonb_agg(i.w) AS exact
-                        FROM (SELECT DISTINCT ON (lower(w)) w FROM unnest(${items}::text[]) AS w
-                               WHERE lower(w) = ANY(m.folded) ORDER BY lower(w), w) AS i) AS c
-                WHERE m.entry_uuid = e.entry_uuid), '[]'::jsonb)`;
-    } else if (index !== undefined && key !== undefined && "valuesTable" in index) {
-      common.push(`matched AS MATERIALIZED (
-         SELECT x.entry_uuid, array_agg(x.ordinal ORDER BY x.ordinal) AS ordinals
-           FROM ${index.valuesTable} AS x
-          WHERE x.type = ANY(ARRAY(SELECT t.type FROM ${index.countsTable} AS t
-                                    WHERE t.attribute = ${bind(index.rowAttribute)}::text))
-            AND x.attribute = ${key}::text
-            AND x.value_key = ANY(ARRAY(SELECT left(lower(w), ${VALUE_KEY_LENGTH})
-                                          FROM unnest(${items}::text[]) AS w))
+            ${
+              spans
+                ? `AND x.valid_from <= ${index.at}::timestamptz
+            AND coalesce(x.valid_to, 'infinity'::timestamptz) > ${index.at}::timestamptz`
+                : ""
+            }
             -- The whole value, compared so that no index is read for it: the trigram index
             -- answers equality too, and PostgreSQL took it over the ranges of the keys.
-            AND CASE WHEN x.value_folded IS NULL THEN x.value_key ELSE x.value_folded END
-                = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w))
+            AND ${whole} = ANY(ARRAY(SELECT lower(w) FROM unnest(${items}::text[]) AS w))
           GROUP BY x.entry_uuid)`);
-      typed = `coalesce((SELECT jsonb_agg(l.list -> o.ordinal ORDER BY o.n)
-                 FROM matched AS m, unnest(m.ordinals) WITH ORDINALITY AS o(ordinal, n)
-                WHERE m.entry_uuid = e.entry_uuid), '[]'::jsonb)`;
+      // The items that fold to a value the entry holds, one per value, as the items spell
+      // them: no value of the list is read.
+      const exact = `(SELECT jsonb_agg(i.w)
+                        FROM (SELECT DISTINCT ON (lower(w)) w FROM unnest(${items}::text[]) AS w
+                               WHERE lower(w) = ANY(m.folded) ORDER BY lower(w), w) AS i)`;
+      asked = `(SELECT ${exact} FROM matched AS m WHERE m.entry_uuid = e.entry_uuid)`;
+      // As the list spells them: at a moment, the spans keep no ordinal to pick the values by;
+      // the items are those values when the list holds them as spelled (one test of
+      // containment, no value folded), otherwise the list's values are folded and compared.
+      // Now, the value index gives each value's ordinal in the list.
+      typed = spans
+        ? `coalesce((SELECT CASE WHEN l.list @> c.exact THEN c.exact ELSE ${folded} END
+                       FROM matched AS m CROSS JOIN LATERAL (SELECT ${exact} AS exact) AS c
+                      WHERE m.entry_uuid = e.entry_uuid), '[]'::jsonb)`
+        : `coalesce((SELECT jsonb_agg(l.list -> o.ordinal ORDER BY o.n)
+                       FROM matched AS m, unnest(m.ordinals) WITH ORDINALITY AS o(ordinal, n)
+                      WHERE m.entry_uuid = e.entry_uuid), '[]'::jsonb)`;
     }
-    // The list is read once (`OFFSET 0` keeps it a row of its own): each `->` on a row's
-    // attributes reads them whole, and a large group's are stored compressed.
-    return `(SELECT CASE WHEN l.list IS NULL THEN NULL WHEN e.type IS NULL THEN ${folded}
-                    ELSE ${typed} END
+    // The list is read once (`OFFSET 0` keeps it a row of its own).
+    const fromList = (typedValues: string) => `(SELECT CASE WHEN l.list IS NULL THEN NULL
+                    WHEN e.type IS NULL THEN ${folded} ELSE ${typedValues} END
                FROM (SELECT ${list} AS list OFFSET 0) AS l)`;
+    // Spelled as asked, a typed entry's values need not be read from its list at all.
+    return asAsked && asked !== undefined
+      ? `CASE WHEN e.type IS NULL THEN ${fromList(folded)} ELSE ${asked} END`
+      : fromList(typed);
   };
   const known: string[] = [];
   const unknown: string[] = [];
+  let onlyKey: string | undefined;
   for (const name of select.names) {
     if (COMPUTED.has(name)) continue; // computed, never read from the row
     const key = select.keys.get(name);
@@ -141,6 +158,7 @@ export function valuesSql(
       continue;
     }
     const bound = bind(key);
+    if (name === only) onlyKey = bound;
     // An attribute is user or operational, never both; as `||` would, the operational wins.
     const list = `coalesce(r.operational -> ${bound}::text, r.attributes -> ${bound}::text)`;
     known.push(`${bound}::text, ${chosen(name, list, bound)}`);
@@ -170,7 +188,44 @@ export function valuesSql(
     );
   }
   const parts = [...named, ...whole];
-  return { values: parts.length ? parts.join(" || ") : "'{}'::jsonb", with: common };
+  const values = parts.length ? parts.join(" || ") : "'{}'::jsonb";
+  // What a typed row whose other values are known brings: the matched values, spelled as
+  // asked, or nothing when every value is named whole.
+  const kept =
+    only === undefined
+      ? { values: "'{}'::jsonb" }
+      : asAsked && asked !== undefined && onlyKey !== undefined
+        ? {
+            values: `jsonb_build_object(${onlyKey}::text, ${asked})`,
+            matched: select.keys.get(only)!,
+          }
+        : undefined;
+  if (kept === undefined || whole.length) return { values, with: common };
+  const signature = JSON.stringify([
+    index === undefined ? "" : "spansTable" in index ? "versions" : "entries",
+    [...select.names].sort(),
+    only ?? "",
+  ]);
+  return { values, with: common, known: { ...kept, signature } };
+}
+
+/** A search's values as `valuesSql` reads them. */
+export interface RowValues {
+  /** The row's selected values (a JSON object). */
+  readonly values: string;
+  /** Common table expressions it needs. */
+  readonly with: string[];
+  /**
+   * When a typed row's values but the matched ones can be kept between searches (the server
+   * keeps them of rows whose stored attributes are large, by entry and version): `values`,
+   * what such a row brings instead (the matched values of attribute `matched`, none else);
+   * `signature`, which selection the kept values are of.
+   */
+  readonly known?: {
+    readonly values: string;
+    readonly matched?: string;
+    readonly signature: string;
+  };
 }
 
 export const baseName = (name: string): string => (name.split(";")[0] ?? name).toLowerCase();
