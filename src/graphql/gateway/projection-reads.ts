@@ -288,15 +288,14 @@ export async function* readPages(
   // Rows whose values (but the matched ones) are known from an earlier search are not read
   // again: their stored attributes are large. A typed row's key: its entry and version.
   const { known } = statement;
+  const store = known === undefined ? undefined : knownValuesOf(source);
+  const kept = known === undefined ? new Map() : store!.of(known.signature);
   let values = statement.values;
   let extra = "";
-  let kept: ReadonlyMap<string, Record<string, string[]>> = new Map();
-  const store = known && knownValuesOf(source);
-  if (known && store) {
-    kept = store.of(known.signature);
+  if (known !== undefined) {
     const rowKey = `CASE WHEN e.type IS NOT NULL THEN e.entry_uuid::text || '/' || e.version END`;
-    values = `CASE WHEN ${rowKey} = ANY(${`$${params.push([...kept.keys()])}`}::text[])
-                   THEN ${known.values} ELSE ${values} END`;
+    const keys = `$${params.push([...kept.keys()])}::text[]`;
+    values = `CASE WHEN ${rowKey} = ANY(${keys}) THEN ${known.values} ELSE ${values} END`;
     extra = `, ${rowKey} AS row_key, pg_column_size(e.attributes) AS stored`;
   }
   const limit = options.sizeLimit ?? null;
@@ -327,7 +326,7 @@ export async function* readPages(
         if (before !== undefined) row = { ...row, values: { ...before, ...row.values } };
         else if (known && row.row_key != null && Number(row.stored) >= LARGE_STORED_BYTES) {
           const { [known.matched ?? ""]: _matched, ...others } = row.values;
-          store?.keep(known.signature, row.row_key, others);
+          store!.keep(known.signature, row.row_key, others);
         }
         return entryOf(source.schema, row, select, binary);
       });
