@@ -18,6 +18,7 @@ import {
   notingPool,
   rowsHandled,
   type NotedStatement,
+  type PlanNode,
 } from "../support/plans.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { TEST_SCHEMA } from "../rest/fixtures/harness.ts";
@@ -71,6 +72,9 @@ async function seedHistory(pool: Pool): Promise<void> {
             false, 'group', 'cn=g' || u.k || ',${GROUPS}',
             jsonb_build_object('objectClass', jsonb_build_array('groupOfNames'),
               'cn', jsonb_build_array('g' || u.k),
+              -- Values that compress little: the versions' attributes are large as stored.
+              'description', (SELECT jsonb_agg(md5(u.k || ':' || d))
+                                FROM generate_series(1, 2500) AS d),
               'member', (SELECT jsonb_agg('uid=w' || m || ',${PEOPLE}' ORDER BY m)
                            FROM generate_series(1, $2::int) AS m WHERE (m + q) % u.k = 0)),
             '{}', 10 + $2::int * 4 + u.k * 4 + q, 10 + $2::int * 4 + u.k * 4 + 1
@@ -185,4 +189,42 @@ t.test("a page of people at a moment stops with the page", async (t) => {
     .filter((node) => node["Function Name"] === "jsonb_array_elements_text")
     .reduce((sum, node) => sum + rowsHandled(node), 0);
   t.ok(unfolded < 100, `the members are not unfolded one by one (${unfolded} values)`);
+
+  // Matched values as asked (the loaders' lookups): the items that matched then, and what was
+  // read of a version whose stored attributes are large is kept, not read again.
+  const asAsked = {
+    scope: "sub" as const,
+    filter: { op: "or" as const, filters: matches },
+    attributes: ["cn", "member"],
+    matchedValues: [...matches, { op: "present" as const, attribute: "cn" }],
+    matchedValuesAsAsked: true,
+    pageSize: 500,
+  };
+  const blocks = async () => {
+    const last = statements.at(-1)!;
+    const explained = await db.pool.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${last.sql}`,
+      last.params,
+    );
+    const root = explained.rows[0]!["QUERY PLAN"][0].Plan;
+    return Number(root["Shared Hit Blocks"]) + Number(root["Shared Read Blocks"]);
+  };
+  const first = await analysed(GROUPS, asAsked);
+  const firstBlocks = await blocks();
+  t.same(
+    first.entries,
+    [
+      { dn: `cn=g1,${GROUPS}`, attributes: { cn: ["g1"], member: wanted } },
+      { dn: `cn=g2,${GROUPS}`, attributes: { cn: ["g2"], member: [wanted[1]] } },
+      { dn: `cn=g3,${GROUPS}`, attributes: { cn: ["g3"], member: [wanted[0]] } },
+    ],
+    "as asked: each group with the items that matched then",
+  );
+  const again = await analysed(GROUPS, asAsked);
+  const againBlocks = await blocks();
+  t.same(again.entries, first.entries, "again: the same entries and values");
+  t.ok(
+    againBlocks < firstBlocks,
+    `again: the large versions' stored attributes are not read (${againBlocks} pages, ${firstBlocks} the first time)`,
+  );
 });

@@ -97,9 +97,14 @@ export function valuesSql(
     if (index !== undefined && key !== undefined) {
       const whole = "CASE WHEN x.value_folded IS NULL THEN x.value_key ELSE x.value_folded END";
       const spans = "spansTable" in index;
+      // Of each entry: its folded values among the items (for the items as asked, and at a
+      // moment), or, to pick the values out of its list now, their ordinals.
+      const columns =
+        spans || asAsked
+          ? `array_agg(DISTINCT ${whole}) AS folded`
+          : "array_agg(x.ordinal ORDER BY x.ordinal) AS ordinals";
       common.push(`matched AS MATERIALIZED (
-         SELECT x.entry_uuid, array_agg(DISTINCT ${whole}) AS folded
-                ${spans ? "" : ", array_agg(x.ordinal ORDER BY x.ordinal) AS ordinals"}
+         SELECT x.entry_uuid, ${columns}
            FROM ${spans ? index.spansTable : index.valuesTable} AS x
           WHERE x.type = ANY(${
             spans
