@@ -32,7 +32,8 @@ const ENTRIES = benchSize(100_000);
 const LARGE = ENTRIES !== 100_000;
 const SEARCHES = 300;
 const WRITES = 100;
-const TARGET_MIB = 300;
+/** Issue 41's goal for the peak resident set, at 100,000 entries and at 1,000,000. */
+const TARGET_MIB = 250;
 const MIB = 1024 * 1024;
 
 export async function memoryBenchmark(): Promise<void> {
@@ -61,6 +62,7 @@ level = "info"
 
 ${sampleDirectoryToml(sample)}`,
     );
+    const spawned = performance.now();
     server = spawn(process.execPath, ["bin/annal.js", "start", "--config", config], {
       env: {
         ...process.env,
@@ -88,6 +90,7 @@ ${sampleDirectoryToml(sample)}`,
       until(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok === true),
       ended,
     ]);
+    const healthy = (performance.now() - spawned) / 1000;
     const atStart = status(pid).rss;
     const gcBefore = await gcSeconds(base);
     const cpuBefore = cpuMs(pid);
@@ -125,12 +128,62 @@ ${sampleDirectoryToml(sample)}`,
     const authorization = `Bearer ${token}`;
     const searchMs: number[][] = [[], [], []];
 
+    // The first start's moments, in seconds from the process's spawn: the import committed,
+    // the REST channel serving every user, a write made as soon as the import committed
+    // found by a REST search, every projection at the head, the readers' indexes built.
+    const moments: { what: string; seconds: number }[] = [];
+    const moment = (what: string) =>
+      moments.push({ what, seconds: (performance.now() - spawned) / 1000 });
     await phase(`first-start import of ${fmt(ENTRIES)} entries, projected`, async () => {
       await until(async () => (await readCaptureCheckpoint(db.pool, "accesslog")) !== undefined);
+      moment("the import committed (capture's checkpoint written)");
+      const marker = `first-later-write-${Date.now()}`;
+      await directory.modify(people[0]!.dn, [
+        { operation: "replace", attribute: "title", values: marker },
+      ]);
+      const rest = async (query: string) => {
+        const response = await fetch(`${base}/api/entries/users?${query}`, {
+          headers: { authorization: `Bearer ${token}` },
+        }).catch(() => undefined);
+        return response?.ok
+          ? ((await response.json()) as { count?: number; nodes?: unknown[] })
+          : undefined;
+      };
+      const serving = until(
+        async () => (await rest("include=count"))?.count === people.length,
+      ).then(() => moment("the REST channel serves every user (`include=count`)"));
+      const written = until(
+        async () =>
+          (await rest(`filter=${encodeURIComponent(`title eq "${marker}"`)}`))?.nodes?.length === 1,
+      ).then(() => moment("a write made then is found by a REST search"));
       const head = await readHead(db.pool);
       for (const projection of allProjections) {
-        await waitForProjection(db.pool, projection.name, head, 1_800_000);
+        await waitForProjection(db.pool, projection.name, head, 3_600_000);
       }
+      moment("every projection at the head");
+      await Promise.all([serving, written]);
+      // The readers' indexes dropped for the bulk load are built after it, while the channel
+      // serves: the searches below are measured once they are all there (the server logs each).
+      await until(async () => {
+        const lines = readFileSync(serverLog, "utf8").split("\n").filter(Boolean);
+        const logged = lines.flatMap((line) => {
+          try {
+            return [
+              JSON.parse(line) as { msg?: string; projection?: string; indexesDropped?: number },
+            ];
+          } catch {
+            return [];
+          }
+        });
+        const dropped = logged.filter(
+          (l) => l.msg === "first snapshots applied in bulk" && (l.indexesDropped ?? 0) > 0,
+        );
+        const built = new Set(
+          logged.filter((l) => l.msg === "readers' indexes built").map((l) => l.projection),
+        );
+        return dropped.every((l) => built.has(l.projection));
+      });
+      moment("the readers' indexes built");
     });
     await phase(`${fmt(SEARCHES)} REST searches`, async () => {
       const filters = [
@@ -214,6 +267,12 @@ allocator's free pages and buffers.
 | peak resident set, whole run (\`VmHWM\`, MiB) | ${mib(hwm)} | ${mib(atStart)} (at start) | ${fmt(hwm / atStart, 2)} |
 
 Target: under ${TARGET_MIB} MiB; ${hwm / MIB < TARGET_MIB ? "met" : "not met"}.
+
+The first start, seconds from the process's spawn (it answered \`/healthz\` after ${fmt(healthy, 1)} s):
+
+| moment | seconds |
+|---|---:|
+${moments.map((m) => `| ${m.what} | ${fmt(m.seconds, 1)} |`).join("\n")}
 
 Garbage collection over the run: ${fmt(gcMs / 1000, 1)} s of the server's ${fmt(serverCpuMs / 1000, 1)} s of CPU
 (${fmt((100 * gcMs) / serverCpuMs)}%; \`nodejs_gc_duration_seconds\` from its \`/metrics\`, CPU from
