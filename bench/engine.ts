@@ -11,7 +11,18 @@ import type { Pool } from "../src/db/index.ts";
 import { readStream } from "../src/store/index.ts";
 import { startWorkflow } from "../src/workflow/index.ts";
 import { benchActor, countEvents, engineBench, until } from "./engine-setup.ts";
-import { benchSize, fmt, machine, recordResults, sizeOption, time } from "./support.ts";
+import {
+  benchSize,
+  cpuMs,
+  fmt,
+  machine,
+  profiled,
+  recordResults,
+  restOfMachineMs,
+  machineCpuMs,
+  sizeOption,
+  time,
+} from "./support.ts";
 
 const CHAINS = 20;
 const STEPS = 100;
@@ -25,17 +36,29 @@ export async function engineStepsBenchmark(): Promise<void> {
     const total = CHAINS * STEPS;
     // Baselines and engine take turns, the baselines twice, so that the machine's load moving
     // during the run moves both alike.
-    const serial = [await insertRate(pool, total, 1)];
-    const parallel = [await insertRate(pool, total, CONCURRENCY)];
+    // What each costs, summed over its turns: CPU of this process and of PostgreSQL (the rest
+    // of the machine), PostgreSQL's write transactions and WAL.
+    const costs = { serial: new Costs(), parallel: new Costs(), engine: new Costs() };
+    const serial = [await costs.serial.of(pool, total, () => insertRate(pool, total, 1))];
+    const parallel = [
+      await costs.parallel.of(pool, total, () => insertRate(pool, total, CONCURRENCY)),
+    ];
     await bench.engine({ concurrency: CONCURRENCY });
-    const engine = [await chainRate(bench.deps, 1)];
-    serial.push(await insertRate(pool, total, 1));
-    parallel.push(await insertRate(pool, total, CONCURRENCY));
-    engine.push(await chainRate(bench.deps, 2));
+    const engine = [await costs.engine.of(pool, total, () => chainRate(bench.deps, 1))];
+    serial.push(await costs.serial.of(pool, total, () => insertRate(pool, total, 1)));
+    parallel.push(await costs.parallel.of(pool, total, () => insertRate(pool, total, CONCURRENCY)));
+    // The second turn with this process's CPU profile under --profile.
+    engine.push(
+      await costs.engine.of(pool, total, () =>
+        profiled("engine-steps", () => chainRate(bench.deps, 2)),
+      ),
+    );
     const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     const steps = mean(engine);
     const one = mean(serial);
     const eight = mean(parallel);
+    const costRow = (what: string, c: Costs, rate: number) =>
+      `| ${what} | ${fmt(c.perUnit.node, 2)} | ${fmt(c.perUnit.postgres, 2)} | ${fmt(c.perUnit.writes, 2)} | ${fmt(c.perUnit.wal)} | ${fmt(((c.perUnit.node + c.perUnit.postgres) * rate) / 1000, 2)} |`;
     recordResults(
       "engine-steps",
       `## Workflow engine: steps per second against single-row INSERTs
@@ -58,6 +81,19 @@ ${CONCURRENCY} connections (the engine's concurrency).
 
 CPU of the benchmark's process (the engine, and its polling for the end) per step: ${cpuMsPerStep.map((ms) => `${fmt(ms, 2)} ms`).join(", ")}
 (the turns); at that cost one core alone allows ${fmt(1000 / mean(cpuMsPerStep))} steps a second.
+
+What a step and an \`INSERT\` transaction cost, over all their turns: CPU of the benchmark's
+Node.js process and of the rest of the machine (PostgreSQL: nothing else runs), ms; PostgreSQL's
+write transactions (transaction ids taken) and WAL written, bytes; and the share of the two cores
+the rate kept busy (the CPU of one times the rate).
+
+| each | Node.js (CPU ms) | PostgreSQL (CPU ms) | write transactions | WAL (bytes) | cores busy |
+| --- | ---: | ---: | ---: | ---: | ---: |
+${costRow("engine: a step", costs.engine, steps)}
+${costRow("`INSERT`, 1 at a time", costs.serial, one)}
+${costRow(`\`INSERT\`, ${CONCURRENCY} at a time`, costs.parallel, eight)}
+
+\`npm run bench -- engine-steps --profile\` writes a CPU profile of the engine's second turn.
 `,
     );
     process.stderr.write(
@@ -98,6 +134,57 @@ async function chainRate(deps: Parameters<typeof startWorkflow>[0], turn: number
   const used = process.cpuUsage(cpu);
   cpuMsPerStep.push((used.user + used.system) / 1000 / (CHAINS * STEPS));
   return (CHAINS * STEPS) / seconds;
+}
+
+/**
+ * The cost of units of work (steps, INSERT transactions) summed over turns: CPU of this
+ * process and of the rest of the machine (PostgreSQL), the transaction ids PostgreSQL handed
+ * out (its write transactions; read from the snapshot, which takes none) and the WAL it wrote.
+ */
+class Costs {
+  private units = 0;
+  private sum = { node: 0, postgres: 0, writes: 0, wal: 0 };
+
+  async of<T>(pool: Pool, units: number, work: () => Promise<T>): Promise<T> {
+    const before = await Costs.position(pool);
+    const node = cpuMs();
+    const machineBefore = machineCpuMs();
+    const result = await work();
+    const nodeMs = cpuMs() - node;
+    const postgresMs = restOfMachineMs(machineBefore, nodeMs);
+    const after = await Costs.position(pool);
+    this.units += units;
+    this.sum.node += nodeMs;
+    this.sum.postgres += postgresMs;
+    this.sum.writes += after.xid - before.xid;
+    this.sum.wal += Number(
+      (
+        await pool.query<{ bytes: string }>(`SELECT pg_wal_lsn_diff($1, $2)::text AS bytes`, [
+          after.lsn,
+          before.lsn,
+        ])
+      ).rows[0]!.bytes,
+    );
+    return result;
+  }
+
+  get perUnit() {
+    const each = (n: number) => n / this.units;
+    return {
+      node: each(this.sum.node),
+      postgres: each(this.sum.postgres),
+      writes: each(this.sum.writes),
+      wal: each(this.sum.wal),
+    };
+  }
+
+  private static async position(pool: Pool): Promise<{ xid: number; lsn: string }> {
+    const { rows } = await pool.query<{ xid: string; lsn: string }>(
+      `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid,
+              pg_current_wal_insert_lsn()::text AS lsn`,
+    );
+    return { xid: Number(rows[0]!.xid), lsn: rows[0]!.lsn };
+  }
 }
 
 /** CPU of this process (the engine, and the benchmark's polling) per step, each turn. */
