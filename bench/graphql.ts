@@ -300,6 +300,9 @@ async function startServer(data: Omit<ServerData, "role">) {
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { role: ROLE, ...data } satisfies ServerData,
     argv: process.argv.slice(2), // --profile
+    // As `annal start` runs (src/cli/mode.ts): graphql-js, loaded anew in this thread, in its
+    // production mode.
+    env: { ...process.env, NODE_ENV: process.env.NODE_ENV ?? "production" },
   });
   const [ready] = (await once(worker, "message")) as [{ url: string; token: string }];
   const ask = async <T>(question: Ask): Promise<T> => {

@@ -23,9 +23,14 @@ const code = existsSync(path.join(root, "src", "cli.ts")) ? "../src/" : "../dist
 const extension = code === "../src/" ? ".ts" : ".js";
 
 if (Number.parseInt(process.versions.node, 10) >= REQUIRED_MAJOR) {
-  // V8's heap settings first, before annal's modules load (src/cli/heap.ts says why).
+  // V8's heap settings and NODE_ENV first, before annal's modules load (src/cli/heap.ts and
+  // src/cli/mode.ts say why).
   const { setHeapFor } = await import(new URL(`${code}cli/heap${extension}`, import.meta.url).href);
   setHeapFor(process.argv.slice(2));
+  const { setNodeEnvFor } = await import(
+    new URL(`${code}cli/mode${extension}`, import.meta.url).href
+  );
+  setNodeEnvFor(process.argv.slice(2));
   await import(new URL(`${code}cli${extension}`, import.meta.url).href);
 } else {
   const node = pinnedNode();
