@@ -81,8 +81,14 @@ export async function applyBatch(
   options: {
     memory?: StreamVersions;
     read?: ReadBatch;
-    /** Build a run of first snapshots in bulk (`applyFirstSnapshotsInBulk`); `done` is told. */
-    firstSnapshots?: FirstSnapshotsOptions & { done?: (outcome: FirstSnapshotsOutcome) => void };
+    /**
+     * Build a run of first snapshots in bulk (`applyFirstSnapshotsInBulk`): `starting` is
+     * awaited once the batch read shows one coming, before anything is applied; `done` is told.
+     */
+    firstSnapshots?: FirstSnapshotsOptions & {
+      starting?: () => Promise<void>;
+      done?: (outcome: FirstSnapshotsOutcome) => void;
+    };
   } = {},
 ): Promise<number> {
   const { memory, read = readAll, firstSnapshots } = options;
@@ -90,9 +96,6 @@ export async function applyBatch(
   if (!checkpoint) throw new Error(`projection schema ${schema} is missing`);
   const batch = await read(tx, checkpoint, batchSize);
   if (batch.length === 0) return 0;
-  await pausePoint("projector.batch.beforeApply", projection.name);
-  // Its xid no longer holds back the other readers of the log while it applies.
-  await markLogReader(tx);
   // A full batch that ends in first snapshots is most likely the head of a first import: the
   // whole run is built set-wise instead (the batch read is what tells, so tailing costs no
   // query more), after the events before it (a token made before the first start, say).
@@ -100,6 +103,10 @@ export async function applyBatch(
   if (firstSnapshots && batch.length === batchSize) {
     while (head > 0 && isFirstSnapshot(batch[head - 1]!)) head--;
   }
+  if (firstSnapshots && head < batch.length) await firstSnapshots.starting?.();
+  await pausePoint("projector.batch.beforeApply", projection.name);
+  // Its xid no longer holds back the other readers of the log while it applies.
+  await markLogReader(tx);
   const events = batch.slice(0, head);
   let after: LogPosition = checkpoint;
   if (events.length > 0) {

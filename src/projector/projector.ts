@@ -93,9 +93,10 @@ export class Projector {
   /** Projections whose bulk load dropped their readers' indexes: checked at once. */
   private readonly indexesDue = new Set<string>();
   /**
-   * Projections that have not reached the log's head since the projector started: no
-   * readers' index is built while one is catching up (a first start's bulk loads), so the
-   * builds neither take a core from the loads nor wait on their transactions.
+   * Projections that have not reached the log's head since the projector started, or since a
+   * bulk load of first snapshots began: no readers' index is built while one is catching up
+   * (a first start's bulk loads), so the builds neither take a core from the loads nor wait
+   * on their transactions, and they are built in the projector's order once all are done.
    */
   private readonly catchingUp: Set<string>;
   /**
@@ -165,7 +166,7 @@ export class Projector {
     while (this.running) {
       let indexesDropped = false;
       let applied: number;
-      const turn = this.catchingUp.has(projection.name) ? await this.turns.take(rank) : undefined;
+      let turn = this.catchingUp.has(projection.name) ? await this.turns.take(rank) : undefined;
       if (!this.running) {
         turn?.(); // stopped while it waited for its turn
         return;
@@ -178,6 +179,14 @@ export class Projector {
             firstSnapshots: {
               indexesAfter: INDEXES_AFTER,
               ...this.options.firstSnapshots,
+              // A bulk load that comes after the projection had caught up (as \`annal start\`
+              // has it: the projector tails an empty log until capture's first import commits)
+              // catches up again: it takes a turn, and no readers' index build starts until it
+              // and every other load are done.
+              starting: async () => {
+                this.catchingUp.add(projection.name);
+                turn ??= await this.turns.take(rank);
+              },
               done: (bulk) => {
                 indexesDropped ||= bulk.indexesDropped > 0;
                 log.info(

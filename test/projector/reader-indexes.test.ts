@@ -43,10 +43,13 @@ function recordingLog() {
  * over the test's database. The projector (`start`) takes the import in one bulk build, which
  * drops the readers' indexes first (batches of ten, indexes dropped from twenty events on).
  */
-async function imported(t: Test, options: { before?: (f: CaptureFixture) => Promise<void> } = {}) {
+async function imported(
+  t: Test,
+  options: { before?: (f: CaptureFixture) => Promise<void>; importNow?: boolean } = {},
+) {
   const f = await captureFixture(t, { seedLdif: peopleLdif(PEOPLE) });
   await options.before?.(f);
-  await captureOnce(f.context, "accesslog");
+  if (options.importNow !== false) await captureOnce(f.context, "accesslog");
   const rest = await restHarness(t, { database: f.db, projector: false });
   const { lines, log } = recordingLog();
   const start = async (options: { indexCheckInterval?: number } = {}) => {
@@ -248,6 +251,52 @@ t.test(
         at("building the readers' indexes", "entry_versions"),
       "entry_versions' build started after entries' had ended",
     );
+  },
+);
+
+t.test(
+  "as annal start has it, the projector tailing the log before the first import commits: the loads first, then the builds in the projections' order",
+  async (t) => {
+    const { f, pool, lines, start } = await imported(t, { importNow: false });
+    await start();
+    const before = await f.store.head();
+    for (const projection of allProjections) {
+      await waitForProjection(pool, projection.name, before, 30_000);
+    }
+    // Every projection has caught up with the log as it was: the import is a load afresh.
+    const point = armPausePoint(t, "projector.indexes.beforeBuild", { subject: "entries" });
+    await captureOnce(f.context, "accesslog");
+    await point.reached({ timeout: 60_000 });
+    const loaded = lines
+      .filter((line) => line.message === "first snapshots applied in bulk")
+      .map((line) => line.fields.projection);
+    t.same(
+      [...new Set(loaded)].sort(),
+      allProjections.map((projection) => projection.name).sort(),
+      "no build started before every bulk load of the import was done",
+    );
+    t.notOk(
+      lines.some((line) => line.message === "building the readers' indexes"),
+      "entries' build is the first",
+    );
+    point.release();
+    await eventually(
+      () =>
+        lines.find(
+          (line) =>
+            line.message === "readers' indexes built" &&
+            line.fields.projection === "entry_versions",
+        ),
+      { what: "entry_versions' readers' indexes built" },
+    );
+    const at = (message: string, projection: string) =>
+      lines.findIndex((line) => line.message === message && line.fields.projection === projection);
+    t.ok(
+      at("readers' indexes built", "entries") <
+        at("building the readers' indexes", "entry_versions"),
+      "entry_versions' build started after entries' had ended",
+    );
+    t.ok(await complete(pool), "entries' readers' indexes are all there");
   },
 );
 
