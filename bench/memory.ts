@@ -60,6 +60,10 @@ port = ${port}
 [log]
 level = "info"
 
+# The export below is of every person: more than the default 1,000,000 rows at that size.
+[rest.export]
+maxRows = 0
+
 ${sampleDirectoryToml(sample)}`,
     );
     const spawned = performance.now();
@@ -118,12 +122,17 @@ ${sampleDirectoryToml(sample)}`,
       phaseHeap = { total: 0, used: 0, external: 0 };
       const started = performance.now();
       await Promise.race([work(), ended]);
-      phases.push({
+      const done = {
         name,
         peak: Math.max(phasePeak, status(pid).rss),
         seconds: (performance.now() - started) / 1000,
         heap: phaseHeap,
-      });
+      };
+      phases.push(done);
+      process.stderr.write(
+        `bench: memory: ${name}: ${fmt(done.seconds, 1)} s, peak ${fmt(done.peak / MIB)} MiB, ` +
+          `VmHWM ${fmt(status(pid).hwm / MIB)} MiB\n`,
+      );
     };
     const authorization = `Bearer ${token}`;
     const searchMs: number[][] = [[], [], []];
@@ -132,8 +141,12 @@ ${sampleDirectoryToml(sample)}`,
     // the REST channel serving every user, a write made as soon as the import committed
     // found by a REST search, every projection at the head, the readers' indexes built.
     const moments: { what: string; seconds: number }[] = [];
-    const moment = (what: string) =>
-      moments.push({ what, seconds: (performance.now() - spawned) / 1000 });
+    // Each also to stderr as it comes: a run that fails later still shows them.
+    const moment = (what: string) => {
+      const seconds = (performance.now() - spawned) / 1000;
+      moments.push({ what, seconds });
+      process.stderr.write(`bench: memory: ${fmt(seconds, 1)} s: ${what}\n`);
+    };
     await phase(`first-start import of ${fmt(ENTRIES)} entries, projected`, async () => {
       await until(async () => (await readCaptureCheckpoint(db.pool, "accesslog")) !== undefined);
       moment("the import committed (capture's checkpoint written)");
@@ -208,7 +221,9 @@ ${sampleDirectoryToml(sample)}`,
         `${base}/api/entries/users?fields=cn,sn,mail,title,uidNumber&filename=users.csv`,
         { headers: { authorization } },
       );
-      if (!response.ok || !response.body) throw new Error(`export answered ${response.status}`);
+      if (!response.ok || !response.body) {
+        throw new Error(`export answered ${response.status}: ${await response.text()}`);
+      }
       for await (const chunk of response.body) void chunk;
     });
     await phase(`${fmt(WRITES)} directory writes captured`, async () => {
