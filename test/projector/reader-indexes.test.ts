@@ -67,6 +67,33 @@ async function imported(
   return { f, pool: f.db.pool, rest, lines, start };
 }
 
+type LoggedLines = ReturnType<typeof recordingLog>["lines"];
+
+/** Every projection has logged its bulk load of the import. */
+function everyLoadDone(t: Test, lines: LoggedLines): void {
+  const loaded = lines
+    .filter((line) => line.message === "first snapshots applied in bulk")
+    .map((line) => line.fields.projection);
+  t.same(
+    [...new Set(loaded)].sort(),
+    allProjections.map((projection) => projection.name).sort(),
+    "no build started before every bulk load of the import was done",
+  );
+}
+
+/** Once entry_versions' readers' indexes are built: its build began after entries' ended. */
+async function entriesBuiltFirst(t: Test, lines: LoggedLines): Promise<void> {
+  const at = (message: string, projection: string) =>
+    lines.findIndex((line) => line.message === message && line.fields.projection === projection);
+  await eventually(() => at("readers' indexes built", "entry_versions") >= 0, {
+    what: "entry_versions' readers' indexes built",
+  });
+  t.ok(
+    at("readers' indexes built", "entries") < at("building the readers' indexes", "entry_versions"),
+    "entry_versions' build started after entries' had ended",
+  );
+}
+
 const lacking = (pool: Pool) => missingReaderIndexes(pool, LIVE, READERS);
 const complete = async (pool: Pool) => {
   const { missing, invalid } = await lacking(pool);
@@ -216,14 +243,7 @@ t.test(
     const point = armPausePoint(t, "projector.indexes.beforeBuild", { subject: "entries" });
     await start();
     await point.reached({ timeout: 60_000 });
-    const loaded = lines
-      .filter((line) => line.message === "first snapshots applied in bulk")
-      .map((line) => line.fields.projection);
-    t.same(
-      [...new Set(loaded)].sort(),
-      allProjections.map((projection) => projection.name).sort(),
-      "no build started before every bulk load of the import was done",
-    );
+    everyLoadDone(t, lines);
     const head = await f.store.head();
     for (const projection of allProjections) {
       await waitForProjection(pool, projection.name, head, 30_000);
@@ -238,19 +258,7 @@ t.test(
       },
       { what: "every readers' index of both built" },
     );
-    await eventually(() =>
-      lines.find(
-        (line) =>
-          line.message === "readers' indexes built" && line.fields.projection === "entry_versions",
-      ),
-    );
-    const at = (message: string, projection: string) =>
-      lines.findIndex((line) => line.message === message && line.fields.projection === projection);
-    t.ok(
-      at("readers' indexes built", "entries") <
-        at("building the readers' indexes", "entry_versions"),
-      "entry_versions' build started after entries' had ended",
-    );
+    await entriesBuiltFirst(t, lines);
   },
 );
 
@@ -267,35 +275,13 @@ t.test(
     const point = armPausePoint(t, "projector.indexes.beforeBuild", { subject: "entries" });
     await captureOnce(f.context, "accesslog");
     await point.reached({ timeout: 60_000 });
-    const loaded = lines
-      .filter((line) => line.message === "first snapshots applied in bulk")
-      .map((line) => line.fields.projection);
-    t.same(
-      [...new Set(loaded)].sort(),
-      allProjections.map((projection) => projection.name).sort(),
-      "no build started before every bulk load of the import was done",
-    );
+    everyLoadDone(t, lines);
     t.notOk(
       lines.some((line) => line.message === "building the readers' indexes"),
       "entries' build is the first",
     );
     point.release();
-    await eventually(
-      () =>
-        lines.find(
-          (line) =>
-            line.message === "readers' indexes built" &&
-            line.fields.projection === "entry_versions",
-        ),
-      { what: "entry_versions' readers' indexes built" },
-    );
-    const at = (message: string, projection: string) =>
-      lines.findIndex((line) => line.message === message && line.fields.projection === projection);
-    t.ok(
-      at("readers' indexes built", "entries") <
-        at("building the readers' indexes", "entry_versions"),
-      "entry_versions' build started after entries' had ended",
-    );
+    await entriesBuiltFirst(t, lines);
     t.ok(await complete(pool), "entries' readers' indexes are all there");
   },
 );
