@@ -179,7 +179,7 @@ export class Projector {
             firstSnapshots: {
               indexesAfter: INDEXES_AFTER,
               ...this.options.firstSnapshots,
-              // A bulk load that comes after the projection had caught up (as \`annal start\`
+              // A bulk load that comes after the projection had caught up (as `annal start`
               // has it: the projector tails an empty log until capture's first import commits)
               // catches up again: it takes a turn, and no readers' index build starts until it
               // and every other load are done.
