@@ -16,10 +16,10 @@ import {
   cpuMs,
   fmt,
   machine,
+  machineCpuMs,
   profiled,
   recordResults,
   restOfMachineMs,
-  machineCpuMs,
   sizeOption,
   time,
 } from "./support.ts";

@@ -90,6 +90,7 @@ ${sampleDirectoryToml(sample)}`,
     });
     ended.catch(() => {}); // raced with every phase below
     const base = `http://127.0.0.1:${port}`;
+    const authorization = `Bearer ${token}`;
     await Promise.race([
       until(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok === true),
       ended,
@@ -134,7 +135,6 @@ ${sampleDirectoryToml(sample)}`,
           `VmHWM ${fmt(status(pid).hwm / MIB)} MiB\n`,
       );
     };
-    const authorization = `Bearer ${token}`;
     const searchMs: number[][] = [[], [], []];
 
     // The first start's moments, in seconds from the process's spawn: the import committed,
@@ -156,7 +156,7 @@ ${sampleDirectoryToml(sample)}`,
       ]);
       const rest = async (query: string) => {
         const response = await fetch(`${base}/api/entries/users?${query}`, {
-          headers: { authorization: `Bearer ${token}` },
+          headers: { authorization },
         }).catch(() => undefined);
         return response?.ok
           ? ((await response.json()) as { count?: number; nodes?: unknown[] })
