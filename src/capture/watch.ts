@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DirectoryError } from "../directory/index.ts";
 import { readCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext } from "./context.ts";
-import { ACCESSLOG_BASE, accesslogWritesSince } from "./from-accesslog.ts";
+import { ACCESSLOG_BASE, accesslogWritesAfter } from "./from-accesslog.ts";
 
 /** Between a failed watch and the next, at first; doubled at each failure in a row. */
 const RETRY_FIRST_MS = 1000;
@@ -20,12 +20,21 @@ const ENDED = new Set([0, 3 /* timeLimitExceeded */, 4 /* sizeLimitExceeded */])
  * passes still run every interval and read the accesslog from their checkpoint: the watch
  * only wakes them early, so a lost watch loses no change, only time. A directory that will
  * not keep the search open is noted once and asked again every ten minutes.
+ *
+ * `onDelivering` says whether the search is open and in its persist stage (true once the
+ * server has sent what matched at first), false as soon as it ends: while it is, the passes
+ * are only a safety net and can run far less often.
  */
 export async function watchAccesslog(
   context: Pick<CaptureContext, "pool" | "directory" | "log">,
-  options: { readonly onWrite: () => void; readonly signal: AbortSignal },
+  options: {
+    readonly onWrite: () => void;
+    readonly onDelivering?: (delivering: boolean) => void;
+    readonly signal: AbortSignal;
+  },
 ): Promise<void> {
   const { onWrite, signal } = options;
+  const delivering = (value: boolean) => options.onDelivering?.(value);
   let failures = 0;
   let refusalNoted = false;
   while (!signal.aborted) {
@@ -38,9 +47,10 @@ export async function watchAccesslog(
       if (since !== undefined) {
         await context.directory.watch(ACCESSLOG_BASE, {
           scope: "one",
-          filter: accesslogWritesSince(since),
+          filter: accesslogWritesAfter(since),
           signal,
           onEntry: onWrite,
+          onPersisting: () => delivering(true),
         });
       }
       failures = 0;
@@ -68,6 +78,7 @@ export async function watchAccesslog(
         failures++;
       }
     }
+    delivering(false);
     // A write may have come while no search was open.
     if (!signal.aborted) onWrite();
     if (waitMs > 0) await sleep(waitMs, undefined, { signal }).catch(() => {});

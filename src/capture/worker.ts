@@ -7,6 +7,11 @@ import { captureOnce, fullPassesIfDue, type FullPassSchedule } from "./service.t
 import { recordPassFailed, recordPassSucceeded } from "./status.ts";
 import { Wakeup } from "./wakeup.ts";
 import { watchAccesslog } from "./watch.ts";
+import {
+  accesslogIndexHint,
+  readAccesslogIndexes,
+  type AccesslogIndexes,
+} from "./accesslog-indexes.ts";
 
 export interface CaptureSchedule extends FullPassSchedule {
   /** Between two passes, in ms. */
@@ -16,6 +21,8 @@ export interface CaptureSchedule extends FullPassSchedule {
 export interface CaptureWorker {
   /** One pass now, in this process (read-your-writes after annal's own directory writes). */
   captureNow(): Promise<CaptureResult>;
+  /** Whether the directory tells this worker of each write as it logs it (the watch). */
+  watched(): boolean;
   stop(): Promise<void>;
 }
 
@@ -34,6 +41,13 @@ const STANDBY_MS = 1000;
 
 /** A success is noted at most this often (every failure is noted at once). */
 const NOTE_SUCCESS_EVERY_MS = 1000;
+
+/**
+ * Between two passes while the directory tells of each write as it logs it (the accesslog
+ * watch is open and delivering), unless the configured interval is longer: the passes are
+ * then a safety net, and an idle one still costs the directory a search.
+ */
+export const WATCHED_PASS_INTERVAL_MS = 30_000;
 
 /** After a full pass fails, the next is not tried for this long. */
 const FULL_PASS_RETRY_MS = 60_000;
@@ -62,12 +76,15 @@ export async function startCaptureWorker(
   schedule: CaptureSchedule,
 ): Promise<CaptureWorker> {
   const pass = (): Promise<CaptureResult> => captureOnce(context, schedule.source);
+  const indexes = schedule.source === "accesslog" ? accesslogIndexCheck(context) : undefined;
   let successNotedAt = 0;
   let failing = false;
   /** One pass, noted for /readyz; whether it succeeded. */
   const notedPass = async (): Promise<boolean> => {
     try {
-      await pass();
+      const startedAt = performance.now();
+      const result = await pass();
+      if (result.recorded === 0) await indexes?.idlePassTook(performance.now() - startedAt);
       if (failing || Date.now() - successNotedAt >= NOTE_SUCCESS_EVERY_MS) {
         await recordPassSucceeded(context.pool, schedule.source);
         successNotedAt = Date.now();
@@ -111,11 +128,15 @@ export async function startCaptureWorker(
 
   const wakeup = new Wakeup();
   let watch: { readonly stopping: AbortController; readonly done: Promise<void> } | undefined;
+  let watched = false;
   const startWatch = () => {
     if (watch || schedule.source !== "accesslog") return;
     const watchStopping = new AbortController();
     const done = watchAccesslog(context, {
       onWrite: () => wakeup.wake(),
+      onDelivering: (delivering) => {
+        watched = delivering;
+      },
       signal: watchStopping.signal,
     });
     watch = { stopping: watchStopping, done };
@@ -172,7 +193,10 @@ export async function startCaptureWorker(
           startFullPasses();
           startWatch();
         }
-        await wakeup.wait(schedule.interval, stopping.signal);
+        const interval = watched
+          ? Math.max(schedule.interval, WATCHED_PASS_INTERVAL_MS)
+          : schedule.interval;
+        await wakeup.wait(interval, stopping.signal);
       } else {
         await stopWatch();
         await wakeup.wait(STANDBY_MS, stopping.signal);
@@ -187,10 +211,47 @@ export async function startCaptureWorker(
   })();
   return {
     captureNow: pass,
+    watched: () => watched,
     async stop() {
       stopping.abort();
       await loop;
       await fullPass;
+    },
+  };
+}
+
+/** An idle accesslog pass slower than this suggests the accesslog lacks an index. */
+const SLOW_IDLE_PASS_MS = 250;
+
+/**
+ * Says once, at the first idle pass, when the accesslog lacks an index capture's passes need:
+ * from `cn=config` where annal may read it, otherwise when an idle pass is slow. Only a
+ * warning: capture works without the index, at a cost to the directory on every pass.
+ */
+function accesslogIndexCheck(context: CaptureContext): {
+  idlePassTook(ms: number): Promise<void>;
+} {
+  let indexes: Promise<AccesslogIndexes> | undefined;
+  let said = false;
+  return {
+    async idlePassTook(ms) {
+      if (said) return;
+      indexes ??= readAccesslogIndexes(context).catch(() => ({ readable: false }) as const);
+      const known = await indexes;
+      if (known.readable) {
+        said = true;
+        if (known.missing.length === 0) return;
+        context.log.warn(
+          { missing: known.missing, database: known.database },
+          `the accesslog has no index of ${known.missing.join(", ")}: every capture pass reads all of it; ${accesslogIndexHint(known.missing, known.database)}`,
+        );
+      } else if (ms >= SLOW_IDLE_PASS_MS) {
+        said = true;
+        context.log.warn(
+          { ms: Math.round(ms) },
+          `an idle capture pass took ${Math.round(ms)} ms: if the accesslog has no index of reqEnd, ${accesslogIndexHint(["reqEnd"])}`,
+        );
+      }
     },
   };
 }

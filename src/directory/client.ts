@@ -282,13 +282,23 @@ export class DirectoryClient {
       readonly filter: FilterNode;
       readonly signal: AbortSignal;
       readonly onEntry: () => void;
+      /**
+       * Called once, when the server has sent what matched at first and keeps the search open
+       * (its first sync info message: RFC 4533's refreshDone).
+       */
+      readonly onPersisting?: () => void;
     },
   ): Promise<void> {
-    const { signal, onEntry } = options;
+    const { signal, onEntry, onPersisting } = options;
     if (signal.aborted) return;
+    let persisting = false;
     const client = this.pool.own((message) => {
       const operation = protocolOperation(message);
       if (operation === SEARCH_RESULT_ENTRY) onEntry();
+      if (operation === INTERMEDIATE_RESPONSE && !persisting) {
+        persisting = true;
+        onPersisting?.();
+      }
       // Entries, and the sync protocol's intermediate responses, which ldapts cannot parse:
       // ldapts sees only the search's end.
       const kept = operation === SEARCH_RESULT_ENTRY || operation === INTERMEDIATE_RESPONSE;

@@ -23,7 +23,22 @@ export interface SlapdConfigOptions {
    * is told of each write as it is logged; without it capture looks every interval.
    */
   readonly syncprov?: boolean;
+  /**
+   * The accesslog attributes indexed for equality (default `ACCESSLOG_INDEXED`); capture's
+   * passes search by `reqEnd`.
+   */
+  readonly accesslogIndexed?: readonly string[];
 }
+
+/** What the accesslog database indexes (`eq`) unless told otherwise. */
+export const ACCESSLOG_INDEXED = [
+  "objectClass",
+  "reqStart",
+  "reqEnd",
+  "reqEntryUUID",
+  "reqDN",
+  "reqResult",
+] as const;
 
 /** The paths a config refers to, so the launcher creates the same ones the config names. */
 export function slapdPaths(dir: string): {
@@ -60,7 +75,9 @@ function quoted(value: string): string {
 /**
  * A plain `slapd.conf` (no cn=config) for a private slapd:
  *
- * - `cn=accesslog` first: the overlay's `logdb` must name a database defined before it.
+ * - `cn=config` readable by the rootdn and the service account: annal reads there which
+ *   indexes the accesslog has, to say at start when its passes lack one.
+ * - `cn=accesslog` next: the overlay's `logdb` must name a database defined before it.
  *   Only the rootdn and the service account can read it.
  * - `dc=example,dc=org` with the accesslog overlay: every successful write becomes an entry
  *   with `reqType`, `reqDN`, `reqMod`, `reqOld` (old values of what changed, plus
@@ -95,11 +112,14 @@ export function slapdConfig(options: SlapdConfigOptions): string {
     "authz-policy to",
     "sizelimit unlimited",
     "",
+    "database config",
+    `access to * by dn.exact=${quoted(SLAPD_ROOT_DN)} read by dn.exact=${quoted(SLAPD_SERVICE_DN)} read by * none`,
+    "",
     "database mdb",
     `suffix ${quoted(ACCESSLOG_BASE)}`,
     `directory ${quoted(paths.accesslog)}`,
     `maxsize ${mdbSize}`,
-    "index objectClass,reqStart,reqEnd,reqEntryUUID,reqDN,reqResult eq",
+    `index ${(options.accesslogIndexed ?? ACCESSLOG_INDEXED).join(",")} eq`,
     `access to * by dn.exact=${quoted(SLAPD_ROOT_DN)} read by dn.exact=${quoted(SLAPD_SERVICE_DN)} read by * none`,
     ...(syncprov
       ? ["overlay syncprov", "syncprov-nopresent TRUE", "syncprov-reloadhint TRUE"]

@@ -31,6 +31,8 @@ export interface SlapdLaunchOptions {
   readonly startTimeoutMs?: number;
   /** `slapdConfig`'s `syncprov` (default true). */
   readonly syncprov?: boolean;
+  /** `slapdConfig`'s `accesslogIndexed`. */
+  readonly accesslogIndexed?: readonly string[];
 }
 
 export interface SlapdServer {
@@ -199,6 +201,7 @@ async function launch(options: SlapdLaunchOptions): Promise<SlapdServer> {
     dir,
     rootPassword: options.rootPassword,
     ...(options.syncprov === undefined ? {} : { syncprov: options.syncprov }),
+    ...(options.accesslogIndexed ? { accesslogIndexed: options.accesslogIndexed } : {}),
   });
   await writeFile(paths.conf, config, {
     mode: 0o600,

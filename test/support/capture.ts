@@ -77,12 +77,15 @@ export async function captureFixture(
     redact?: string[];
     /** The slapd's `syncprov` overlay on its accesslog (default true). */
     syncprov?: boolean;
+    /** What the slapd's accesslog indexes (default: what capture needs, and more). */
+    accesslogIndexed?: readonly string[];
   } = {},
 ): Promise<CaptureFixture> {
   const source = options.source ?? "accesslog";
   const slapd = await startSlapd({
     ...(options.seedLdif ? { seedLdif: options.seedLdif } : {}),
     ...(options.syncprov === undefined ? {} : { syncprov: options.syncprov }),
+    ...(options.accesslogIndexed ? { accesslogIndexed: options.accesslogIndexed } : {}),
   });
   t.teardown(() => slapd.stop());
   const db = await testDatabase(t);

@@ -34,7 +34,12 @@ export interface Slapd {
  * t.teardown(() => slapd.stop());
  */
 export async function startSlapd(
-  options: { seedLdif?: string; dataDir?: string; syncprov?: boolean } = {},
+  options: {
+    seedLdif?: string;
+    dataDir?: string;
+    syncprov?: boolean;
+    accesslogIndexed?: readonly string[];
+  } = {},
 ): Promise<Slapd> {
   const password = process.env.LDAP_PASSWORD || randomBytes(18).toString("base64url");
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "annal-slapd-")));
@@ -44,6 +49,7 @@ export async function startSlapd(
     seedLdif: () => `${toLdif(baseEntries())}\n${options.seedLdif ?? ""}`,
     removeOnStop: options.dataDir === undefined,
     ...(options.syncprov === undefined ? {} : { syncprov: options.syncprov }),
+    ...(options.accesslogIndexed ? { accesslogIndexed: options.accesslogIndexed } : {}),
   });
   return {
     url: server.url,
