@@ -101,7 +101,7 @@ function capture() {
           }),
         interval: duration().prefault("250ms").meta({
           description:
-            "How often to look for new changes: a change made in the directory is recorded at most this long (plus the pass itself) after it was made. An idle pass is one indexed search (of the accesslog's `reqEnd`, or of `modifyTimestamp` for `poll`). With `accesslog`, a directory that can keep a search of the accesslog open (OpenLDAP: the `syncprov` overlay on the accesslog database) tells annal of each write as it logs it, and the change is recorded at once; the passes every interval then only make sure.",
+            "How often to look for new changes: a change made in the directory is recorded at most this long (plus the pass itself) after it was made. An idle pass is one indexed search (of the accesslog's `reqEnd`, or of `modifyTimestamp` for `poll`). With `accesslog`, a directory that can keep a search of the accesslog open (OpenLDAP: the `syncprov` overlay on the accesslog database) tells annal of each write as it logs it, and the change is recorded at once; while it does, the passes only make sure, every 30 seconds (or this interval, if longer).",
           example: "1s",
         }),
         reconcileInterval: duration().prefault("10m").meta({
