@@ -74,6 +74,13 @@ export const captureNotRecorded = new Counter({
   registers: [metrics],
 });
 
+export const captureWithoutIdentity = new Counter({
+  name: "annal_capture_entries_without_identity_total",
+  help: "Entries read from the directory (import, snapshots) that had no identity annal can use (entryUUID, nsUniqueId, objectGUID) and were not recorded.",
+  labelNames: ["source"],
+  registers: [metrics],
+});
+
 for (const source of CAPTURE_SOURCES) {
   captureFailures.inc({ source }, 0);
   captureNotRecorded.inc({ source }, 0);

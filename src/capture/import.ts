@@ -10,6 +10,7 @@ import type { DirectoryEntry } from "../directory/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { ENTRY_EVENT, entryStream, type EntrySnapshot } from "../events/index.ts";
 import { entryState, type Normalizer } from "./normalize.ts";
+import { checkImportStored } from "./preflight.ts";
 
 /**
  * Values one write of an import holds at most (`ImportOptions.valuesPerWrite`), unless a
@@ -123,6 +124,9 @@ export async function importEntries(
   await ensureEventPartitions(context.pool, mark.position + total);
   let done = 0;
   let recorded = 0;
+  let read = 0;
+  let unidentified = 0;
+  const unidentifiedExamples: string[] = [];
   const writes: number[] = [];
   options.onProgress?.(0, total);
   /** Pages being written, oldest first. */
@@ -139,8 +143,12 @@ export async function importEntries(
       timings.read += performance.now() - reading;
       for (const batch of valueBoundBatches(page, valuesPerWrite)) {
         const normalising = performance.now();
-        const appends = snapshotAppends(normalizer, batch.entries, options.reason);
+        const appends = snapshotAppends(normalizer, batch.entries, options.reason, (dn) => {
+          unidentified++;
+          if (unidentifiedExamples.length < 3) unidentifiedExamples.push(dn);
+        });
         timings.normalise += performance.now() - normalising;
+        read += batch.entries.length;
         // Batches are written while the next is prepared and read, `writers` at a time. No
         // two batches hold the same entry, so their locks never meet.
         if (writing.length === writers) {
@@ -169,21 +177,34 @@ export async function importEntries(
     throw error;
   }
   options.signal?.throwIfAborted();
+  checkImportStored(
+    context,
+    options.reason,
+    { entries: read, stored: read - unidentified, unidentified },
+    unidentifiedExamples,
+  );
   options.onProgress?.(done, Math.max(total, done));
   return { recorded, writes };
 }
 
-/** Snapshot appends of `entries`, one stream each; an entry without an entryUUID has none. */
+/**
+ * Snapshot appends of `entries`, one stream each; an entry without an entryUUID has none, and
+ * is told to `unidentified`.
+ */
 function snapshotAppends(
   normalizer: Normalizer,
   entries: readonly DirectoryEntry[],
   reason: ImportOptions["reason"],
+  unidentified: (dn: string) => void,
 ): StreamAppend[] {
   const now = new Date();
   return entries.flatMap((entry) => {
     const state = entryState(normalizer, entry);
     const entryUUID = state.operational.entryUUID?.[0]?.toLowerCase();
-    if (!entryUUID) return [];
+    if (!entryUUID) {
+      unidentified(entry.dn);
+      return [];
+    }
     const snapshot: EntrySnapshot = { entryUUID, reason, state };
     return [
       {

@@ -9,6 +9,7 @@ import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts"
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { importEntries, importTimings, type ImportOptions } from "./import.ts";
 import { paceByProjections } from "./pace.ts";
+import { checkCaptureSources } from "./preflight.ts";
 import type { Normalizer } from "./normalize.ts";
 import { NameSet } from "../events/index.ts";
 import { entryTypeResolver } from "./types.ts";
@@ -49,6 +50,7 @@ export async function ensureImported(
 ): Promise<boolean> {
   return withSessionLock(context.pool, "annal:capture:import", async (client) => {
     if ((await readCaptureCheckpoint(client, source)) !== undefined) return false;
+    await checkCaptureSources(context, source);
     const start =
       source === "accesslog"
         ? await accesslogHead(context, "19700101000000.000000Z")
@@ -106,6 +108,7 @@ export async function captureOnce(
   source: CaptureSource,
   options: { reconcile?: boolean } = {},
 ): Promise<CaptureResult> {
+  await checkedOnce(context, source);
   await ensureImported(context, source);
   if (source === "accesslog") return captureFromAccesslog(context);
   const polled = await captureByPolling(context);
@@ -113,6 +116,19 @@ export async function captureOnce(
   const reconciled = await reconcileByPolling(context);
   const position = reconciled.position ?? polled.position;
   return { recorded: polled.recorded + reconciled.recorded, ...(position ? { position } : {}) };
+}
+
+/** The contexts whose sources were found, once a process (a failed check is made again). */
+const checked = new WeakMap<CaptureContext, Promise<void>>();
+
+function checkedOnce(context: CaptureContext, source: CaptureSource): Promise<void> {
+  let check = checked.get(context);
+  if (!check) {
+    check = checkCaptureSources(context, source);
+    checked.set(context, check);
+    check.catch(() => checked.delete(context));
+  }
+  return check;
 }
 
 export interface FullPassSchedule {

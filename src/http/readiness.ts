@@ -110,6 +110,10 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
   const captureCheck: CheckResult = options.captureStatus
     ? await check("capture", log, async () => {
         capture = await withTimeout(options.captureStatus!(), timeoutMs, timedOut("capture"));
+        const refusal = CAPTURE_REFUSALS.find((code) => code === capture?.lastError?.code);
+        if (capture.consecutiveFailures > 0 && refusal) {
+          throw new AnnalError(refusal, capture.lastError!.message);
+        }
         if (capture.consecutiveFailures >= FAILING_AFTER_PASSES) {
           throw new AnnalError(
             "ANNAL_CAPTURE_FAILING",
@@ -136,6 +140,16 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
     capture,
   );
 }
+
+/**
+ * Why capture cannot capture at all, rather than a pass that failed: `/readyz` names these at
+ * the first failed pass, with their own code, and never says ready while one stands.
+ */
+const CAPTURE_REFUSALS = [
+  "ANNAL_DIRECTORY_BASE_MISSING",
+  "ANNAL_CAPTURE_SOURCE_MISSING",
+  "ANNAL_IMPORT_STORED_NOTHING",
+] as const;
 
 function report(
   checks: ReadinessReport["checks"],

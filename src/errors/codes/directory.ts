@@ -81,6 +81,33 @@ export const DIRECTORY_CODES = {
     meaning: "Directory change capture has failed pass after pass; capture.lastError says why.",
     surfaces: ["readyz"],
   },
+  ANNAL_DIRECTORY_BASE_MISSING: {
+    status: 503,
+    meaning:
+      "The configured directory base is not there for annal's bind: the entry is missing, or hidden from the bind by the directory's access rules.",
+    hint: "check [directory] base, and that the bind DN may read that entry and what is under it",
+    surfaces: ["readyz"],
+  },
+  ANNAL_CAPTURE_SOURCE_MISSING: {
+    status: 503,
+    meaning:
+      'The configured change source is not in the directory (source = "accesslog" and no cn=accesslog the bind can read), so capture would capture nothing.',
+    hint: "enable OpenLDAP's accesslog overlay with its log database at cn=accesslog and let annal's bind read it (docs/connect-your-directory.md), or set [directory.capture] source = \"poll\"",
+    surfaces: ["readyz"],
+  },
+  ANNAL_IMPORT_STORED_NOTHING: {
+    status: 503,
+    meaning:
+      "The import read entries from the directory and could store none of them: no entry had an identity annal can use (entryUUID, nsUniqueId or objectGUID).",
+    hint: "read the ANNAL_ENTRY_WITHOUT_IDENTITY warnings in the log: enable the server's entryUUID support, or let annal's bind read the identity attribute",
+    surfaces: ["readyz"],
+  },
+  ANNAL_ENTRY_WITHOUT_IDENTITY: {
+    status: 503,
+    meaning:
+      "Entries read from the directory had no identity annal can use (entryUUID, nsUniqueId or objectGUID) and could not be recorded; counted in annal_capture_entries_without_identity_total.",
+    hint: "enable the server's entryUUID support (389 Directory Server: the entryUUID plugin and its fixup task), or let annal's bind read the identity attribute",
+  },
   ANNAL_CAPTURE_NOT_IMPORTED: {
     status: 503,
     meaning:

@@ -1,0 +1,81 @@
+import { AnnalError } from "../errors/index.ts";
+import { DirectoryError, present } from "../directory/index.ts";
+import { captureWithoutIdentity } from "../metrics.ts";
+import type { CaptureContext } from "./context.ts";
+import { ACCESSLOG_BASE } from "./from-accesslog.ts";
+import type { CaptureSource } from "./service.ts";
+
+/**
+ * What capture depends on, checked before it first reads: the base entry, and the change
+ * source. A server asked for a base it does not have may answer with no entry and success
+ * (389 Directory Server does, for a paged search), and an import or a pass would then read
+ * nothing and say it was done. Throws a coded error instead; capture's pass records it, and
+ * `/readyz` names it.
+ */
+export async function checkCaptureSources(
+  context: Pick<CaptureContext, "directory" | "base">,
+  source: CaptureSource,
+): Promise<void> {
+  if (!(await exists(context, context.base))) {
+    throw new AnnalError(
+      "ANNAL_DIRECTORY_BASE_MISSING",
+      `the directory has no entry ${context.base} that annal's bind can read ([directory] base)`,
+    );
+  }
+  if (source === "accesslog" && !(await exists(context, ACCESSLOG_BASE))) {
+    throw new AnnalError(
+      "ANNAL_CAPTURE_SOURCE_MISSING",
+      `capture's source is "accesslog", and the directory has no ${ACCESSLOG_BASE} that annal's bind can read`,
+    );
+  }
+}
+
+/** Whether a base-scope read of `dn` finds the entry (missing and hidden look the same). */
+async function exists(context: Pick<CaptureContext, "directory">, dn: string): Promise<boolean> {
+  try {
+    for await (const page of context.directory.search(dn, {
+      scope: "base",
+      filter: present("objectClass"),
+      attributes: ["1.1"],
+    })) {
+      if (page.length > 0) return true;
+    }
+    return false;
+  } catch (error) {
+    if (error instanceof DirectoryError && error.resultCode === NO_SUCH_OBJECT) return false;
+    throw error;
+  }
+}
+
+const NO_SUCH_OBJECT = 32;
+
+/**
+ * What an import read that it could not store: entries without an identity are counted, said
+ * once a read with a code and a hint, and counted in `/metrics`; an import that read entries
+ * and stored none refuses, since a log without the directory's entries is no history of it.
+ */
+export function checkImportStored(
+  context: Pick<CaptureContext, "log">,
+  source: string,
+  read: { readonly entries: number; readonly stored: number; readonly unidentified: number },
+  examples: readonly string[],
+): void {
+  if (read.unidentified > 0) {
+    captureWithoutIdentity.inc({ source }, read.unidentified);
+    context.log.warn(
+      {
+        code: "ANNAL_ENTRY_WITHOUT_IDENTITY",
+        entries: read.unidentified,
+        examples,
+        hint: "enable the server's entryUUID support (389 Directory Server: the entryUUID plugin and its fixup task), or let annal's bind read the identity attribute",
+      },
+      `${read.unidentified} of ${read.entries} entries read have no identity annal can use (entryUUID, nsUniqueId or objectGUID) and were not recorded`,
+    );
+  }
+  if (read.entries > 0 && read.stored === 0 && read.unidentified === read.entries) {
+    throw new AnnalError(
+      "ANNAL_IMPORT_STORED_NOTHING",
+      `the import read ${read.entries} entries and could store none of them: none has an identity annal can use`,
+    );
+  }
+}

@@ -1,0 +1,82 @@
+import t from "tap";
+import { parseConfig } from "../../src/config/index.ts";
+import { captureOnce, readCaptureCheckpoint, startCaptureWorker } from "../../src/capture/index.ts";
+import { createDirectoryClient } from "../../src/directory/index.ts";
+import { sshaPassword } from "../../src/slapd/index.ts";
+import { captureFixture } from "../support/capture.ts";
+import { eventually } from "../support/eventually.ts";
+import { testServer } from "../http/support.ts";
+
+const DORA = "uid=dora,ou=people,dc=example,dc=org";
+
+/** A reader with no right to the accesslog, as many a directory's own accounts are. */
+const seedLdif = `dn: ${DORA}
+objectClass: inetOrgPerson
+uid: dora
+cn: Dora
+sn: D
+userPassword: ${sshaPassword("dora-pw")}
+`;
+
+const config = (base: string) =>
+  parseConfig(
+    `[directory]
+url = "ldap://127.0.0.1:1"
+bindDN = "cn=admin,dc=example,dc=org"
+password = "\${LDAP_PASSWORD}"
+base = "${base}"`,
+    { path: "test.toml", env: { LDAP_PASSWORD: "x" } },
+  );
+
+t.test(
+  "a base the directory does not have is refused with a code, imports nothing, and /readyz names it",
+  async (t) => {
+    const f = await captureFixture(t);
+    const missing = { ...f.context, base: "ou=nowhere,dc=example,dc=org" };
+    await t.rejects(captureOnce(missing, "accesslog"), { code: "ANNAL_DIRECTORY_BASE_MISSING" });
+    t.equal(await readCaptureCheckpoint(f.db.pool, "accesslog"), undefined, "nothing imported");
+
+    const worker = await startCaptureWorker(missing, {
+      source: "accesslog",
+      interval: 50,
+      reconcileInterval: 600_000,
+      snapshotInterval: 0,
+    });
+    t.teardown(() => worker.stop());
+    const { server } = testServer(t, { pool: f.db.pool, config: config(missing.base) });
+    const response = await eventually(
+      async () => {
+        const answer = await server.inject({ method: "GET", url: "/readyz" });
+        return answer.statusCode === 503 ? answer : undefined;
+      },
+      { what: "/readyz is 503 after the first failed pass" },
+    );
+    t.match(response.json().checks.capture, {
+      status: "failed",
+      code: "ANNAL_DIRECTORY_BASE_MISSING",
+    });
+  },
+);
+
+t.test(
+  "an accesslog source that annal's bind cannot read is refused, not captured from in silence",
+  async (t) => {
+    const f = await captureFixture(t, { seedLdif });
+    const directory = createDirectoryClient({
+      url: f.slapd.url,
+      bindDN: DORA,
+      password: "dora-pw",
+    });
+    t.teardown(() => directory.close());
+    const unread = { ...f.context, directory };
+    const refused = await captureOnce(unread, "accesslog").catch((error: unknown) => error);
+    t.match(refused, {
+      code: "ANNAL_CAPTURE_SOURCE_MISSING",
+      message: /no cn=accesslog that annal's bind can read/,
+    });
+    t.equal(await readCaptureCheckpoint(f.db.pool, "accesslog"), undefined, "nothing imported");
+    // The same account may poll: its source is the entries themselves.
+    t.ok((await captureOnce(unread, "poll")).recorded >= 0);
+    t.not(await readCaptureCheckpoint(f.db.pool, "poll"), undefined, "poll imports");
+  },
+);
