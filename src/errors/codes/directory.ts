@@ -92,7 +92,7 @@ export const DIRECTORY_CODES = {
     status: 503,
     meaning:
       'The configured change source is not in the directory (source = "accesslog" and no cn=accesslog the bind can read), so capture would capture nothing.',
-    hint: "enable OpenLDAP's accesslog overlay with its log database at cn=accesslog and let annal's bind read it (docs/connect-your-directory.md), or set [directory.capture] source = \"poll\"",
+    hint: "enable OpenLDAP's accesslog overlay with its log database at cn=accesslog and let annal's bind read it, or set [directory.capture] source = \"poll\"",
     surfaces: ["readyz"],
   },
   ANNAL_IMPORT_STORED_NOTHING: {
