@@ -7,23 +7,29 @@ import {
   type AppendResult,
   type LogPosition,
 } from "../store/index.ts";
-import type { DirectoryEntry } from "../directory/index.ts";
 import type { FilterNode } from "../filters/index.ts";
-import { ge, present } from "../directory/index.ts";
+import { present, type DirectoryEntry } from "../directory/index.ts";
 import { parseGeneralizedTime } from "./accesslog.ts";
 import { changeBetween } from "./changes.ts";
 import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
-import { entryStream, type EntryState } from "../events/index.ts";
+import { entryStream } from "../events/index.ts";
 import { lastEntryState } from "./last-state.ts";
 import { recordIsolated } from "./failures.ts";
 import { entryState } from "./normalize.ts";
+import { MODIFY_TIMESTAMP, modifiedAt, modifiedSince, pollTime } from "./modified-since.ts";
+import { polledChangeId } from "./polled-change.ts";
 
 /**
  * Capture for any LDAPv3 server without an accesslog: every entry modified since the
  * checkpoint (`modifyTimestamp`, one-second resolution, so the checkpoint's own second is read
  * again) is compared with its state in the log and, where it differs, recorded as an observed
- * change: no actor, at the entry's modifyTimestamp.
+ * change: no actor, at the entry's modifyTimestamp. A change is known by what it did
+ * (`polledChangeId`), so a second write in the same second is a change of its own.
+ *
+ * The checkpoint is the newest modifyTimestamp read, written as `pollTime` writes it (the
+ * first, written by `ensureImported`, has no fraction and reads the same): the filter is
+ * written from the moment it names, never from its text.
  *
  * One pass at a time, across processes (a session advisory lock): two passes that read the
  * same entry at different moments would each record the change from the log to what they
@@ -35,18 +41,20 @@ export async function captureByPolling(
   options: { pageSize?: number } = {},
 ): Promise<CaptureResult> {
   return withSessionLock(context.pool, POLL_LOCK, async () => {
-    const since = await readCaptureCheckpoint(context.pool, "poll");
-    if (since === undefined) throw notImported("poll");
+    const checkpoint = await readCaptureCheckpoint(context.pool, "poll");
+    if (checkpoint === undefined) throw notImported("poll");
+    // A checkpoint that names no moment reads every entry: comparing states loses nothing.
+    const since = parseGeneralizedTime(checkpoint) ?? new Date(0);
     let newest = since;
     const result = await comparePages(context, {
-      filter: ge("modifyTimestamp", since),
+      filter: modifiedSince(since),
       pageSize: options.pageSize,
-      onEntry(after) {
-        const modified = after.operational.modifyTimestamp?.[0];
+      onEntry(entry) {
+        const modified = modifiedAt(entry);
         if (modified && modified > newest) newest = modified;
       },
     });
-    await writeCaptureCheckpoint(context.pool, "poll", newest);
+    await writeCaptureCheckpoint(context.pool, "poll", pollTime(newest));
     return result;
   });
 }
@@ -75,7 +83,7 @@ export async function reconcileByPolling(
     pageSize: options.pageSize,
     mark,
     signal: options.signal,
-    onEntry(_after, uuid) {
+    onEntry(_entry, uuid) {
       seen.add(uuid);
     },
   });
@@ -91,7 +99,7 @@ interface ComparePagesOptions {
   /** Leave alone the entries whose stream moved after this mark (a reconciliation's). */
   readonly mark?: AppendMark | undefined;
   readonly signal?: AbortSignal | undefined;
-  onEntry(after: EntryState, uuid: string): void;
+  onEntry(entry: DirectoryEntry, uuid: string): void;
 }
 
 /**
@@ -109,7 +117,7 @@ async function comparePages(
   for await (const page of directory.search(base, {
     scope: "sub",
     filter: options.filter,
-    attributes: ["*", "+"],
+    attributes: ["*", "+", MODIFY_TIMESTAMP],
     binaryAttributes: normalizer.schema.binaryAttributes(),
     pageSize: options.pageSize ?? 500,
   })) {
@@ -122,20 +130,17 @@ async function comparePages(
         const after = entryState(normalizer, entry);
         const uuid = after.operational.entryUUID?.[0]?.toLowerCase();
         if (!uuid) continue;
-        options.onEntry(after, uuid);
-        const modified = after.operational.modifyTimestamp?.[0];
+        options.onEntry(entry, uuid);
+        // The version the change follows is part of its identity (a note that the change
+        // could not be recorded names it too), so it is read before the savepoint.
+        const previous = await lastEntryState(tx, entryStream(uuid));
+        if (mark && previous.position > mark.position) continue;
+        const changeId = polledChangeId(uuid, previous.version, after);
         const appended = await recordIsolated(
           tx,
           context,
-          {
-            source: "poll",
-            changeId: `${uuid}:${after.operational.entryCSN?.[0] ?? modified ?? ""}`,
-            dn: entry.dn,
-            entryUUID: uuid,
-          },
+          { source: "poll", changeId, dn: entry.dn, entryUUID: uuid },
           async () => {
-            const previous = await lastEntryState(tx, entryStream(uuid));
-            if (mark && previous.position > mark.position) return undefined;
             const built = changeBetween(uuid, previous.state, after);
             if (!built) return undefined;
             return appendUnlessMoved(
@@ -145,9 +150,9 @@ async function comparePages(
                   {
                     type: built.eventType,
                     data: built.change,
-                    occurredAt: observedAt(entry) ?? new Date(),
+                    occurredAt: modifiedAt(entry) ?? new Date(),
                     metadata: { actor: null, source: "poll" },
-                    idempotencyKey: `poll:${uuid}:${after.operational.entryCSN?.[0] ?? modified ?? ""}:${built.change.changeType}`,
+                    idempotencyKey: `poll:${changeId}`,
                   },
                 ],
                 // Against a mark, the change is from the state just read: if another pass
@@ -201,22 +206,31 @@ async function recordDeletes(
     if (present.has(uuid)) continue;
     await withTransaction(context.pool, async (tx) => {
       const previous = await lastEntryState(tx, streamId);
-      if (previous.position > mark.position) return;
-      const built = changeBetween(uuid, previous.state, null);
-      if (!built || previous.version === 0) return;
-      const appended = await appendUnlessMoved(
-        context.store.appendToStream(
-          streamId,
-          [
-            {
-              type: built.eventType,
-              data: built.change,
-              occurredAt: new Date(),
-              metadata: { actor: null, source: "poll" },
-            },
-          ],
-          { tx, expectedVersion: previous.version },
-        ),
+      if (previous.position > mark.position || previous.version === 0) return;
+      const changeId = polledChangeId(uuid, previous.version, null);
+      const appended = await recordIsolated(
+        tx,
+        context,
+        { source: "poll", changeId, dn: previous.state?.dn ?? "", entryUUID: uuid },
+        async () => {
+          const built = changeBetween(uuid, previous.state, null);
+          if (!built) return undefined;
+          return appendUnlessMoved(
+            context.store.appendToStream(
+              streamId,
+              [
+                {
+                  type: built.eventType,
+                  data: built.change,
+                  occurredAt: new Date(),
+                  metadata: { actor: null, source: "poll" },
+                  idempotencyKey: `poll:${changeId}`,
+                },
+              ],
+              { tx, expectedVersion: previous.version },
+            ),
+          );
+        },
       );
       if (!appended) return;
       recorded += appended.appended;
@@ -224,10 +238,4 @@ async function recordDeletes(
     });
   }
   return { recorded, ...(position ? { position } : {}) };
-}
-
-function observedAt(entry: DirectoryEntry): Date | undefined {
-  const value = entry.attributes.modifyTimestamp?.[0];
-  const text = Buffer.isBuffer(value) ? value.toString("utf8") : value;
-  return text ? parseGeneralizedTime(text) : undefined;
 }

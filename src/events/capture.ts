@@ -6,7 +6,11 @@ export const CAPTURE_FAILURES_STREAM = "capture-failures";
 export interface DirectoryChangeNotRecorded {
   /** `accesslog` or `poll`. */
   readonly source: string;
-  /** The source's identity of the change: the accesslog's `reqStart`, or poll's entry and CSN. */
+  /**
+   * The source's identity of the change: the accesslog's `reqStart`; for poll, the entry, the
+   * stream version the change follows and a digest of the state it left
+   * (`<entryUUID>:<version>:<sha256>`, src/capture/polled-change.ts).
+   */
   readonly changeId: string;
   readonly dn: string;
   readonly entryUUID: string | null;
