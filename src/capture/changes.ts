@@ -7,6 +7,7 @@ import {
   type EntryState,
 } from "../events/index.ts";
 import { canonicalName, encodeValue, splitAttributes, type Normalizer } from "./normalize.ts";
+import { runInSlices, SLICE_VALUES, type Slices } from "../slices.ts";
 import {
   applyChanges,
   patchBetween,
@@ -33,12 +34,15 @@ export interface BuiltChange {
  * in for it). The after-state is the before-state with the record's changes applied, so a
  * change is recorded exactly as the directory applied it, whatever happened since.
  */
-export function changeFromAccesslog(
+export async function changeFromAccesslog(
   normalizer: Normalizer,
   record: AccesslogRecord,
   known: EntryState | null,
-): BuiltChange | undefined {
-  const { user, operational, redacted } = encodeChanges(normalizer, record.changes);
+): Promise<BuiltChange | undefined> {
+  // Values are encoded a slice at a time: a group's add holds every member.
+  const { user, operational, redacted } = await runInSlices(
+    encodeChanges(normalizer, record.changes),
+  );
   const fromOld = () => stateFrom(normalizer, record.dn, record.old);
   let before: EntryState | null;
   let after: EntryState | null;
@@ -133,7 +137,10 @@ export function changeBetween(
   };
 }
 
-function encodeChanges(normalizer: Normalizer, changes: readonly RawChange[]) {
+function* encodeChanges(
+  normalizer: Normalizer,
+  changes: readonly RawChange[],
+): Slices<{ user: AttributeChange[]; operational: AttributeChange[]; redacted: string[] }> {
   const user: AttributeChange[] = [];
   const operational: AttributeChange[] = [];
   const redacted = new Set<string>();
@@ -143,7 +150,11 @@ function encodeChanges(normalizer: Normalizer, changes: readonly RawChange[]) {
       redacted.add(attribute);
       continue;
     }
-    const values = change.values.map((v) => encodeValue(normalizer.schema, attribute, v));
+    const values: string[] = new Array(change.values.length);
+    for (let i = 0; i < values.length; i++) {
+      values[i] = encodeValue(normalizer.schema, attribute, change.values[i]!);
+      if (i % SLICE_VALUES === SLICE_VALUES - 1) yield;
+    }
     const target = normalizer.schema.isOperational(attribute) ? operational : user;
     target.push({ operation: change.operation, attribute, values });
   }

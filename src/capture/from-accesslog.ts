@@ -6,7 +6,7 @@ import { and, eq, ge, not, or } from "../directory/index.ts";
 import {
   ACCESSLOG_ATTRIBUTES,
   ACCESSLOG_BINARY,
-  parseAccesslogEntry,
+  readAccesslogEntry,
   type AccesslogRecord,
 } from "./accesslog.ts";
 import { changeFromAccesslog } from "./changes.ts";
@@ -70,11 +70,12 @@ export async function captureFromAccesslog(
     binaryAttributes: [...ACCESSLOG_BINARY],
     pageSize: options.pageSize ?? 500,
   })) {
-    const records = page
-      .flatMap((entry) => {
-        const record = parseAccesslogEntry(entry);
-        return record ? [record] : [];
-      })
+    const read: AccesslogRecord[] = [];
+    for (const entry of page) {
+      const record = await readAccesslogEntry(entry);
+      if (record) read.push(record);
+    }
+    const records = read
       .filter((r) => dnEquals(r.dn, context.base) || isDescendantOf(r.dn, context.base))
       .sort((a, b) => (a.reqEnd < b.reqEnd ? -1 : a.reqEnd > b.reqEnd ? 1 : 0));
     if (records.length === 0) continue;
@@ -117,7 +118,7 @@ async function recordPage(
           entryUUID: uuid ?? null,
         },
         async () => {
-          const built = changeFromAccesslog(normalizer, record, known?.state ?? null);
+          const built = await changeFromAccesslog(normalizer, record, known?.state ?? null);
           if (!built) return undefined;
           const cause = await claimWriteIntent(tx, {
             dns: [record.dn, built.change.dn],

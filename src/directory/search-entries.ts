@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer";
 import type { Client } from "ldapts";
 import { baseName, type DirectoryEntry } from "./entry.ts";
 import { DirectoryError } from "./errors.ts";
+import { runInSlices, runToEnd, SLICE_VALUES, type Slices } from "../slices.ts";
 import {
   messageIdElement,
   protocolOperation,
@@ -17,7 +18,8 @@ import {
  * held as many views at once.
  */
 export class EntrySink {
-  private entries: DirectoryEntry[] = [];
+  /** Entries in order; a large one as its message, decoded in slices when drained. */
+  private entries: (DirectoryEntry | Buffer)[] = [];
   private failure: DirectoryError | undefined;
   /** Whether ldapts was given a stand-in entry since the last `drain`. */
   private stoodIn = false;
@@ -34,28 +36,62 @@ export class EntrySink {
    */
   take(message: Buffer): Buffer | undefined {
     if (protocolOperation(message) !== SEARCH_RESULT_ENTRY) return message;
-    try {
-      this.entries.push(parseSearchResultEntry(message, this.binary));
-    } catch (error) {
-      this.failure ??= new DirectoryError(
-        "ANNAL_LDAP_OPERATION_FAILED",
-        `the directory sent a search result annal cannot read: ${(error as Error).message}`,
-        { operation: "search", status: 502, cause: error },
-      );
+    if (message.length >= LARGE_MESSAGE_BYTES) {
+      // Decoded when drained, a slice at a time: this runs in the socket's data handler.
+      this.entries.push(message);
+    } else {
+      try {
+        this.entries.push(parseSearchResultEntry(message, this.binary));
+      } catch (error) {
+        this.failure ??= unreadable(error);
+      }
     }
     if (this.stoodIn) return undefined;
     this.stoodIn = true;
     return standIn(message);
   }
 
-  /** The entries received since the last call; throws if one of them could not be read. */
-  drain(): DirectoryEntry[] {
+  /**
+   * The entries received since the last call; throws if one of them could not be read. A
+   * large entry is decoded here, with a turn of the event loop every `SLICE_VALUES` values.
+   */
+  async drain(): Promise<DirectoryEntry[]> {
     if (this.failure) throw this.failure;
-    const entries = this.entries;
+    const received = this.entries;
     this.entries = [];
     this.stoodIn = false;
+    const entries: DirectoryEntry[] = new Array(received.length);
+    for (let i = 0; i < received.length; i++) {
+      const item = received[i]!;
+      if (!Buffer.isBuffer(item)) {
+        entries[i] = item;
+        continue;
+      }
+      received[i] = EMPTY; // the message is not kept once decoded
+      try {
+        entries[i] = await runInSlices(searchResultEntrySlices(item, this.binary));
+      } catch (error) {
+        throw unreadable(error);
+      }
+    }
     return entries;
   }
+}
+
+/**
+ * A search result entry of this size or more is decoded in slices (`EntrySink.drain`): about
+ * 20,000 values of a group's members. Smaller ones take well under a millisecond each.
+ */
+export const LARGE_MESSAGE_BYTES = 1 << 20;
+
+const EMPTY = Buffer.alloc(0);
+
+function unreadable(error: unknown): DirectoryError {
+  return new DirectoryError(
+    "ANNAL_LDAP_OPERATION_FAILED",
+    `the directory sent a search result annal cannot read: ${(error as Error).message}`,
+    { operation: "search", status: 502, cause: error },
+  );
 }
 
 /** A search result entry of the same message ID with an empty DN and no attributes. */
@@ -103,6 +139,14 @@ export function parseSearchResultEntry(
   message: Buffer,
   binary: ReadonlySet<string>,
 ): DirectoryEntry {
+  return runToEnd(searchResultEntrySlices(message, binary));
+}
+
+/** `parseSearchResultEntry` as slices: it yields every `SLICE_VALUES` values decoded. */
+function* searchResultEntrySlices(
+  message: Buffer,
+  binary: ReadonlySet<string>,
+): Slices<DirectoryEntry> {
   const reader = new BerCursor(message);
   const end = reader.enter(0x30);
   reader.skip(0x02); // messageID
@@ -125,8 +169,8 @@ export function parseSearchResultEntry(
     reader.expectAt(attributeEnd);
     if (bounds.length === 0) continue;
     const text = !binary.has(baseName(name)) && !BINARY_OPTION.test(name);
-    const values = text ? decodeTexts(message, bounds) : undefined;
-    attributes[name] = values ?? copyValues(message, bounds);
+    const values = text ? yield* decodeTexts(message, bounds) : undefined;
+    attributes[name] = values ?? (yield* copyValues(message, bounds));
   }
   reader.expectAt(attributesEnd);
   reader.expectAt(operationEnd);
@@ -141,7 +185,7 @@ const BINARY_OPTION = /;binary$/i;
  * straight from the message; only one that decodes to a replacement character (U+FFFD, which
  * bad bytes become, and which valid text may hold too) is checked byte by byte.
  */
-function decodeTexts(message: Buffer, bounds: readonly number[]): string[] | undefined {
+function* decodeTexts(message: Buffer, bounds: readonly number[]): Slices<string[] | undefined> {
   const values: string[] = new Array(bounds.length / 2);
   for (let i = 0; i < bounds.length; i += 2) {
     const start = bounds[i]!;
@@ -149,15 +193,17 @@ function decodeTexts(message: Buffer, bounds: readonly number[]): string[] | und
     const text = message.toString("utf8", start, end);
     if (text.includes("\uFFFD") && !isUtf8(message.subarray(start, end))) return undefined;
     values[i / 2] = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    if (i % (2 * SLICE_VALUES) === 2 * SLICE_VALUES - 2) yield;
   }
   return values;
 }
 
 /** The values at `bounds` copied out of the message, so that none holds it in memory. */
-function copyValues(message: Buffer, bounds: readonly number[]): Buffer[] {
+function* copyValues(message: Buffer, bounds: readonly number[]): Slices<Buffer[]> {
   const values: Buffer[] = new Array(bounds.length / 2);
   for (let i = 0; i < bounds.length; i += 2) {
     values[i / 2] = Buffer.from(message.subarray(bounds[i]!, bounds[i + 1]!));
+    if (i % (2 * SLICE_VALUES) === 2 * SLICE_VALUES - 2) yield;
   }
   return values;
 }

@@ -3,7 +3,9 @@ import {
   formatGeneralizedTime,
   parseAccesslogEntry,
   parseGeneralizedTime,
+  readAccesslogEntry,
 } from "../../src/capture/accesslog.ts";
+import { loopTurnsDuring } from "../support/loop-turns.ts";
 import { applyChanges, sameAttributes } from "../../src/events/index.ts";
 import { parseSubschema } from "../../src/directory/schema.ts";
 import { matchesFilter } from "../../src/directory/match.ts";
@@ -141,4 +143,26 @@ t.test("type filters are evaluated in memory like the directory would", async (t
   t.notOk(match("(!(uid=alice))"));
   t.notOk(match("(mail=*)"));
   t.ok(match("(uid>=a)"));
+});
+
+t.test("a large accesslog record is read a slice at a time, the same as at once", async (t) => {
+  const members = Array.from({ length: 50_000 }, (_, i) => `uid=m${i},ou=people,dc=x`);
+  const entry = {
+    dn: "reqStart=20261122043500.000003Z,cn=accesslog",
+    attributes: {
+      reqStart: ["20261122043500.000003Z"],
+      reqType: ["add"],
+      reqDN: ["cn=all,ou=groups,dc=x"],
+      reqResult: ["0"],
+      reqMod: [
+        Buffer.from("objectClass:+ groupOfNames"),
+        ...members.map((dn) => Buffer.from(`member:+ ${dn}`)),
+      ],
+      reqOld: members.map((dn) => Buffer.from(`member: ${dn}`)),
+    },
+  };
+  const { result, turns } = await loopTurnsDuring(() => readAccesslogEntry(entry));
+  t.same(result, parseAccesslogEntry(entry));
+  t.equal(result?.changes[1]?.values.length, 50_000);
+  t.ok(turns >= 9, `the loop turned ${turns} times while it was read (one a 10,000 lines)`);
 });

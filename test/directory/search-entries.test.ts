@@ -1,7 +1,12 @@
 import t from "tap";
 import { BerWriter, MessageParser, SearchEntry } from "ldapts";
 import { binaryNameList, fromSearchEntry } from "../../src/directory/entry.ts";
-import { EntrySink, parseSearchResultEntry } from "../../src/directory/search-entries.ts";
+import {
+  EntrySink,
+  LARGE_MESSAGE_BYTES,
+  parseSearchResultEntry,
+} from "../../src/directory/search-entries.ts";
+import { loopTurnsDuring } from "../support/loop-turns.ts";
 
 /** A SearchResultEntry message as a server sends it. */
 function entryMessage(
@@ -160,11 +165,29 @@ t.test("a sink keeps a page's entries, and gives ldapts one empty stand-in a pag
   parser.read(done, new Map());
   t.equal(seen.length, 2, "(a whole message)");
   t.same(
-    sink.drain().map((entry) => entry.dn),
+    (await sink.drain()).map((entry) => entry.dn),
     ["uid=a,dc=x", "uid=b,dc=x"],
   );
   t.ok(sink.take(first), "the next page's first entry: a stand-in again");
 
   t.ok(sink.take(first.subarray(0, first.length - 1)) === undefined, "a malformed one is taken");
-  t.throws(() => sink.drain(), { code: "ANNAL_LDAP_OPERATION_FAILED" }, "and the page fails");
+  await t.rejects(sink.drain(), { code: "ANNAL_LDAP_OPERATION_FAILED" }, "and the page fails");
 });
+
+t.test(
+  "a large entry (a group of 60,000 members) is decoded when drained, a slice at a time",
+  async (t) => {
+    const members = Array.from({ length: 60_000 }, (_, i) => `uid=m${i},ou=people,dc=x`);
+    const message = entryMessage(7, "cn=all,dc=x", [
+      ["cn", ["all"]],
+      ["member", members],
+    ]);
+    t.ok(message.length >= LARGE_MESSAGE_BYTES, `${message.length} bytes`);
+    const sink = new EntrySink(new Set());
+    sink.take(message); // in the socket's data handler: kept, not decoded there
+    const { result, turns } = await loopTurnsDuring(() => sink.drain());
+    t.equal(result[0]?.attributes.member?.length, 60_000);
+    t.same(result[0]?.attributes.member?.slice(-1), ["uid=m59999,ou=people,dc=x"]);
+    t.ok(turns >= 5, `the loop turned ${turns} times while it was decoded (one a 10,000 values)`);
+  },
+);
