@@ -6,7 +6,13 @@ import {
   type EntryChange,
   type EntryState,
 } from "../events/index.ts";
-import { canonicalName, encodeValue, splitAttributes, type Normalizer } from "./normalize.ts";
+import {
+  canonicalName,
+  encodeValue,
+  splitAttributes,
+  stateIdentity,
+  type Normalizer,
+} from "./normalize.ts";
 import { runInSlices, SLICE_VALUES, type Slices } from "../slices.ts";
 import {
   applyChanges,
@@ -84,7 +90,9 @@ export async function changeFromAccesslog(
       break;
   }
   const entryUUID =
-    record.entryUUID ?? after?.operational.entryUUID?.[0] ?? before?.operational.entryUUID?.[0];
+    record.entryUUID ??
+    (after && stateIdentity(normalizer, after)) ??
+    (before && stateIdentity(normalizer, before));
   if (!entryUUID) return undefined;
   const touched = new Set([
     ...touchedAttributes(before, after),

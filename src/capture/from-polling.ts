@@ -8,7 +8,7 @@ import {
   type LogPosition,
 } from "../store/index.ts";
 import type { FilterNode } from "../filters/index.ts";
-import { present, type DirectoryEntry } from "../directory/index.ts";
+import { identityAttributes, present, type DirectoryEntry } from "../directory/index.ts";
 import { parseGeneralizedTime } from "./accesslog.ts";
 import { changeBetween } from "./changes.ts";
 import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
@@ -16,7 +16,7 @@ import type { CaptureContext, CaptureResult } from "./context.ts";
 import { entryStream } from "../events/index.ts";
 import { lastEntryState } from "./last-state.ts";
 import { recordIsolated } from "./failures.ts";
-import { entryState } from "./normalize.ts";
+import { entryState, stateIdentity } from "./normalize.ts";
 import { MODIFY_TIMESTAMP, modifiedAt, modifiedSince, pollTime } from "./modified-since.ts";
 import { polledChangeId } from "./polled-change.ts";
 
@@ -117,7 +117,7 @@ async function comparePages(
   for await (const page of directory.search(base, {
     scope: "sub",
     filter: options.filter,
-    attributes: ["*", "+", MODIFY_TIMESTAMP],
+    attributes: ["*", "+", MODIFY_TIMESTAMP, ...identityAttributes(normalizer.identity)],
     binaryAttributes: normalizer.schema.binaryAttributes(),
     pageSize: options.pageSize ?? 500,
   })) {
@@ -128,7 +128,7 @@ async function comparePages(
       let last: LogPosition | undefined;
       for (const entry of page) {
         const after = entryState(normalizer, entry);
-        const uuid = after.operational.entryUUID?.[0]?.toLowerCase();
+        const uuid = stateIdentity(normalizer, after);
         if (!uuid) continue;
         options.onEntry(entry, uuid);
         // The version the change follows is part of its identity (a note that the change

@@ -9,7 +9,8 @@ import {
 import type { DirectoryEntry } from "../directory/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { ENTRY_EVENT, entryStream, type EntrySnapshot } from "../events/index.ts";
-import { entryState, type Normalizer } from "./normalize.ts";
+import { entryState, stateIdentity, type Normalizer } from "./normalize.ts";
+import { identityAttributes } from "../directory/index.ts";
 import { checkImportStored } from "./preflight.ts";
 
 /**
@@ -136,7 +137,7 @@ export async function importEntries(
     let reading = performance.now();
     for await (const page of directory.search(base, {
       scope: "sub",
-      attributes: ["*", "+"],
+      attributes: ["*", "+", ...identityAttributes(normalizer.identity)],
       binaryAttributes: normalizer.schema.binaryAttributes(),
       pageSize,
     })) {
@@ -188,8 +189,8 @@ export async function importEntries(
 }
 
 /**
- * Snapshot appends of `entries`, one stream each; an entry without an entryUUID has none, and
- * is told to `unidentified`.
+ * Snapshot appends of `entries`, one stream each; an entry without an identity
+ * (`stateIdentity`) has none, and is told to `unidentified`.
  */
 function snapshotAppends(
   normalizer: Normalizer,
@@ -200,7 +201,7 @@ function snapshotAppends(
   const now = new Date();
   return entries.flatMap((entry) => {
     const state = entryState(normalizer, entry);
-    const entryUUID = state.operational.entryUUID?.[0]?.toLowerCase();
+    const entryUUID = stateIdentity(normalizer, state);
     if (!entryUUID) {
       unidentified(entry.dn);
       return [];

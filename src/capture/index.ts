@@ -25,7 +25,7 @@ export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } f
 export type { WriteCause } from "./intents.ts";
 export { readStoredText, storableText } from "./stored-value.ts";
 export { changeBetween } from "./changes.ts";
-export { entryState } from "./normalize.ts";
+export { entryState, stateIdentity } from "./normalize.ts";
 export {
   FAILING_AFTER_PASSES,
   readCaptureStatus,

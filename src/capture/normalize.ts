@@ -1,4 +1,5 @@
 import type { DirectoryEntry } from "../directory/index.ts";
+import { entryIdentity, type IdentitySetting } from "../directory/index.ts";
 import type { DirectorySchema } from "../directory/index.ts";
 import type { AttributeMap, EntryState } from "../events/index.ts";
 import { NameSet, sortAttributes } from "../events/index.ts";
@@ -11,6 +12,32 @@ export interface Normalizer {
   readonly redact: NameSet;
   /** The entry's configured type from its DN and user attributes (null for none). */
   readonly typeOf: (dn: string, attributes: AttributeMap) => string | null;
+  /** Which of the server's attributes is an entry's identity (`[directory] identity`). */
+  readonly identity: IdentitySetting;
+}
+
+/**
+ * The entry's identity (`entryIdentity`) from its state, or undefined when it has none: such
+ * an entry cannot be recorded.
+ */
+export function stateIdentity(
+  normalizer: Pick<Normalizer, "identity">,
+  state: Pick<EntryState, "attributes" | "operational">,
+): string | undefined {
+  return entryIdentity(
+    normalizer.identity,
+    (name) =>
+      state.operational[name] ??
+      state.attributes[name] ??
+      valuesByName(state.operational, name) ??
+      valuesByName(state.attributes, name),
+  );
+}
+
+function valuesByName(map: AttributeMap, name: string): readonly string[] | undefined {
+  const lower = name.toLowerCase();
+  for (const key of Object.keys(map)) if (key.toLowerCase() === lower) return map[key];
+  return undefined;
 }
 
 /** The canonical name of an attribute (`commonName` → `cn`; unknown names kept as given). */

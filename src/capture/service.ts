@@ -19,13 +19,15 @@ export type CaptureSource = "accesslog" | "poll";
 /** The normaliser for a configuration: its entry types, and the attributes never recorded. */
 export function createNormalizer(
   schema: DirectorySchema,
-  directory: Pick<DirectoryConfig, "types"> & {
-    readonly capture: Pick<DirectoryConfig["capture"], "redact"> &
-      Partial<DirectoryConfig["capture"]>;
-  },
+  directory: Pick<DirectoryConfig, "types"> &
+    Partial<Pick<DirectoryConfig, "identity">> & {
+      readonly capture: Pick<DirectoryConfig["capture"], "redact"> &
+        Partial<DirectoryConfig["capture"]>;
+    },
 ): Normalizer {
   return {
     schema,
+    identity: directory.identity ?? "auto",
     redact: new NameSet(directory.capture.redact),
     typeOf: entryTypeResolver(
       directory.types.map((type) => ({

@@ -11,7 +11,11 @@ export { loadConfig, type LoadConfigOptions } from "./load.ts";
 export { type AnnalConfig, type ConfigSource, parseConfig, type ParseSource } from "./parse.ts";
 export { SECRET_KEYS } from "./secrets.ts";
 export { serverUrl } from "./server-url.ts";
-export { BUILT_IN_REDACTED_ATTRIBUTES, type DirectoryConfig } from "./sections/directory.ts";
+export {
+  BUILT_IN_REDACTED_ATTRIBUTES,
+  IDENTITY_ATTRIBUTES,
+  type DirectoryConfig,
+} from "./sections/directory.ts";
 export { isEnvReference } from "./env-references.ts";
 export { formatKeyPath } from "./key-path.ts";
 export type { GraphqlConfig } from "./sections/graphql.ts";

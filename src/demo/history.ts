@@ -18,8 +18,10 @@ import {
   changeBetween,
   entryState,
   formatGeneralizedTime,
+  stateIdentity,
   type CaptureContext,
 } from "../capture/index.ts";
+import { identityAttributes } from "../directory/index.ts";
 import { withTransaction } from "../db/index.ts";
 import { entryStream, type EntryState } from "../events/index.ts";
 import type { DirectoryAt } from "../history/index.ts";
@@ -181,13 +183,13 @@ async function currentStates(context: CaptureContext): Promise<Map<string, Entry
   const states = new Map<string, EntryState>();
   for await (const page of context.directory.search(context.base, {
     scope: "sub",
-    attributes: ["*", "+"],
+    attributes: ["*", "+", ...identityAttributes(context.normalizer.identity)],
     binaryAttributes: context.normalizer.schema.binaryAttributes(),
     pageSize: 500,
   })) {
     for (const entry of page) {
       const state = entryState(context.normalizer, entry);
-      const uuid = state.operational.entryUUID?.[0]?.toLowerCase();
+      const uuid = stateIdentity(context.normalizer, state);
       if (uuid) states.set(uuid, state);
     }
   }

@@ -40,6 +40,15 @@ export {
   renderFilter,
   substring,
 } from "./filter.ts";
+export {
+  canonicalIdentity,
+  entryIdentity,
+  guidText,
+  IDENTITY_ATTRIBUTES,
+  identityAttributes,
+  type IdentityAttribute,
+  type IdentitySetting,
+} from "./identity.ts";
 export { ProxiedAuthorizationControl } from "./proxied-authorization.ts";
 export { matchesFilter } from "./match.ts";
 export {

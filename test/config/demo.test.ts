@@ -25,6 +25,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       bindDN: "cn=admin,dc=example,dc=org",
       password: "annal-demo",
       base: "dc=example,dc=org",
+      identity: "auto",
       poolSize: 4,
       timeout: 10_000,
       types: [

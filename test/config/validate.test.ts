@@ -170,6 +170,7 @@ t.test("a directory resolves its defaults", async (t) => {
     bindDN: "cn=admin,dc=example,dc=org",
     password: "pw",
     base: "dc=example,dc=org",
+    identity: "auto",
     poolSize: 4,
     timeout: 10_000,
     types: [],

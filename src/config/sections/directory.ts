@@ -32,6 +32,12 @@ export const BUILT_IN_REDACTED_ATTRIBUTES: readonly string[] = [
   "olcRootPW",
 ];
 
+/**
+ * The attributes `[directory] identity` may name, in the order `auto` tries them (what each is
+ * and how it becomes UUID text: `src/directory/identity.ts`).
+ */
+export const IDENTITY_ATTRIBUTES = ["entryUUID", "nsUniqueId", "objectGUID"] as const;
+
 const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
 // An attribute description: a name with options (`userCertificate;binary`) or an OID.
 const ATTRIBUTE = /^(?:[A-Za-z][A-Za-z0-9-]*(?:;[A-Za-z0-9-]+)*|\d+(?:\.\d+)+)$/;
@@ -192,6 +198,16 @@ export function directorySection(ctx: SectionContext) {
           description: "Base DN of everything annal reads and writes.",
           example: "dc=example,dc=org",
         }),
+        identity: z
+          .enum(["auto", ...IDENTITY_ATTRIBUTES], {
+            error: `expected one of "auto", ${IDENTITY_ATTRIBUTES.map((a) => `"${a}"`).join(", ")}`,
+          })
+          .default("auto")
+          .meta({
+            description:
+              "The attribute that identifies an entry for good, through renames and moves: the log's streams, the history and the `entryUUID` of the REST channel and GraphQL are keyed by it, as UUID text. `auto` takes the first an entry has of `entryUUID` (OpenLDAP; 389 Directory Server with its entryUUID plugin), `nsUniqueId` (389 Directory Server) and `objectGUID` (Active Directory, shown as Windows shows a GUID). An entry without it cannot be recorded: annal counts and logs such entries (`ANNAL_ENTRY_WITHOUT_IDENTITY`), and an import that finds no entry with it refuses.",
+            example: "nsUniqueId",
+          }),
         poolSize: integer(1, 100).default(4).meta({
           description: "Most connections to the directory this process opens.",
           example: 8,
