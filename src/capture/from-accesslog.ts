@@ -1,4 +1,3 @@
-import { withTransaction } from "../db/index.ts";
 import type { FilterNode } from "../filters/index.ts";
 import type { LogPosition } from "../store/index.ts";
 import { dnEquals, isDescendantOf } from "../directory/index.ts";
@@ -9,14 +8,9 @@ import {
   readAccesslogEntry,
   type AccesslogRecord,
 } from "./accesslog.ts";
-import { changeFromAccesslog } from "./changes.ts";
-import { recordIsolated } from "./failures.ts";
-import { claimWriteIntent, writeFingerprint } from "./intents.ts";
-import type { Normalizer } from "./normalize.ts";
-import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
+import { recordLoggedWrites, type WriteLog } from "./logged-writes.ts";
+import { notImported, readCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
-import { entryStream, type EntryState } from "../events/index.ts";
-import { lastEntryState } from "./last-state.ts";
 import { parseGeneralizedTime } from "./accesslog.ts";
 
 export const ACCESSLOG_BASE = "cn=accesslog";
@@ -46,6 +40,17 @@ const WRITES = or(
 export function accesslogWritesAfter(reqEnd: string): FilterNode {
   return and(WRITES, eq("reqResult", "0"), ge("reqEnd", reqEnd), not(eq("reqEnd", reqEnd)));
 }
+
+/** The accesslog as a log of writes: its place is a `reqEnd`, a record's id its `reqStart`. */
+const ACCESSLOG: WriteLog<AccesslogRecord> = {
+  source: "accesslog",
+  place: (record) => record.reqEnd,
+  isAfter: (place, checkpoint) => place > checkpoint,
+  id: (record) => record.reqStart,
+  // slapd's reqStart has whole seconds; its six "fraction" digits count the operations
+  // within that second. So occurredAt is exact to the second.
+  occurredAt: (record) => parseGeneralizedTime(record.reqStart.replace(/[.,]\d+Z$/, "Z")),
+};
 
 /**
  * Records every successful write the accesslog logged after the checkpoint (a `reqEnd`), in
@@ -79,91 +84,12 @@ export async function captureFromAccesslog(
       .filter((r) => dnEquals(r.dn, context.base) || isDescendantOf(r.dn, context.base))
       .sort((a, b) => (a.reqEnd < b.reqEnd ? -1 : a.reqEnd > b.reqEnd ? 1 : 0));
     if (records.length === 0) continue;
-    const result = await recordPage(context, records);
+    const result = await recordLoggedWrites(context, ACCESSLOG, records);
     recorded += result.recorded;
     position = result.position ?? position;
   }
   if (recorded > 0) log.debug({ recorded }, "captured changes from the accesslog");
   return { recorded, ...(position ? { position } : {}) };
-}
-
-async function recordPage(
-  context: CaptureContext,
-  records: readonly AccesslogRecord[],
-): Promise<CaptureResult> {
-  const { store, normalizer } = context;
-  return withTransaction(context.pool, async (tx) => {
-    // Holding the checkpoint's row serialises concurrent runs; re-reading it skips what
-    // another run recorded meanwhile.
-    const checkpoint = (await readCaptureCheckpoint(tx, "accesslog", { lock: true })) ?? "";
-    const states = new Map<string, { state: EntryState | null; version: number }>();
-    let recorded = 0;
-    let position: LogPosition | undefined;
-    let last: string | undefined;
-    for (const record of records) {
-      if (record.reqEnd <= checkpoint) continue;
-      last = record.reqEnd;
-      const uuid = record.entryUUID?.toLowerCase();
-      let known = uuid ? states.get(uuid) : undefined;
-      if (uuid && !known) {
-        known = await lastEntryState(tx, entryStream(uuid));
-      }
-      const appended = await recordIsolated(
-        tx,
-        context,
-        {
-          source: "accesslog",
-          changeId: record.reqStart,
-          dn: record.dn,
-          entryUUID: uuid ?? null,
-        },
-        async () => {
-          const built = await changeFromAccesslog(normalizer, record, known?.state ?? null);
-          if (!built) return undefined;
-          const cause = await claimWriteIntent(tx, {
-            dns: [record.dn, built.change.dn],
-            actor: record.actor,
-            fingerprint: fingerprintOf(normalizer, record),
-          });
-          const result = await store.appendToStream(
-            entryStream(built.change.entryUUID),
-            [
-              {
-                type: built.eventType,
-                data: built.change,
-                // slapd's reqStart has whole seconds; its six "fraction" digits count the
-                // operations within that second. So occurredAt is exact to the second.
-                occurredAt:
-                  parseGeneralizedTime(record.reqStart.replace(/[.,]\d+Z$/, "Z")) ?? new Date(),
-                metadata: {
-                  actor: record.actor ?? null,
-                  source: "accesslog",
-                  ...(cause ?? {}),
-                },
-                idempotencyKey: `accesslog:${record.reqStart}`,
-              },
-            ],
-            { tx },
-          );
-          return { built, result };
-        },
-      );
-      if (!appended) continue;
-      const { built, result } = appended;
-      if (result.appended > 0) {
-        states.set(built.change.entryUUID, { state: built.change.after, version: result.version });
-      } else {
-        // Recorded before (a checkpoint from before capture's place was a reqEnd can name an
-        // earlier point): the entry's state is the log's, read again for its next change.
-        states.delete(built.change.entryUUID);
-      }
-      recorded += result.appended;
-      const event = result.events[0];
-      if (event && result.appended > 0) position = event;
-    }
-    if (last !== undefined) await writeCaptureCheckpoint(tx, "accesslog", last);
-    return { recorded, ...(position ? { position } : {}) };
-  });
 }
 
 /**
@@ -185,20 +111,4 @@ export async function accesslogHead(context: CaptureContext, fallback: string): 
     }
   }
   return newest;
-}
-
-/** The record's write as `writeFingerprint` describes the request (user attributes only). */
-function fingerprintOf(normalizer: Normalizer, record: AccesslogRecord): string {
-  switch (record.type) {
-    case "add":
-    case "delete":
-      return writeFingerprint({ kind: record.type });
-    case "modrdn":
-      return writeFingerprint({ kind: "modrdn", newRDN: record.newRDN ?? "" });
-    case "modify":
-      return writeFingerprint({
-        kind: "modify",
-        changes: record.changes.filter((c) => !normalizer.schema.isOperational(c.attribute)),
-      });
-  }
 }

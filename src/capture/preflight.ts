@@ -2,6 +2,7 @@ import { AnnalError } from "../errors/index.ts";
 import { DirectoryError, present } from "../directory/index.ts";
 import { captureWithoutIdentity } from "../metrics.ts";
 import type { CaptureContext } from "./context.ts";
+import { CHANGELOG_BASE } from "./changelog.ts";
 import { ACCESSLOG_BASE } from "./from-accesslog.ts";
 import type { CaptureSource } from "./service.ts";
 
@@ -22,13 +23,21 @@ export async function checkCaptureSources(
       `the directory has no entry ${context.base} that annal's bind can read ([directory] base)`,
     );
   }
-  if (source === "accesslog" && !(await exists(context, ACCESSLOG_BASE))) {
+  const log = LOGS[source];
+  if (log !== undefined && !(await exists(context, log))) {
     throw new AnnalError(
       "ANNAL_CAPTURE_SOURCE_MISSING",
-      `capture's source is "accesslog", and the directory has no ${ACCESSLOG_BASE} that annal's bind can read`,
+      `capture's source is "${source}", and the directory has no ${log} that annal's bind can read`,
     );
   }
 }
+
+/** Where each source's log of writes is; poll reads the entries themselves. */
+const LOGS: Record<CaptureSource, string | undefined> = {
+  accesslog: ACCESSLOG_BASE,
+  changelog: CHANGELOG_BASE,
+  poll: undefined,
+};
 
 /** Whether a base-scope read of `dn` finds the entry (missing and hidden look the same). */
 async function exists(context: Pick<CaptureContext, "directory">, dn: string): Promise<boolean> {

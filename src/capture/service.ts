@@ -4,7 +4,8 @@ import { parseLdapFilter } from "../filters/index.ts";
 import type { DirectorySchema } from "../directory/index.ts";
 import { accesslogHead, captureFromAccesslog } from "./from-accesslog.ts";
 import { captureByPolling, reconcileByPolling } from "./from-polling.ts";
-import { formatGeneralizedTime } from "./accesslog.ts";
+import { captureFromChangelog, changelogHead } from "./from-changelog.ts";
+import { pollTime } from "./modified-since.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { importEntries, importTimings, type ImportOptions } from "./import.ts";
@@ -14,7 +15,7 @@ import type { Normalizer } from "./normalize.ts";
 import { NameSet } from "../events/index.ts";
 import { entryTypeResolver } from "./types.ts";
 
-export type CaptureSource = "accesslog" | "poll";
+export type CaptureSource = "accesslog" | "changelog" | "poll";
 
 /** The normaliser for a configuration: its entry types, and the attributes never recorded. */
 export function createNormalizer(
@@ -56,8 +57,10 @@ export async function ensureImported(
     const start =
       source === "accesslog"
         ? await accesslogHead(context, "19700101000000.000000Z")
-        : // modifyTimestamp has whole seconds: start a second back and compare states.
-          formatGeneralizedTime(new Date(Date.now() - 1000)).replace(/\.\d+Z$/, "Z");
+        : source === "changelog"
+          ? await changelogHead(context)
+          : // modifyTimestamp has whole seconds: start a second back and compare states.
+            pollTime(new Date(Date.now() - 1000));
     if (context.beforeFirstImport) {
       const seeded = await context.beforeFirstImport(context);
       context.log.info({ events: seeded }, "the log's past written before the first import");
@@ -113,6 +116,7 @@ export async function captureOnce(
   await checkedOnce(context, source);
   await ensureImported(context, source);
   if (source === "accesslog") return captureFromAccesslog(context);
+  if (source === "changelog") return captureFromChangelog(context);
   const polled = await captureByPolling(context);
   if (!options.reconcile) return polled;
   const reconciled = await reconcileByPolling(context);

@@ -6,7 +6,11 @@ import {
   type CaptureSource,
 } from "../../src/capture/index.ts";
 import type { Pool } from "../../src/db/index.ts";
-import { createDirectoryClient, type DirectoryClient } from "../../src/directory/index.ts";
+import {
+  createDirectoryClient,
+  type DirectoryClient,
+  type IdentitySetting,
+} from "../../src/directory/index.ts";
 import { loadDirectorySchema } from "../../src/directory/schema.ts";
 import { Projector, waitForProjection } from "../../src/projector/index.ts";
 import { EventStore } from "../../src/store/index.ts";
@@ -52,8 +56,12 @@ export const DEMO_TYPES = [
   { name: "group", base: "ou=groups,dc=example,dc=org", filter: "(objectClass=groupOfNames)" },
 ];
 
-export interface CaptureFixture {
+export interface CaptureFixture extends DirectoryCaptureFixture {
   readonly slapd: Slapd;
+}
+
+/** Capture wired to a real directory server and a database of the test's own. */
+export interface DirectoryCaptureFixture {
   readonly db: TestDatabase;
   readonly store: EventStore;
   readonly directory: DirectoryClient;
@@ -81,24 +89,51 @@ export async function captureFixture(
     accesslogIndexed?: readonly string[];
   } = {},
 ): Promise<CaptureFixture> {
-  const source = options.source ?? "accesslog";
   const slapd = await startSlapd({
     ...(options.seedLdif ? { seedLdif: options.seedLdif } : {}),
     ...(options.syncprov === undefined ? {} : { syncprov: options.syncprov }),
     ...(options.accesslogIndexed ? { accesslogIndexed: options.accesslogIndexed } : {}),
   });
   t.teardown(() => slapd.stop());
+  const wired = await directoryCaptureFixture(t, {
+    server: slapd,
+    source: options.source ?? "accesslog",
+    ...(options.redact ? { redact: options.redact } : {}),
+  });
+  return { slapd, ...wired };
+}
+
+/**
+ * Capture from any directory server the test started (slapd, 389, AD), with a database of the
+ * test's own and the projections, wired together as annal wires them.
+ */
+export async function directoryCaptureFixture(
+  t: Teardown,
+  options: {
+    server: {
+      readonly url: string;
+      readonly bindDN: string;
+      readonly password: string;
+      readonly base: string;
+    };
+    source: CaptureSource;
+    redact?: string[];
+    identity?: IdentitySetting;
+  },
+): Promise<DirectoryCaptureFixture> {
+  const { server, source } = options;
   const db = await testDatabase(t);
   const store = await EventStore.open(db.pool);
   const directory = createDirectoryClient({
-    url: slapd.url,
-    bindDN: slapd.bindDN,
-    password: slapd.password,
+    url: server.url,
+    bindDN: server.bindDN,
+    password: server.password,
   });
   t.teardown(() => directory.close());
   const schema = await loadDirectorySchema(directory);
   const normalizer = createNormalizer(schema, {
     types: DEMO_TYPES,
+    ...(options.identity ? { identity: options.identity } : {}),
     capture: {
       source,
       interval: 2000,
@@ -112,7 +147,7 @@ export async function captureFixture(
     store,
     directory,
     normalizer,
-    base: slapd.base,
+    base: server.base,
     log: quietLog,
   };
   let projector: Projector | undefined;
@@ -126,7 +161,6 @@ export async function captureFixture(
     return projector;
   };
   return {
-    slapd,
     db,
     store,
     directory,

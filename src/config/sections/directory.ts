@@ -98,11 +98,13 @@ function capture() {
     .strictObject(
       {
         source: z
-          .enum(["accesslog", "poll"], { error: 'expected "accesslog" or "poll"' })
+          .enum(["accesslog", "changelog", "poll"], {
+            error: 'expected "accesslog", "changelog" or "poll"',
+          })
           .default("accesslog")
           .meta({
             description:
-              '`"accesslog"` reads the slapd accesslog overlay\'s log, which gives every change with its time and author; `"poll"` compares entries\' `modifyTimestamp`, for servers without one.',
+              '`"accesslog"` reads the slapd accesslog overlay\'s log, which gives every change with its time and author; `"changelog"` reads 389 Directory Server\'s Retro Changelog (`cn=changelog`, also in Red Hat Directory Server and FreeIPA) in its change numbers\' order, with the time to the second and the author from `modifiersName` (a delete\'s author is not in it, and is recorded as unknown); `"poll"` compares entries\' `modifyTimestamp`, for servers without either.',
             example: "poll",
           }),
         interval: duration().prefault("250ms").meta({

@@ -1,0 +1,132 @@
+import { withTransaction } from "../db/index.ts";
+import { entryStream, type EntryState } from "../events/index.ts";
+import type { LogPosition } from "../store/index.ts";
+import type { AccesslogRecord } from "./accesslog.ts";
+import { changeFromAccesslog } from "./changes.ts";
+import {
+  readCaptureCheckpoint,
+  writeCaptureCheckpoint,
+  type CheckpointName,
+} from "./checkpoints.ts";
+import type { CaptureContext, CaptureResult } from "./context.ts";
+import { recordIsolated } from "./failures.ts";
+import { claimWriteIntent, writeFingerprint } from "./intents.ts";
+import { lastEntryState } from "./last-state.ts";
+import type { Normalizer } from "./normalize.ts";
+
+/**
+ * A directory's log of writes, as capture reads it: slapd's accesslog, 389's retro
+ * changelog. Each tells of a write the same way (an `AccesslogRecord`); they differ in how a
+ * record is placed in the log and named.
+ */
+export interface WriteLog<R extends AccesslogRecord> {
+  readonly source: CheckpointName & ("accesslog" | "changelog");
+  /** The record's place in the log: what capture's checkpoint holds. */
+  place(record: R): string;
+  /** Whether a place comes after the checkpoint's. */
+  isAfter(place: string, checkpoint: string): boolean;
+  /** The record's own name in the log: its change's idempotency key (after the source). */
+  id(record: R): string;
+  /** When the write was made, as the log says. */
+  occurredAt(record: R): Date | undefined;
+}
+
+/**
+ * Records a page of a log's records, in the log's order, in one transaction with the new
+ * checkpoint: a run that stops midway resumes where it stopped. Each event's idempotency key
+ * is the record's id, so reading the same range again records nothing new, even from two
+ * processes at once.
+ */
+export async function recordLoggedWrites<R extends AccesslogRecord>(
+  context: CaptureContext,
+  log: WriteLog<R>,
+  records: readonly R[],
+): Promise<CaptureResult> {
+  const { store, normalizer } = context;
+  return withTransaction(context.pool, async (tx) => {
+    // Holding the checkpoint's row serialises concurrent runs; re-reading it skips what
+    // another run recorded meanwhile.
+    const checkpoint = await readCaptureCheckpoint(tx, log.source, { lock: true });
+    const states = new Map<string, { state: EntryState | null; version: number }>();
+    let recorded = 0;
+    let position: LogPosition | undefined;
+    let last: string | undefined;
+    for (const record of records) {
+      const place = log.place(record);
+      if (checkpoint !== undefined && !log.isAfter(place, checkpoint)) continue;
+      last = place;
+      const uuid = record.entryUUID?.toLowerCase();
+      let known = uuid ? states.get(uuid) : undefined;
+      if (uuid && !known) {
+        known = await lastEntryState(tx, entryStream(uuid));
+      }
+      const appended = await recordIsolated(
+        tx,
+        context,
+        {
+          source: log.source,
+          changeId: log.id(record),
+          dn: record.dn,
+          entryUUID: uuid ?? null,
+        },
+        async () => {
+          const built = await changeFromAccesslog(normalizer, record, known?.state ?? null);
+          if (!built) return undefined;
+          const cause = await claimWriteIntent(tx, {
+            dns: [record.dn, built.change.dn],
+            actor: record.actor,
+            fingerprint: fingerprintOf(normalizer, record),
+          });
+          const result = await store.appendToStream(
+            entryStream(built.change.entryUUID),
+            [
+              {
+                type: built.eventType,
+                data: built.change,
+                occurredAt: log.occurredAt(record) ?? new Date(),
+                metadata: {
+                  actor: record.actor ?? null,
+                  source: log.source,
+                  ...(cause ?? {}),
+                },
+                idempotencyKey: `${log.source}:${log.id(record)}`,
+              },
+            ],
+            { tx },
+          );
+          return { built, result };
+        },
+      );
+      if (!appended) continue;
+      const { built, result } = appended;
+      if (result.appended > 0) {
+        states.set(built.change.entryUUID, { state: built.change.after, version: result.version });
+      } else {
+        // Recorded before (a checkpoint from before capture's place was a reqEnd can name an
+        // earlier point): the entry's state is the log's, read again for its next change.
+        states.delete(built.change.entryUUID);
+      }
+      recorded += result.appended;
+      const event = result.events[0];
+      if (event && result.appended > 0) position = event;
+    }
+    if (last !== undefined) await writeCaptureCheckpoint(tx, log.source, last);
+    return { recorded, ...(position ? { position } : {}) };
+  });
+}
+
+/** The record's write as `writeFingerprint` describes the request (user attributes only). */
+function fingerprintOf(normalizer: Normalizer, record: AccesslogRecord): string {
+  switch (record.type) {
+    case "add":
+    case "delete":
+      return writeFingerprint({ kind: record.type });
+    case "modrdn":
+      return writeFingerprint({ kind: "modrdn", newRDN: record.newRDN ?? "" });
+    case "modify":
+      return writeFingerprint({
+        kind: "modify",
+        changes: record.changes.filter((c) => !normalizer.schema.isOperational(c.attribute)),
+      });
+  }
+}
