@@ -1,5 +1,6 @@
 import type { DirectoryClient } from "./client.ts";
-import { present } from "./filter.ts";
+import type { DirectoryEntry } from "./entry.ts";
+import { DirectoryError } from "./errors.ts";
 
 /** What annal needs to know of one attribute type from the directory's subschema. */
 export interface AttributeType {
@@ -112,24 +113,43 @@ export class DirectorySchema {
   }
 }
 
-/** Reads the subschema entry the root DSE names (normally `cn=Subschema`). */
+/** Where the schema is when the root DSE names none (the name OpenLDAP gives it). */
+const FALLBACK_SUBSCHEMA = "cn=Subschema";
+
+/**
+ * Reads the schema from the entry the root DSE names in `subschemaSubentry` (RFC 4512 §5.1):
+ * `cn=Subschema` on OpenLDAP, `cn=schema` on 389, `CN=Aggregate,CN=Schema,CN=Configuration,…`
+ * on Active Directory. `cn=Subschema` is read only when the root DSE names none. A read that
+ * finds no attribute types throws `ANNAL_DIRECTORY_SCHEMA_EMPTY`: without them every attribute
+ * would pass for a single string, binary values would be mangled, and nothing would say so.
+ */
 export async function loadDirectorySchema(directory: DirectoryClient): Promise<DirectorySchema> {
-  let attributeTypes: string[] = [];
-  let objectClasses: string[] = [];
-  for await (const page of directory.search("cn=Subschema", {
-    scope: "base",
-    filter: present("objectClass"),
-    attributes: ["attributeTypes", "objectClasses"],
-    pageSize: 10,
-  })) {
-    for (const entry of page) {
-      attributeTypes = asStrings(
-        entry.attributes.attributeTypes ?? entry.attributes.attributetypes,
-      );
-      objectClasses = asStrings(entry.attributes.objectClasses ?? entry.attributes.objectclasses);
-    }
+  const rootDSE = await directory.get("", { attributes: ["subschemaSubentry"] });
+  const named = rootDSE && asStrings(valuesOf(rootDSE, "subschemaSubentry"))[0];
+  const dn = named || FALLBACK_SUBSCHEMA;
+  const entry = await directory.get(dn, { attributes: ["attributeTypes", "objectClasses"] });
+  const attributeTypes = entry ? asStrings(valuesOf(entry, "attributeTypes")) : [];
+  if (attributeTypes.length === 0) {
+    const where = named
+      ? `${JSON.stringify(dn)}, the entry the root DSE names in subschemaSubentry`
+      : `${JSON.stringify(dn)} (the root DSE names no subschemaSubentry)`;
+    throw new DirectoryError(
+      "ANNAL_DIRECTORY_SCHEMA_EMPTY",
+      `the directory's schema read found no attribute types in ${where}: ${
+        entry
+          ? "the entry shows annal's bind DN none"
+          : "there is no such entry, or annal's bind DN may not read it"
+      }`,
+      { operation: "get", dn, status: 502 },
+    );
   }
-  return parseSubschema(attributeTypes, objectClasses);
+  return parseSubschema(attributeTypes, entry ? asStrings(valuesOf(entry, "objectClasses")) : []);
+}
+
+/** An attribute's values by name, whatever case the server spells the name in. */
+function valuesOf(entry: DirectoryEntry, name: string): string[] | Buffer[] | undefined {
+  const key = Object.keys(entry.attributes).find((k) => k.toLowerCase() === name.toLowerCase());
+  return key === undefined ? undefined : entry.attributes[key];
 }
 
 function asStrings(values: string[] | Buffer[] | undefined): string[] {
@@ -187,7 +207,7 @@ interface Description {
   may: string[];
 }
 
-/** Tokenises `( oid NAME ( 'a' 'b' ) SUP x SYNTAX 1.2.3{64} SINGLE-VALUE ... )`. */
+/** Tokenises `( oid NAME ( 'a' 'b' ) SUP x SYNTAX 1.2.3{64} SINGLE-VALUE ... )`, quoted SYNTAX too. */
 function parseDescription(text: string): Description {
   const tokens = text.match(/'(?:[^'\\]|\\.)*'|\(|\)|\$|[^\s()$']+/g) ?? [];
   const d: Description = {
@@ -226,7 +246,8 @@ function parseDescription(text: string): Description {
         d.sup = d.sups[0];
         break;
       case "SYNTAX":
-        d.syntax = (tokens[i++] ?? "").replace(/\{\d+\}$/, "");
+        // AD quotes the OID (`SYNTAX '1.3.6.1.4.1.1466.115.121.1.40'`); RFC 4512 does not
+        d.syntax = unquote(tokens[i++] ?? "").replace(/\{\d+\}$/, "");
         break;
       case "SINGLE-VALUE":
         d.singleValue = true;

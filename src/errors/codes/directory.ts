@@ -12,6 +12,12 @@ export const DIRECTORY_CODES = {
     meaning: "The directory could not be reached.",
     hint: "check [directory] url, bindDN and the password's environment variable",
   },
+  ANNAL_DIRECTORY_SCHEMA_EMPTY: {
+    status: 502,
+    meaning:
+      "Reading the directory's schema found no attribute types: the entry the root DSE names in subschemaSubentry (cn=Subschema where it names none) is missing, or shows annal's bind DN none of them.",
+    hint: "let annal's bind DN read the root DSE's subschemaSubentry and the attributeTypes and objectClasses of the entry it names",
+  },
   ANNAL_LDAP_BIND_FAILED: {
     status: 502,
     meaning: "The directory refused annal's own bind (DN or password).",
