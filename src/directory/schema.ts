@@ -177,8 +177,12 @@ export function parseSubschema(
       names: d.names.length > 0 ? d.names : [d.oid],
       syntax,
       singleValued: d.singleValue,
+      // objectClass is what an entry is (RFC 4512 §3.3), whatever a server says of who may
+      // change it: AD marks it NO-USER-MODIFICATION, and filed as operational every AD
+      // entry's type was null.
       operational:
-        d.noUserModification || (d.usage !== undefined && d.usage !== "userApplications"),
+        !d.names.some((n) => n.toLowerCase() === "objectclass") &&
+        (d.noUserModification || (d.usage !== undefined && d.usage !== "userApplications")),
       binary: syntax !== undefined && BINARY_SYNTAXES.has(syntax),
     };
     if (syntax === SYNTAX.integer) return { ...base, jsonType: "integer" };

@@ -31,6 +31,15 @@ t.test("a quoted syntax OID, as AD writes it, reads as the bare one", async (t) 
   t.same(schema.binaryAttributes().sort(), ["bareGUID", "guidChild", "objectGUID", "sizedBlob"]);
 });
 
+t.test("objectClass is a user attribute even where AD marks it NO-USER-MODIFICATION", async (t) => {
+  const schema = parseSubschema([
+    "( 2.5.4.0 NAME 'objectClass' SYNTAX '1.3.6.1.4.1.1466.115.121.1.38' NO-USER-MODIFICATION )",
+    "( 1.2.840.113556.1.2.2 NAME 'whenChanged' SYNTAX '1.3.6.1.4.1.1466.115.121.1.24' SINGLE-VALUE NO-USER-MODIFICATION )",
+  ]);
+  t.equal(schema.isOperational("objectClass"), false, "an entry's type is read from it");
+  t.equal(schema.isOperational("whenChanged"), true, "what the server keeps is operational");
+});
+
 /** What any server's schema, read by annal, must tell: the names, the binary and operational ones. */
 async function readsTheSchema(
   t: Test,
