@@ -4,16 +4,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import t, { type Test } from "tap";
-import { createNormalizer, startCaptureWorker } from "../../src/capture/index.ts";
+import { captureOnce, createNormalizer, startCaptureWorker } from "../../src/capture/index.ts";
 import { readAccesslogIndexes } from "../../src/capture/accesslog-indexes.ts";
+import { modifiedSince, pollTime } from "../../src/capture/modified-since.ts";
 import { parseConfig } from "../../src/config/index.ts";
-import { createDirectoryClient, loadDirectorySchema } from "../../src/directory/index.ts";
+import {
+  createDirectoryClient,
+  loadDirectorySchema,
+  present,
+  type DirectoryClient,
+  type DirectoryEntry,
+} from "../../src/directory/index.ts";
 import { freePort } from "../../src/ports.ts";
 import { sshaPassword } from "../../src/slapd/index.ts";
 import { Projector } from "../../src/projector/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { allProjections } from "../../projections/index.ts";
-import { DEMO_TYPES } from "../support/capture.ts";
+import { DEMO_TYPES, directoryCaptureFixture } from "../support/capture.ts";
+import { startDirsrv, type Dirsrv } from "../support/dirsrv.ts";
+import { dirsrvPaths } from "../support/dirsrv/dse.ts";
 import { eventually } from "../support/eventually.ts";
 import { feed } from "../support/history.ts";
 import { testDatabase } from "../support/postgres.ts";
@@ -21,7 +30,9 @@ import { testDatabase } from "../support/postgres.ts";
 /**
  * docs/connect-your-directory.md, held against real servers: every block it marks
  * `<!-- checked: name -->` is used as it is printed, with only paths, ports and passwords put
- * in, and annal then captures from the server so configured, with nothing to warn about.
+ * in, and annal then captures from the server so configured: OpenLDAP (slapd) with nothing to
+ * warn about, 389 Directory Server from a new instance's first start on (its `dsconf example`
+ * named by URL, and the test's own restart for `dsctl example restart`).
  */
 const GUIDE = join(import.meta.dirname, "../../docs/connect-your-directory.md");
 const run = promisify(execFile);
@@ -237,3 +248,317 @@ t.test(
     await annalCaptures(t, port, passwords);
   },
 );
+
+/** `text` with `from` replaced by `to`; the block must have `from` (a put-in that finds nothing fails). */
+function putIn(text: string, from: string, to: string): string {
+  if (!text.includes(from)) throw new Error(`the guide's block has no ${JSON.stringify(from)}`);
+  return text.replaceAll(from, to);
+}
+
+const MODIFYTIMESTAMP_INDEX =
+  "cn=modifytimestamp,cn=index,cn=userRoot,cn=ldbm database,cn=plugins,cn=config";
+
+/** The Directory Manager's password in a file of `dir`, for the guide's `-W` and dsconf's `-y`. */
+async function passwordFile(ds: Dirsrv, dir: string): Promise<string> {
+  const file = join(dir, "directory-manager.pw");
+  await writeFile(file, ds.password, { mode: 0o600 });
+  return file;
+}
+
+/** The guide's 389 command for an LDAP tool, against the test's server, as the shell runs it. */
+async function run389(ds: Dirsrv, dir: string, command: string): Promise<string> {
+  const line = putIn(
+    putIn(command.trim(), "ldap://localhost:389", ds.url),
+    " -W ",
+    ` -y ${await passwordFile(ds, dir)} `,
+  );
+  return (await run("/bin/sh", ["-c", line], { cwd: dir })).stdout;
+}
+
+/** An LDIF block of the guide, applied with the guide's ldapmodify under `file`'s name. */
+async function ldapmodify389(ds: Dirsrv, dir: string, file: string, ldif: string): Promise<void> {
+  await writeFile(join(dir, file), ldif);
+  const command = await checkedBlock("389-ldapmodify");
+  await run389(ds, dir, putIn(command, "annal-389-plugins.ldif", file));
+}
+
+/** An attribute's first value as text, in whatever case the server names the attribute. */
+function first(entry: DirectoryEntry | undefined, name: string): string | undefined {
+  const found = Object.entries(entry?.attributes ?? {}).find(
+    ([attribute]) => attribute.toLowerCase() === name.toLowerCase(),
+  );
+  const value = found?.[1][0];
+  return value === undefined ? undefined : value.toString();
+}
+
+/** Every entry under the base, by DN, with its entryUUID (undefined where it has none). */
+async function entryUUIDs(directory: DirectoryClient, base: string) {
+  const found = new Map<string, string | undefined>();
+  for await (const page of directory.search(base, {
+    scope: "sub",
+    filter: present("objectClass"),
+    attributes: ["entryUUID"],
+  })) {
+    for (const entry of page) found.set(entry.dn, first(entry, "entryUUID"));
+  }
+  return found;
+}
+
+/**
+ * Poll capture's search (`modifyTimestamp` since `since`, which names the search in the access
+ * log), and what 389 made of it: how many entries it found, and whether it served it from an
+ * index (389 marks a search it could not `notes=U` in its access log, which the test has it
+ * write unbuffered).
+ */
+async function pollSearch(
+  ds: Dirsrv,
+  directory: DirectoryClient,
+  since: Date,
+): Promise<{ found: number; indexed: boolean }> {
+  let found = 0;
+  for await (const page of directory.search(ds.base, {
+    scope: "sub",
+    filter: modifiedSince(since),
+    attributes: ["1.1"],
+  })) {
+    found += page.length;
+  }
+  const accessLog = join(dirsrvPaths(ds.dataDir).log, "access");
+  const filter = `(modifyTimestamp>=${pollTime(since)})`.toLowerCase();
+  const result = await eventually(
+    async () => {
+      const lines = (await readFile(accessLog, "utf8")).split("\n");
+      const search = lines.find((line) => line.toLowerCase().includes(`filter="${filter}"`));
+      const operation = search && /conn=\d+ op=\d+ /.exec(search)?.[0];
+      return operation && lines.find((line) => line.includes(`${operation}RESULT `));
+    },
+    { what: `389 logs the result of the search for ${filter}` },
+  );
+  return { found, indexed: !/notes=[A-Z,]*U/.test(result) };
+}
+
+/** Waits for a 389 task's entry to say it ended, and returns its exit code. */
+async function taskEnded(directory: DirectoryClient, dn: string): Promise<string> {
+  return eventually(
+    async () =>
+      first(await directory.get(dn, { attributes: ["nsTaskExitCode"] }), "nsTaskExitCode"),
+    { what: `the task ${dn} ends` },
+  );
+}
+
+const PEOPLE_389 = [
+  "dn: ou=former,dc=example,dc=org\nobjectClass: organizationalUnit\nou: former\n",
+  "dn: uid=ada,ou=people,dc=example,dc=org\nobjectClass: inetOrgPerson\nuid: ada\ncn: Ada\nsn: Lovelace\n",
+  "dn: uid=bob,ou=people,dc=example,dc=org\nobjectClass: inetOrgPerson\nuid: bob\ncn: Bob\nsn: Builder\n",
+].join("\n");
+
+t.test(
+  "the guide's 389 LDIF, applied with its ldapmodify, serves annal's capture from the Retro Changelog",
+  async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), "annal-guide-"));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    // 389 as a new instance is: no changelog, no entryUUID (its first start), no annal account.
+    const ds = await startDirsrv({ entryUUID: false, changelog: false, seedLdif: PEOPLE_389 });
+    t.teardown(() => ds.stop());
+    const manager = createDirectoryClient({
+      url: ds.url,
+      bindDN: ds.bindDN,
+      password: ds.password,
+    });
+    t.teardown(() => manager.close());
+    // Limits far below 389's defaults (2,000 entries, 5,000 looked through), so that the import
+    // holds the account's own: without them it would end at the second entry. And the access
+    // log unbuffered, to read what 389 notes of each search.
+    await manager.modify("cn=config", [
+      { operation: "replace", attribute: "nsslapd-sizelimit", values: "2" },
+      { operation: "replace", attribute: "nsslapd-accesslog-logbuffering", values: "off" },
+    ]);
+    await manager.modify("cn=config,cn=ldbm database,cn=plugins,cn=config", [
+      { operation: "replace", attribute: "nsslapd-lookthroughlimit", values: "2" },
+    ]);
+    const stock = await directoryCaptureFixture(t, { server: ds, source: "changelog" });
+    await t.rejects(
+      captureOnce(stock.context, "changelog"),
+      { code: "ANNAL_CAPTURE_SOURCE_MISSING" },
+      "before the guide, capture from the changelog is refused",
+    );
+    t.match(
+      await pollSearch(ds, manager, new Date("2001-01-01T00:00:01Z")),
+      { indexed: false },
+      "before the guide, 389 reads every entry for a poll",
+    );
+    t.ok(
+      [...(await entryUUIDs(manager, ds.base)).values()].every((uuid) => uuid === undefined),
+      "before the guide, no entry has an entryUUID",
+    );
+
+    await ldapmodify389(ds, dir, "annal-389-plugins.ldif", await checkedBlock("389-plugins.ldif"));
+    await ds.restart();
+    await ldapmodify389(
+      ds,
+      dir,
+      "annal-389-fixup.ldif",
+      await checkedBlock("389-entryuuid-fixup.ldif"),
+    );
+    const status = await eventually(
+      async () => {
+        const out = await run389(ds, dir, await checkedBlock("389-task-status"));
+        return /^nsTaskExitCode: /m.test(out) ? out : undefined;
+      },
+      { what: "the guide's ldapsearch shows the fixup ended" },
+    );
+    t.match(status, /^nsTaskExitCode: 0$/m, "the fixup succeeded");
+    const annalPassword = "annal-secret";
+    await ldapmodify389(
+      ds,
+      dir,
+      "annal-389-account.ldif",
+      putIn(await checkedBlock("389-account.ldif"), "choose-a-long-password", annalPassword),
+    );
+    await ldapmodify389(
+      ds,
+      dir,
+      "annal-389-poll-index.ldif",
+      await checkedBlock("389-poll-index.ldif"),
+    );
+    t.equal(
+      await taskEnded(manager, "cn=annal modifytimestamp index,cn=index,cn=tasks,cn=config"),
+      "0",
+      "the reindex succeeded",
+    );
+
+    const port = new URL(ds.url).port;
+    const toml = putIn(
+      await checkedBlock("389-annal.toml"),
+      "ldap://127.0.0.1:389",
+      `ldap://127.0.0.1:${port}`,
+    );
+    const settings = parseConfig(toml, {
+      path: "annal.toml",
+      env: { LDAP_PASSWORD: annalPassword },
+    }).directory!;
+    t.equal(settings.bindDN, ANNAL, "annal binds as the guide's account");
+    const f = await directoryCaptureFixture(t, {
+      server: {
+        url: settings.url,
+        bindDN: settings.bindDN,
+        password: settings.password,
+        base: settings.base,
+      },
+      source: settings.capture.source,
+      identity: settings.identity,
+    });
+    await f.sync();
+    const inDirectory = await entryUUIDs(manager, ds.base);
+    t.ok(inDirectory.size > 2, "more entries than the server's limits let an account read");
+    t.ok(
+      [...inDirectory.values()].every((uuid) => uuid !== undefined),
+      "after the fixup, every entry has an entryUUID",
+    );
+    const imported = await f.db.pool.query<{ dn: string; entry_uuid: string }>(
+      "SELECT dn, entry_uuid FROM projection_entries.entries",
+    );
+    t.same(
+      new Map(imported.rows.map((row) => [row.dn, row.entry_uuid])),
+      inDirectory,
+      "annal's account imported every entry, each by its entryUUID",
+    );
+
+    const ada = "uid=ada,ou=people,dc=example,dc=org";
+    const bob = "uid=bob,ou=people,dc=example,dc=org";
+    await manager.modify(ada, [{ operation: "replace", attribute: "title", values: "Engineer" }]);
+    // annal's own writes, as ada (proxied authorization): a modify, and a move to another parent.
+    const asAda = { as: ada };
+    await f.directory.modify(
+      bob,
+      [{ operation: "replace", attribute: "title", values: "Gone" }],
+      asAda,
+    );
+    await f.directory.modifyDN(bob, "uid=bob", {
+      newSuperior: "ou=former,dc=example,dc=org",
+      ...asAda,
+    });
+    await f.sync();
+    const changes = (await feed(f.db.pool)).map((c) => ({
+      change_type: c.change_type,
+      dn: c.dn,
+      entry_uuid: c.entry_uuid,
+      actor: String(c.actor).toLowerCase(),
+    }));
+    t.same(
+      changes,
+      [
+        {
+          change_type: "modify",
+          dn: ada,
+          entry_uuid: inDirectory.get(ada),
+          actor: "cn=directory manager",
+        },
+        { change_type: "modify", dn: bob, entry_uuid: inDirectory.get(bob), actor: ANNAL },
+        {
+          change_type: "modrdn",
+          dn: "uid=bob,ou=former,dc=example,dc=org",
+          entry_uuid: inDirectory.get(bob),
+          actor: ANNAL,
+        },
+      ],
+      "the changes after the import, each by its entry's entryUUID; 389 names annal's bind DN, not the one it acted as",
+    );
+    t.equal(await f.sync(), 0, "nothing more to capture");
+
+    t.same(
+      await pollSearch(ds, f.directory, new Date("2001-01-01T00:00:02Z")),
+      { found: inDirectory.size, indexed: true },
+      "after the guide, 389 serves annal's poll from the modifyTimestamp index",
+    );
+    const index = await manager.get(MODIFYTIMESTAMP_INDEX, { attributes: ["nsIndexType"] });
+    t.equal(first(index, "nsIndexType"), "eq", "an equality index of modifyTimestamp");
+  },
+);
+
+t.test("the guide's dsconf commands make the same changes", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "annal-guide-"));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const ds = await startDirsrv({ entryUUID: false, changelog: false, seedLdif: PEOPLE_389 });
+  t.teardown(() => ds.stop());
+  const manager = createDirectoryClient({ url: ds.url, bindDN: ds.bindDN, password: ds.password });
+  t.teardown(() => manager.close());
+  await manager.modify("cn=config", [
+    { operation: "replace", attribute: "nsslapd-accesslog-logbuffering", values: "off" },
+  ]);
+  const dsconf = `dsconf -D "${ds.bindDN}" -y ${await passwordFile(ds, dir)} ${ds.url.replace(/\/$/, "")} `;
+  for (const line of (await checkedBlock("389-dsconf")).trim().split("\n")) {
+    if (line === "dsctl example restart") await ds.restart();
+    else await run("/bin/sh", ["-c", putIn(line, "dsconf example ", dsconf)], { cwd: dir });
+  }
+
+  const inDirectory = await entryUUIDs(manager, ds.base);
+  t.ok(
+    [...inDirectory.values()].every((uuid) => uuid !== undefined),
+    "after the fixup, every entry has an entryUUID",
+  );
+  const root = await manager.get("", { attributes: ["changelog"] });
+  t.equal(first(root, "changelog"), "cn=changelog", "the Retro Changelog runs");
+  const ada = "uid=ada,ou=people,dc=example,dc=org";
+  await manager.modify(ada, [{ operation: "replace", attribute: "title", values: "Engineer" }]);
+  const adaNames = await manager.get(ada, { attributes: ["entryUUID", "nsUniqueId"] });
+  const last = first(
+    await manager.get("", { attributes: ["lastchangenumber"] }),
+    "lastchangenumber",
+  );
+  const record = await manager.get(`changenumber=${last},cn=changelog`, {
+    attributes: ["targetDn", "targetEntryUUID", "targetUniqueId"],
+  });
+  t.equal(first(record, "targetDn"), ada);
+  t.equal(
+    first(record, "targetEntryUUID"),
+    first(adaNames, "entryUUID"),
+    "logged with its entryUUID",
+  );
+  t.equal(first(record, "targetUniqueId"), first(adaNames, "nsUniqueId"), "and its nsUniqueId");
+  t.match(
+    await pollSearch(ds, manager, new Date("2001-01-01T00:00:03Z")),
+    { indexed: true },
+    "389 serves a poll from the modifyTimestamp index",
+  );
+});

@@ -163,6 +163,43 @@ t.test("another suffix gets its own entry and branches", async (t) => {
   t.equal(root.searchEntries[0]?.namingContexts, "o=acme");
 });
 
+t.test(
+  "restart() runs ns-slapd again on its directory and port, with the plugins switched on meanwhile",
+  async (t) => {
+    const ds = await startDirsrv();
+    t.teardown(() => ds.stop());
+    const before = { pid: ds.pid, url: ds.url };
+    const first = new Client({ url: ds.url, timeout: 10_000 });
+    await first.bind(ds.bindDN, ds.password);
+    await addCarol(first, ds);
+    await first.modify(
+      "cn=Retro Changelog Plugin,cn=plugins,cn=config",
+      new Change({
+        operation: "replace",
+        modification: new Attribute({ type: "nsslapd-pluginEnabled", values: ["on"] }),
+      }),
+    );
+    await first.unbind();
+
+    await ds.restart();
+    t.not(ds.pid, before.pid, "a new ns-slapd");
+    t.throws(() => process.kill(before.pid, 0), "the one before is gone");
+    t.equal(ds.url, before.url, "on the same port");
+    const client = await boundClient(t, ds);
+    const root = await client.search("", { scope: "base", attributes: ["changelog"] });
+    t.equal(root.searchEntries[0]?.changelog, "cn=changelog", "the plugin switched on is running");
+    // 389 adds the entryUUID plugin's two entries (which Debian's template lacks) at its first
+    // start, switched on, and runs the plugin from the next: a restart turns it on.
+    const dave = `uid=dave,ou=people,${ds.base}`;
+    await client.add(dave, { objectClass: ["inetOrgPerson"], uid: "dave", cn: "Dave", sn: "Ng" });
+    const names = async (dn: string) =>
+      (await client.search(dn, { scope: "base", attributes: ["entryUUID"] })).searchEntries[0];
+    t.same((await names(carol(ds)))?.entryUUID, [], "carol, made before it, has no entryUUID");
+    t.match((await names(dave))?.entryUUID, /^[0-9a-f-]{36}$/, "dave, made after, has one");
+    await stopped(t, ds);
+  },
+);
+
 async function stopped(t: Test, ds: Dirsrv): Promise<void> {
   await ds.stop();
   t.throws(() => process.kill(ds.pid, 0), "ns-slapd is gone");
