@@ -11,6 +11,7 @@ export type LogLevel = Level | "silent";
 export const REDACTED_LOG_KEYS: readonly string[] = [
   "password",
   "clientSecret",
+  "keyPassphrase",
   "authorization",
   "cookie",
   "set-cookie",

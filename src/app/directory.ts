@@ -31,6 +31,8 @@ export interface RunningDirectory extends Stoppable {
   readonly schema: DirectorySchema | undefined;
   /** What capture and import need, when the directory was reached. */
   readonly capture: CaptureContext | undefined;
+  /** Why there is none, when a directory is configured but could not be used. */
+  readonly failure?: unknown;
 }
 
 const NO_DIRECTORY: RunningDirectory = {
@@ -64,27 +66,32 @@ export async function startDirectory(options: DirectoryOptions): Promise<Running
     stopDemo = () => demo.stop();
     log.info({ directory: demo.url }, `demo directory (slapd) on ${demo.url}`);
   }
-  const client = createDirectoryClient({
-    url: directory.url,
-    bindDN: directory.bindDN,
-    password: directory.password,
-    poolSize: directory.poolSize,
-    timeoutMs: directory.timeout,
-  });
+  let client: DirectoryClient | undefined;
   const stop = async () => {
-    await client.close();
+    await client?.close();
     await stopDemo();
   };
   let schema: DirectorySchema;
   try {
+    client = createDirectoryClient({
+      url: directory.url,
+      bindDN: directory.bindDN,
+      password: directory.password,
+      poolSize: directory.poolSize,
+      timeoutMs: directory.timeout,
+      ...(directory.tls ? { tls: directory.tls } : {}),
+    });
     schema = await loadDirectorySchema(client);
   } catch (error) {
+    const code = (error as { code?: string }).code;
     log.error(
-      { err: error, code: (error as { code?: string }).code, directory: directory.url },
-      "the directory could not be reached; annal runs without it (restart annal once it is up)",
+      { err: error, code, directory: directory.url },
+      code === "ANNAL_LDAP_TLS_FAILED"
+        ? "TLS with the directory failed; annal runs without it (restart annal once it is mended)"
+        : "the directory could not be reached; annal runs without it (restart annal once it is up)",
     );
     await stop();
-    return NO_DIRECTORY;
+    return { ...NO_DIRECTORY, failure: error };
   }
   return {
     client,

@@ -7,7 +7,12 @@ import { formatKeyPath } from "./key-path.ts";
  * Such a value must be a reference to an environment variable (`${LDAP_PASSWORD}`), never the
  * secret itself: configuration files get committed, copied and pasted into tickets.
  */
-export const SECRET_KEYS: readonly string[] = ["password", "clientSecret", "signingKey"];
+export const SECRET_KEYS: readonly string[] = [
+  "password",
+  "clientSecret",
+  "signingKey",
+  "keyPassphrase",
+];
 
 const secretKeys = new Set(SECRET_KEYS.map((key) => key.toLowerCase()));
 

@@ -1,5 +1,6 @@
 import { ResultCodeError } from "ldapts";
 import { AnnalError, type ErrorCode } from "../errors/index.ts";
+import { isTlsFailure, readTlsFailure, type TlsSettings } from "./tls-failure.ts";
 
 /** The LDAP operation an error came from, as annal names it. */
 export type DirectoryOperation =
@@ -153,6 +154,7 @@ export function isConnectionFailure(error: unknown): boolean {
   if (error instanceof AnnalError) return error.code === "ANNAL_LDAP_UNAVAILABLE";
   if (error instanceof ResultCodeError) return false;
   if (!(error instanceof Error)) return false;
+  if (isTlsFailure(error)) return false; // the next connection would be shown the same certificate
   const code = (error as NodeJS.ErrnoException).code;
   if (typeof code === "string") return true; // ECONNREFUSED, ECONNRESET, EPIPE, ...
   return /Connection closed|Socket error|Connection timeout|connection not established|ECONN/i.test(
@@ -162,15 +164,32 @@ export function isConnectionFailure(error: unknown): boolean {
 
 /**
  * Turns whatever ldapts threw into a `DirectoryError`. `url` and `bindDN` go into the messages
- * of connection and bind failures, where they are what the user needs to check.
+ * of connection and bind failures, where they are what the user needs to check; `tls`, how the
+ * connection uses TLS, into those of a certificate that does not verify.
  */
 export function directoryError(
   error: unknown,
-  context: { operation: DirectoryOperation; dn?: string; url: string; bindDN: string },
+  context: {
+    operation: DirectoryOperation;
+    dn?: string;
+    url: string;
+    bindDN: string;
+    tls?: TlsSettings | undefined;
+  },
 ): DirectoryError {
   if (error instanceof DirectoryError) return error;
   const { operation, dn, url, bindDN } = context;
   const on = dn === undefined ? "" : ` ${JSON.stringify(dn)}`;
+  if (isTlsFailure(error)) {
+    const { message, hint } = readTlsFailure(error, context.tls ?? plainSettings(url));
+    return new DirectoryError("ANNAL_LDAP_TLS_FAILED", message, {
+      operation,
+      dn,
+      status: 502,
+      hint,
+      cause: error,
+    });
+  }
   if (error instanceof ResultCodeError) {
     const server = diagnostic(error);
     if (operation === "bind" && BIND_REFUSED.has(error.code)) {
@@ -207,17 +226,38 @@ export function directoryError(
   }
   const reason =
     error instanceof Error ? error.message.split("\n").pop() || error.message : String(error);
+  // Over TLS 1.3 the handshake ends before the server checks a client certificate: a server
+  // that wants one (and has none, or refuses it) closes the connection instead of answering.
+  const closedOverTls =
+    context.tls !== undefined && /Connection closed before message response/.test(reason);
   return new DirectoryError(
     "ANNAL_LDAP_UNAVAILABLE",
-    `cannot reach the directory at ${url} (${operation}${on}): ${reason}`,
+    closedOverTls
+      ? `the directory at ${url} closed the TLS connection without answering (${operation}${on})`
+      : `cannot reach the directory at ${url} (${operation}${on}): ${reason}`,
     {
       operation,
       dn,
       status: 503,
-      hint: "check that the directory server is running and that the URL is right",
+      hint: closedOverTls
+        ? `the directory closed the TLS connection without answering: if it requires a client certificate, set [directory.tls] certFile and keyFile${context.tls?.clientCertificate ? " to one it accepts" : ""}; otherwise check that it is running`
+        : "check that the directory server is running and that the URL is right",
       cause: error,
     },
   );
+}
+
+/** What a TLS failure's message says of a connection annal did not set up for TLS. */
+function plainSettings(url: string): TlsSettings {
+  const host = URL.canParse(url) ? new URL(url).hostname : url;
+  return {
+    url,
+    startTLS: false,
+    caFile: undefined,
+    trustedCAs: [],
+    checkedName: host,
+    clientCertificate: false,
+  };
 }
 
 export function timeoutError(context: {

@@ -1,5 +1,6 @@
 /**
- * LDAP access: a pooled client over ldapts, DNs (RFC 4514) and filters (RFC 4515).
+ * LDAP access: a pooled client over ldapts (in the clear, `ldaps://` or StartTLS), DNs (RFC 4514)
+ * and filters (RFC 4515).
  * Change capture lives beside this and uses the same client.
  */
 export {
@@ -11,6 +12,7 @@ export {
   type ReadOptions,
   type SearchOptions,
 } from "./client.ts";
+export type { DirectoryTlsOptions } from "./transport.ts";
 export {
   escapeDNValue,
   formatDN,

@@ -1,4 +1,5 @@
-import { Client, InvalidCredentialsError } from "ldapts";
+import { InvalidCredentialsError } from "ldapts";
+import type { DirectoryTransport } from "./transport.ts";
 
 /**
  * Whether `password` is the password of `dn`: a simple bind on a connection of its own (never
@@ -8,13 +9,12 @@ import { Client, InvalidCredentialsError } from "ldapts";
  * be reached throws.
  */
 export async function checkPassword(
-  options: { readonly url: string; readonly timeoutMs: number },
+  options: { readonly transport: DirectoryTransport; readonly timeoutMs: number },
   dn: string,
   password: string,
 ): Promise<boolean> {
   if (password === "" || dn === "") return false;
-  const client = new Client({
-    url: options.url,
+  const client = options.transport.client({
     timeout: options.timeoutMs,
     connectTimeout: Math.min(options.timeoutMs, 5_000),
   });

@@ -1,10 +1,13 @@
-import { Client } from "ldapts";
+import type { Client } from "ldapts";
 import { frameMessages, type MessageTap } from "./framing.ts";
 import { entryTap } from "./search-entries.ts";
 import { DirectoryError, directoryError, timeoutError, type DirectoryOperation } from "./errors.ts";
+import type { DirectoryTransport } from "./transport.ts";
 
 export interface PoolOptions {
   readonly url: string;
+  /** How connections are opened: in the clear, `ldaps://` or StartTLS. */
+  readonly transport: DirectoryTransport;
   readonly bindDN: string;
   readonly password: string;
   readonly size: number;
@@ -65,10 +68,11 @@ export class ConnectionPool {
   /** Binds the connection as annal's account unless it still is (it may have dropped). */
   async bind(client: Client): Promise<void> {
     if (client.isBound) return;
+    const { transport, bindDN, password, url } = this.options;
     try {
-      await client.bind(this.options.bindDN, this.options.password);
+      await client.bind(bindDN, password);
     } catch (error) {
-      throw directoryError(error, { operation: "bind", ...this.options });
+      throw directoryError(error, { operation: "bind", url, bindDN, tls: transport.tls });
     }
   }
 
@@ -107,8 +111,7 @@ export class ConnectionPool {
    * messages `tap` sees first: for a search that stays open. Its owner unbinds it.
    */
   own(tap: MessageTap): Client {
-    const client = new Client({
-      url: this.options.url,
+    const client = this.options.transport.client({
       connectTimeout: this.options.connectTimeoutMs,
     });
     return frameMessages(client, tap);
@@ -118,8 +121,7 @@ export class ConnectionPool {
   private connect(): Client {
     // autoRebind: should ldapts reconnect on its own between our bind check and an operation,
     // it binds again instead of running the operation anonymously.
-    const client = new Client({
-      url: this.options.url,
+    const client = this.options.transport.client({
       connectTimeout: this.options.connectTimeoutMs,
       autoRebind: true,
     });

@@ -28,6 +28,18 @@ export interface SlapdConfigOptions {
    * passes search by `reqEnd`.
    */
   readonly accesslogIndexed?: readonly string[];
+  /** A certificate for `ldaps://` and StartTLS; without it slapd offers neither. */
+  readonly tls?: SlapdTls;
+}
+
+/** slapd's TLS files (PEM), and whether it asks clients for a certificate of their own. */
+export interface SlapdTls {
+  /** The CAs slapd trusts for client certificates (`TLSCACertificateFile`). */
+  readonly caFile: string;
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** `TLSVerifyClient` (default `never`): `demand` refuses a client without a certificate. */
+  readonly verifyClient?: "never" | "allow" | "try" | "demand";
 }
 
 /** What the accesslog database indexes (`eq`) unless told otherwise. */
@@ -111,6 +123,7 @@ export function slapdConfig(options: SlapdConfigOptions): string {
     `pidfile ${quoted(paths.pidFile)}`,
     "authz-policy to",
     "sizelimit unlimited",
+    ...(options.tls ? tlsLines(options.tls) : []),
     "",
     "database config",
     `access to * by dn.exact=${quoted(SLAPD_ROOT_DN)} read by dn.exact=${quoted(SLAPD_SERVICE_DN)} read by * none`,
@@ -144,4 +157,13 @@ export function slapdConfig(options: SlapdConfigOptions): string {
     "logoldattr objectClass entryUUID",
     "",
   ].join("\n");
+}
+
+function tlsLines(tls: SlapdTls): string[] {
+  return [
+    `TLSCACertificateFile ${quoted(tls.caFile)}`,
+    `TLSCertificateFile ${quoted(tls.certFile)}`,
+    `TLSCertificateKeyFile ${quoted(tls.keyFile)}`,
+    `TLSVerifyClient ${tls.verifyClient ?? "never"}`,
+  ];
 }

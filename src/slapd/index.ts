@@ -12,6 +12,7 @@ export {
   slapdPaths,
   sshaPassword,
   type SlapdConfigOptions,
+  type SlapdTls,
 } from "./config.ts";
 export { baseEntries, toLdif, toLdifChunks, type LdifEntry } from "./ldif.ts";
 export {

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "ldapts";
 import { AnnalError } from "../errors/index.ts";
 import { freePort } from "../ports.ts";
-import { SLAPD_BASE, SLAPD_ROOT_DN, slapdConfig, slapdPaths } from "./config.ts";
+import { SLAPD_BASE, SLAPD_ROOT_DN, slapdConfig, slapdPaths, type SlapdTls } from "./config.ts";
 
 /** How to get slapd on Debian or Ubuntu; shown whenever it is missing. */
 export const SLAPD_INSTALL_HINT =
@@ -33,11 +33,15 @@ export interface SlapdLaunchOptions {
   readonly syncprov?: boolean;
   /** `slapdConfig`'s `accesslogIndexed`. */
   readonly accesslogIndexed?: readonly string[];
+  /** `slapdConfig`'s `tls`: slapd then also listens for `ldaps://` on a port of its own. */
+  readonly tls?: SlapdTls;
 }
 
 export interface SlapdServer {
   readonly url: string;
   readonly port: number;
+  /** With `tls`: `ldaps://127.0.0.1:<port>/` (StartTLS is offered on `url`). */
+  readonly ldapsUrl: string | undefined;
   /** The slapd process itself (not its watchdog); tests may pause it with SIGSTOP. */
   readonly pid: number;
   readonly dir: string;
@@ -126,10 +130,10 @@ interface Running {
   stderr: () => string;
 }
 
-function spawnWatched(slapd: string, conf: string, url: string): Running {
+function spawnWatched(slapd: string, conf: string, urls: string): Running {
   const child = spawn(
     "/bin/sh",
-    ["-c", WATCHDOG, "slapd-watchdog", slapd, "-f", conf, "-h", url, "-d", "none"],
+    ["-c", WATCHDOG, "slapd-watchdog", slapd, "-f", conf, "-h", urls, "-d", "none"],
     { stdio: ["pipe", "ignore", "pipe"], detached: true },
   );
   let stderr = "";
@@ -202,6 +206,7 @@ async function launch(options: SlapdLaunchOptions): Promise<SlapdServer> {
     rootPassword: options.rootPassword,
     ...(options.syncprov === undefined ? {} : { syncprov: options.syncprov }),
     ...(options.accesslogIndexed ? { accesslogIndexed: options.accesslogIndexed } : {}),
+    ...(options.tls ? { tls: options.tls } : {}),
   });
   await writeFile(paths.conf, config, {
     mode: 0o600,
@@ -217,10 +222,12 @@ async function launch(options: SlapdLaunchOptions): Promise<SlapdServer> {
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
     const url = `ldap://127.0.0.1:${port}/`;
+    const ldapsUrl = options.tls ? `ldaps://127.0.0.1:${await freePort()}/` : undefined;
+    const urls = ldapsUrl === undefined ? url : `${url} ${ldapsUrl}`;
     // slapd writes its pid file once it listens. Requiring it (fresh) as well as a bind keeps
     // us from mistaking another slapd that won the race for this port for ours.
     await rm(paths.pidFile, { force: true });
-    const running = spawnWatched(slapd, paths.conf, url);
+    const running = spawnWatched(slapd, paths.conf, urls);
     let exitCode: number | null | undefined;
     void running.exited.then((code) => (exitCode = code));
     const ready = async (): Promise<boolean> =>
@@ -231,6 +238,7 @@ async function launch(options: SlapdLaunchOptions): Promise<SlapdServer> {
     if (exitCode === undefined && Date.now() < deadline) {
       return started(running, {
         url,
+        ldapsUrl,
         port,
         dir,
         seeded,
@@ -247,7 +255,7 @@ async function launch(options: SlapdLaunchOptions): Promise<SlapdServer> {
         ? `slapd did not answer a bind on ${url} in time`
         : `slapd exited with status ${exitCode} before it answered on ${url}: ${stderr.trim().split("\n").slice(-3).join(" | ")}`,
       {
-        hint: `its config is ${paths.conf}; run \`${slapd} -f ${paths.conf} -h ${url} -d stats\` to see why`,
+        hint: `its config is ${paths.conf}; run \`${slapd} -f ${paths.conf} -h "${urls}" -d stats\` to see why`,
       },
     );
   }
@@ -255,7 +263,14 @@ async function launch(options: SlapdLaunchOptions): Promise<SlapdServer> {
 
 function started(
   running: Running,
-  at: { url: string; port: number; dir: string; seeded: boolean; removeOnStop: boolean },
+  at: {
+    url: string;
+    ldapsUrl: string | undefined;
+    port: number;
+    dir: string;
+    seeded: boolean;
+    removeOnStop: boolean;
+  },
 ): SlapdServer {
   const { pidFile } = slapdPaths(at.dir);
   const pid = Number(readFileSync(pidFile, "utf8").trim());
@@ -288,6 +303,7 @@ function started(
   };
   return {
     url: at.url,
+    ldapsUrl: at.ldapsUrl,
     port: at.port,
     pid,
     dir: at.dir,

@@ -8,11 +8,14 @@ import {
   SLAPD_BASE,
   SLAPD_ROOT_DN,
   toLdif,
+  type SlapdTls,
 } from "../../src/slapd/index.ts";
 
 /** A private slapd for one test file: loopback only, its own databases, accesslog on. */
 export interface Slapd {
   readonly url: string;
+  /** With `tls`: its `ldaps://` listener (`url` offers StartTLS then). */
+  readonly ldapsUrl?: string | undefined;
   readonly base: "dc=example,dc=org";
   /** The rootdn; it may read `cn=accesslog` and act as any entry (proxied authorization). */
   readonly bindDN: string;
@@ -39,6 +42,8 @@ export async function startSlapd(
     dataDir?: string;
     syncprov?: boolean;
     accesslogIndexed?: readonly string[];
+    /** A certificate: slapd then offers StartTLS on `url` and listens on `ldapsUrl` too. */
+    tls?: SlapdTls;
   } = {},
 ): Promise<Slapd> {
   const password = process.env.LDAP_PASSWORD || randomBytes(18).toString("base64url");
@@ -50,9 +55,11 @@ export async function startSlapd(
     removeOnStop: options.dataDir === undefined,
     ...(options.syncprov === undefined ? {} : { syncprov: options.syncprov }),
     ...(options.accesslogIndexed ? { accesslogIndexed: options.accesslogIndexed } : {}),
+    ...(options.tls ? { tls: options.tls } : {}),
   });
   return {
     url: server.url,
+    ldapsUrl: server.ldapsUrl,
     base: SLAPD_BASE,
     bindDN: SLAPD_ROOT_DN,
     password,

@@ -42,6 +42,11 @@ export async function runImport(options: { config?: string }, output: Output): P
       directory = await startDirectory({ ...common, startDemo: true });
     }
     const capture = directory.capture;
+    // A directory reached whose certificate did not verify says so, not "could not be reached".
+    const { failure } = directory;
+    if (!capture && failure instanceof AnnalError && failure.code === "ANNAL_LDAP_TLS_FAILED") {
+      throw failure;
+    }
     if (!capture) {
       throw new AnnalError(
         "ANNAL_DIRECTORY_UNAVAILABLE",

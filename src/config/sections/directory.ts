@@ -9,6 +9,7 @@ import {
   text,
   urlWithScheme,
 } from "../fields.ts";
+import { checkTlsFitsUrl, directoryTls } from "./directory-tls.ts";
 
 /**
  * Attributes whose values never enter the event log (the change is recorded, the value is
@@ -219,10 +220,12 @@ export function directorySection(ctx: SectionContext) {
           .meta({ description: "Time limit for one LDAP operation.", example: "30s" }),
         types: entryTypes(),
         capture: capture(),
+        tls: directoryTls(ctx),
         demo: demo(ctx),
       },
       { error: "expected a table: [directory]" },
     )
+    .superRefine(checkTlsFitsUrl)
     .superRefine((directory, ctx) => {
       if (directory.demo === undefined) return;
       const url = parseUrl(directory.url);

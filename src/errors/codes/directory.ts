@@ -23,6 +23,12 @@ export const DIRECTORY_CODES = {
     meaning: "The directory refused annal's own bind (DN or password).",
     hint: "check [directory] bindDN and the password's environment variable",
   },
+  ANNAL_LDAP_TLS_FAILED: {
+    status: 502,
+    meaning:
+      "TLS with the directory could not be set up: its certificate did not verify (the message says what did not match: the name, the CA that issued it, its dates), the handshake was cut off, the directory refused StartTLS, or a file of [directory.tls] could not be used.",
+    hint: "the message's hint names the [directory.tls] setting to change",
+  },
   ANNAL_LDAP_CLOSED: { status: 503, meaning: "The connection pool to the directory is closed." },
   ANNAL_LDAP_TIMEOUT: { status: 504, meaning: "The directory did not answer in time." },
   ANNAL_LDAP_LIMIT_EXCEEDED: {
