@@ -26,6 +26,7 @@ import { collectEntries, stopCollecting } from "./search-entries.ts";
 import { ConnectionPool } from "./pool.ts";
 import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";
 import { SyncRequestControl } from "./sync-request.ts";
+import { DirectoryTransport, type DirectoryTlsOptions } from "./transport.ts";
 import { toWireFilter } from "./wire-filter.ts";
 
 export interface DirectoryClientOptions {
@@ -40,6 +41,11 @@ export interface DirectoryClientOptions {
   readonly timeoutMs?: number;
   /** Limit for opening a TCP connection (default 5 s). */
   readonly connectTimeoutMs?: number;
+  /**
+   * TLS: the CAs to trust and the name to check for `ldaps://`, or StartTLS on `ldap://`. A
+   * certificate that does not verify fails every operation with `ANNAL_LDAP_TLS_FAILED`.
+   */
+  readonly tls?: DirectoryTlsOptions;
 }
 
 export interface OperationOptions {
@@ -109,16 +115,21 @@ export interface ModifyDNOptions extends OperationOptions {
  */
 export class DirectoryClient {
   private readonly pool: ConnectionPool;
+  private readonly transport: DirectoryTransport;
   private readonly url: string;
-  private readonly bindDN: string;
+  /** The DN this client binds as: the author a directory records of its writes. */
+  readonly bindDN: string;
   private readonly timeoutMs: number;
 
+  /** Throws `ANNAL_LDAP_TLS_FAILED` when a file of `tls` cannot be read or used. */
   constructor(options: DirectoryClientOptions) {
     this.url = options.url;
     this.bindDN = options.bindDN;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.transport = new DirectoryTransport(options.url, options.tls);
     this.pool = new ConnectionPool({
       url: options.url,
+      transport: this.transport,
       bindDN: options.bindDN,
       password: options.password,
       size: Math.max(1, options.poolSize ?? 4),
@@ -200,7 +211,11 @@ export class DirectoryClient {
    */
   async checkPassword(dn: string, password: string): Promise<boolean> {
     try {
-      return await checkPassword({ url: this.url, timeoutMs: this.timeoutMs }, dn, password);
+      return await checkPassword(
+        { transport: this.transport, timeoutMs: this.timeoutMs },
+        dn,
+        password,
+      );
     } catch (error) {
       throw this.failure(error, "bind", dn);
     }
@@ -394,7 +409,13 @@ export class DirectoryClient {
   }
 
   private failure(error: unknown, operation: DirectoryOperation, dn: string): Error {
-    return directoryError(error, { operation, dn, url: this.url, bindDN: this.bindDN });
+    return directoryError(error, {
+      operation,
+      dn,
+      url: this.url,
+      bindDN: this.bindDN,
+      tls: this.transport.tls,
+    });
   }
 }
 
