@@ -69,17 +69,30 @@ export async function recordWriteIntent(
  */
 export async function claimWriteIntent(
   tx: Queryable,
-  change: { dns: readonly string[]; actor: string | undefined; fingerprint: string },
+  change: {
+    dns: readonly string[];
+    actor: string | undefined;
+    fingerprint: string;
+    /**
+     * The DN annal binds as. A directory that records the bound account as the author of a
+     * write made for another (389 Directory Server writes its bind into `modifiersName`, not
+     * the identity of the proxied authorization) names annal itself: then a note made for any
+     * identity matches.
+     */
+    boundAs?: string;
+  },
 ): Promise<WriteCause | undefined> {
   if (!change.actor) return undefined;
+  const actor = normalizeActor(change.actor);
+  const byAnnal = change.boundAs !== undefined && normalizeActor(change.boundAs) === actor;
   const result = await tx.query<{ causation_id: string; correlation_id: string | null }>(
     `DELETE FROM directory_write_intents WHERE id = (
        SELECT id FROM directory_write_intents
-        WHERE dn_norm = ANY($1::text[]) AND actor_norm = $2 AND fingerprint = $3
+        WHERE dn_norm = ANY($1::text[]) AND (actor_norm = $2 OR $4) AND fingerprint = $3
           AND created_at > now() - interval '${INTENT_LIFETIME}'
         ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
      RETURNING causation_id, correlation_id`,
-    [change.dns.map((dn) => normalizeDN(dn)), normalizeActor(change.actor), change.fingerprint],
+    [change.dns.map((dn) => normalizeDN(dn)), actor, change.fingerprint, byAnnal],
   );
   const row = result.rows[0];
   if (!row) return undefined;

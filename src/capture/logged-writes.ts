@@ -76,6 +76,7 @@ export async function recordLoggedWrites<R extends AccesslogRecord>(
             dns: [record.dn, built.change.dn],
             actor: record.actor,
             fingerprint: fingerprintOf(normalizer, record),
+            boundAs: context.directory.bindDN,
           });
           const result = await store.appendToStream(
             entryStream(built.change.entryUUID),

@@ -15,8 +15,11 @@ export async function appConfig(
   t: { testdir(): string },
   options: {
     db: TestDatabase;
-    slapd: Slapd;
+    /** The directory: the suite's slapd, or any server with a bind (389, AD). */
+    slapd: Pick<Slapd, "url" | "bindDN" | "password">;
     captureInterval: string;
+    /** `[directory.capture] source` (default: the default, `accesslog`). */
+    captureSource?: "accesslog" | "changelog" | "poll";
     extraToml?: string;
     /** More keys of `[database]` (`poolSize = 3`). */
     databaseToml?: string;
@@ -47,6 +50,7 @@ filter = "(objectClass=inetOrgPerson)"
 
 [directory.capture]
 interval = "${options.captureInterval}"
+${options.captureSource ? `source = "${options.captureSource}"` : ""}
 
 ${options.extraToml ?? ""}`,
   );
