@@ -9,6 +9,7 @@ import type { Pool } from "../../src/db/index.ts";
 import {
   createDirectoryClient,
   type DirectoryClient,
+  type DirectoryClientOptions,
   type IdentitySetting,
 } from "../../src/directory/index.ts";
 import { loadDirectorySchema } from "../../src/directory/schema.ts";
@@ -115,10 +116,14 @@ export async function directoryCaptureFixture(
       readonly bindDN: string;
       readonly password: string;
       readonly base: string;
+      /** TLS to the server (ldaps, a CA and a name to check: Samba's AD DC). */
+      readonly tls?: DirectoryClientOptions["tls"];
     };
     source: CaptureSource;
     redact?: string[];
     identity?: IdentitySetting;
+    /** The entry types (default: the demo's, for `dc=example,dc=org`). */
+    types?: typeof DEMO_TYPES;
   },
 ): Promise<DirectoryCaptureFixture> {
   const { server, source } = options;
@@ -128,11 +133,12 @@ export async function directoryCaptureFixture(
     url: server.url,
     bindDN: server.bindDN,
     password: server.password,
+    ...(server.tls ? { tls: server.tls } : {}),
   });
   t.teardown(() => directory.close());
   const schema = await loadDirectorySchema(directory);
   const normalizer = createNormalizer(schema, {
-    types: DEMO_TYPES,
+    types: options.types ?? DEMO_TYPES,
     ...(options.identity ? { identity: options.identity } : {}),
     capture: {
       source,
