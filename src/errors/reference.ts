@@ -13,7 +13,7 @@ export function errorReference(): string {
         ...(spec.surfaces ?? []),
         ...(spec.graphql ? [`GraphQL \`${spec.graphql}\``] : []),
       ];
-      return `| \`${code}\` | ${spec.status} | ${cell(spec.meaning)} | ${cell(spec.hint ?? "")} | ${where.join(", ")} |`;
+      return `| \`${code}\` | ${spec.statusFrom ?? spec.status} | ${cell(spec.meaning)} | ${cell(spec.hint ?? "")} | ${where.join(", ")} |`;
     });
   return [
     "# Error codes",
@@ -24,7 +24,8 @@ export function errorReference(): string {
     "body (RFC 9457), GraphQL as `extensions.annalCode` beside `extensions.code`, the webhook",
     'in its log lines beside the spec\'s `{ "error": … }` answer, the command line as',
     "`annal: <CODE>: <message>` followed by `annal: hint: <text>`. The status is the HTTP",
-    "status it answers with; a hint given here is the default, an error may give a better one.",
+    "status it answers with, or whose status it answers when each error sets its own; a hint",
+    "given here is the default, an error may give a better one.",
     "",
     "| code | status | meaning | hint | also |",
     "|---|---|---|---|---|",

@@ -115,3 +115,13 @@ t.test("docs/errors.md is what the catalog writes", async (t) => {
   const committed = readFileSync(path.join(ROOT, "docs/errors.md"), "utf8");
   t.equal(committed, errorReference(), "run npm run docs");
 });
+
+t.test("a code that answers the status its error sets says so in docs/errors.md", async (t) => {
+  const row = errorReference()
+    .split("\n")
+    .find((line) => line.startsWith("| `ANNAL_ENDPOINT_HTTP_EXCEPTION` |"));
+  // It answers an HTTPException's own status (a 418, a 503), never a fixed 500.
+  t.match(row, /^\| `ANNAL_ENDPOINT_HTTP_EXCEPTION` \| the exception's \|/);
+  const error = new AnnalError("ANNAL_ENDPOINT_HTTP_EXCEPTION", "brews tea only", { status: 418 });
+  t.equal(classifyError(error, "r").status, 418);
+});

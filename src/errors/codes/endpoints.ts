@@ -24,6 +24,7 @@ export const ENDPOINT_CODES = {
   },
   ANNAL_ENDPOINT_HTTP_EXCEPTION: {
     status: 500,
+    statusFrom: "the exception's",
     meaning:
       "A custom endpoint threw an HTTPException with a status annal has no code of its own for; it answers that status and the exception's message.",
   },

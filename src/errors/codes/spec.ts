@@ -11,6 +11,12 @@ export type ErrorSurface =
 export interface ErrorCodeSpec {
   /** The HTTP status it answers with (a 4xx for the user's input, a 5xx for our fault). */
   readonly status: number;
+  /**
+   * Whose status it answers instead, when each error sets its own (`status` is then only the
+   * default of an error that gives none), e.g. "the exception's": the docs show it in place of
+   * `status`.
+   */
+  readonly statusFrom?: string;
   /** What happened, in a sentence a user reads: the docs, the OpenAPI document, `/readyz`. */
   readonly meaning: string;
   /** What to do about it, when that does not depend on the case (an error may give its own). */
