@@ -28,6 +28,7 @@ import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization
 import { SyncRequestControl } from "./sync-request.ts";
 import { DirectoryTransport, type DirectoryTlsOptions } from "./transport.ts";
 import { toWireFilter } from "./wire-filter.ts";
+import { completeRanges, hasRanges } from "./ranges.ts";
 
 export interface DirectoryClientOptions {
   /** `ldap://host:port` or `ldaps://host:port`. */
@@ -188,7 +189,7 @@ export class DirectoryClient {
           next = ask();
           if (entries.length === 0) continue;
           yielded = true;
-          yield entries;
+          yield hasRanges(entries) ? await this.readRanges(entries, options) : entries;
         }
         healthy = true;
         return;
@@ -237,8 +238,10 @@ export class DirectoryClient {
           controls,
         ),
       );
-      const entry = result.searchEntries[0];
-      return entry === undefined ? undefined : fromSearchEntry(entry, binary);
+      const found = result.searchEntries[0];
+      if (found === undefined) return undefined;
+      const entry = fromSearchEntry(found, binary);
+      return hasRanges([entry]) ? (await this.readRanges([entry], options))[0] : entry;
     } catch (error) {
       if (error instanceof DirectoryError && error.code === "ANNAL_LDAP_NO_SUCH_OBJECT")
         return undefined;
@@ -337,6 +340,40 @@ export class DirectoryClient {
     } finally {
       signal.removeEventListener("abort", close);
       close();
+    }
+  }
+
+  /**
+   * The entries with their ranged attributes read whole (`completeRanges`), on a connection of
+   * its own: the search that found them holds one of the pool's, and a pool of one would wait
+   * for itself.
+   */
+  private async readRanges(
+    entries: DirectoryEntry[],
+    options: ReadOptions,
+  ): Promise<DirectoryEntry[]> {
+    const binary = binarySet(options.binaryAttributes);
+    const client = this.pool.own((message) => message);
+    try {
+      await this.timed("search", entries[0]?.dn ?? "", this.timeoutMs, () =>
+        this.pool.bind(client),
+      );
+      return await completeRanges(entries, async (dn, attribute) => {
+        const result = await this.timed("search", dn, options.timeoutMs ?? this.timeoutMs, () =>
+          client.search(dn, {
+            scope: "base",
+            filter: toWireFilter(present("objectClass")),
+            attributes: [attribute],
+            explicitBufferAttributes: binaryNameList(options.binaryAttributes),
+          }),
+        );
+        const found = result.searchEntries[0];
+        return found === undefined ? undefined : fromSearchEntry(found, binary);
+      });
+    } catch (error) {
+      throw this.failure(error, "search", entries[0]?.dn ?? "");
+    } finally {
+      await client.unbind().catch(() => {});
     }
   }
 
