@@ -1,5 +1,8 @@
 import { AnnalError } from "./annal-error.ts";
 
+/** Seconds a client should wait before asking again while the database does not answer. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 /**
  * The database does not answer: it refuses connections, is shutting down or starting up, or
  * a connection broke under a statement. A 503 with `Retry-After` (and GraphQL's
@@ -11,7 +14,7 @@ export class DatabaseUnreachableError extends AnnalError {
       status: 503,
       hint: "check that PostgreSQL runs and that DATABASE_URL (or database.url) names it with the right user and password",
       cause,
-      headers: { "retry-after": "5" },
+      headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) },
     });
   }
 }

@@ -22,4 +22,8 @@ export { GRAPHQL_CODES, type GraphqlCode } from "./graphql-codes.ts";
 export { errorReference } from "./reference.ts";
 export { classifyError, clientErrorCode, type ClassifiedError } from "./classify.ts";
 export { problemOf, PROBLEM_CONTENT_TYPE, routeNotFound, type Problem } from "./problem.ts";
-export { DatabaseUnreachableError, isDatabaseUnreachable } from "./database-unreachable.ts";
+export {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DatabaseUnreachableError,
+  isDatabaseUnreachable,
+} from "./database-unreachable.ts";

@@ -24,6 +24,7 @@ export {
   type AttributeResolver,
   type CheckedFilter,
 } from "./check.ts";
+export { holdsNul, NUL_HINT } from "./nul.ts";
 export { compileFilterToSql, type SqlFilterOptions } from "./sql.ts";
 export {
   compileFilterToIndexedSet,

@@ -5,7 +5,13 @@ import type { SigningKey } from "../audit/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { FilterNode } from "../filters/index.ts";
 import type { DirectorySchema } from "../directory/index.ts";
-import { ABSOLUTE_TRUE, checkAttributes, parseFilter } from "../filters/index.ts";
+import {
+  ABSOLUTE_TRUE,
+  checkAttributes,
+  holdsNul,
+  NUL_HINT,
+  parseFilter,
+} from "../filters/index.ts";
 import type { Logger } from "../logger.ts";
 import type { AttributeCatalog } from "./catalog.ts";
 import type { CursorCodec } from "./cursor.ts";
@@ -85,36 +91,6 @@ export function servedType(context: RestContext, segment: string): ServedType {
   });
 }
 
-/** No filter value or attribute may hold U+0000: PostgreSQL text cannot. */
-function refuseNul(node: FilterNode): void {
-  const check = (text: string | undefined) => {
-    if (text?.includes("\u0000")) {
-      throw new RestError("ANNAL_PARAMETER_INVALID", "filter: a value holds the character U+0000", {
-        hint: "remove the NUL character from the filter",
-        details: { parameter: "filter" },
-      });
-    }
-  };
-  switch (node.op) {
-    case "and":
-    case "or":
-      node.filters.forEach(refuseNul);
-      return;
-    case "not":
-      refuseNul(node.filter);
-      return;
-    case "present":
-      check(node.attribute);
-      return;
-    case "substring":
-      [node.attribute, node.initial, node.final, ...node.any].forEach(check);
-      return;
-    default:
-      check(node.attribute);
-      check(node.value);
-  }
-}
-
 /** The `filter` parameter parsed and checked: the AST to compile and the unknown names. */
 export function readFilter(
   text: string | undefined,
@@ -122,7 +98,12 @@ export function readFilter(
 ): { ast: FilterNode; unknown: string[] } {
   if (text === undefined) return { ast: ABSOLUTE_TRUE, unknown: [] };
   const { ast } = parseFilter(text);
-  refuseNul(ast);
+  if (holdsNul(ast)) {
+    throw new RestError("ANNAL_PARAMETER_INVALID", "filter: a value holds the character U+0000", {
+      hint: NUL_HINT,
+      details: { parameter: "filter" },
+    });
+  }
   return checkAttributes(ast, (name) => catalog.resolve(name)?.name);
 }
 

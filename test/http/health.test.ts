@@ -106,6 +106,7 @@ t.test(
     const { server, logged } = testServer(t, { pool });
     const response = await server.inject({ method: "GET", url: "/readyz" });
     t.equal(response.statusCode, 503);
+    t.equal(response.headers["retry-after"], "5", "retry as the REST channel's 503 says");
     const body = response.json();
     t.equal(body.status, "unready");
     t.match(body.checks.database, { status: "failed", code: "ANNAL_DATABASE_UNREACHABLE" });

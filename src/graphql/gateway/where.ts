@@ -20,7 +20,7 @@ import {
   substring,
 } from "../../directory/index.ts";
 import { type FilterNode } from "../../filters/index.ts";
-import { MAX_FILTER_DEPTH } from "../../filters/index.ts";
+import { holdsNul, MAX_FILTER_DEPTH, NUL_HINT } from "../../filters/index.ts";
 import { BadUserInputError } from "../errors.ts";
 import { inputAttribute } from "./input-attributes.ts";
 
@@ -108,7 +108,8 @@ function text(name: string, value: unknown): string {
 /**
  * The filter of a `where` value; undefined when it sets no condition. `_and_`, `_or_` and
  * `_not_` nest at most `MAX_FILTER_DEPTH` levels (the REST filters' bound): deeper is refused
- * before anything reaches the directory.
+ * before anything reaches the directory, as is a value holding U+0000 (the projections'
+ * PostgreSQL text cannot hold it; the REST channel refuses it alike).
  */
 export function whereFilter(
   spec: WhereSpec,
@@ -150,7 +151,9 @@ export function whereFilter(
     parts.push(not(negated));
   }
   if (parts.length === 0) return undefined;
-  return parts.length === 1 ? parts[0] : and(...parts);
+  const filter = parts.length === 1 ? parts[0]! : and(...parts);
+  if (depth === 1 && holdsNul(filter)) throw invalid(name, NUL_HINT);
+  return filter;
 }
 
 function memberFilter(member: WhereMember, value: unknown): FilterNode {
@@ -222,7 +225,9 @@ export function qFilter(q: unknown, attributes: readonly string[]): FilterNode |
     throw new BadUserInputError("Invalid q", { argument: "q" });
   }
   const each = attributes.map((attribute) => eq(attribute, q));
-  return each.length === 1 ? each[0] : or(...each);
+  const filter = each.length === 1 ? each[0]! : or(...each);
+  if (holdsNul(filter)) throw new BadUserInputError("Invalid q", { argument: "q", hint: NUL_HINT });
+  return filter;
 }
 
 /** Checks an attribute name given in the schema; a plain Error for the schema error. */
