@@ -1,6 +1,7 @@
 import t from "tap";
 import { captureOnce } from "../../src/capture/index.ts";
-import { guidText, type DirectoryClient } from "../../src/directory/index.ts";
+import { directoryGroupsOf } from "../../src/auth/index.ts";
+import { guidText, normalizeDN, type DirectoryClient } from "../../src/directory/index.ts";
 import type { EntryState } from "../../src/events/index.ts";
 import { toLdif } from "../../src/slapd/index.ts";
 import { directoryCaptureFixture } from "../support/capture.ts";
@@ -45,6 +46,7 @@ t.test(
         adUser("ada", { parent: PEOPLE, attributes: { givenName: ["Ada"], sn: ["Lovelace"] } }),
         adUser("bob", { parent: PEOPLE, attributes: { sn: ["Builder"] } }),
         adGroup("team", [ADA], { parent: PEOPLE }),
+        adGroup("everyone", [TEAM], { parent: PEOPLE }),
       ]),
     });
     t.teardown(() => dc.stop());
@@ -76,6 +78,10 @@ t.test(
       [TEAM],
     );
     t.equal(team.rows[0]?.type, "group");
+
+    // A person's groups for annal's principals, nested ones included (AD's member is a DN).
+    const { groups } = await directoryGroupsOf(f.directory, dc.base, ADA, 7000);
+    t.same(groups, [`cn=everyone,${PEOPLE}`, TEAM].map(normalizeDN).sort(), "through team");
 
     // A write, and a poll pass that reads what changed since its checkpoint, not the domain:
     // AD's modifyTimeStamp comes only by name, and its filter needs a fraction.
