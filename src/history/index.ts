@@ -29,7 +29,7 @@ export {
   type Period,
   type Span,
 } from "./during.ts";
-export { membershipsDuring, type Membership } from "./memberships.ts";
+export { membershipsDuring, type Membership, type MembershipSpan } from "./memberships.ts";
 export { versionsAt, versionTypes, type VersionsAtQuery } from "./versions-at.ts";
 
 export { directoryAt, type DirectoryAt } from "./directory-at.ts";

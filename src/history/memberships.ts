@@ -16,11 +16,19 @@ export interface Membership {
   readonly type: string | null;
   readonly dn: string;
   /** When the entry was a member, directly or through nested groups, clipped to the period. */
-  readonly spans: readonly Span[];
+  readonly spans: readonly MembershipSpan[];
   /** Whether some of it was as a direct member (the group named the entry's own DN). */
   readonly direct: boolean;
   /** The DNs of the groups through which it was a member (members of this group), if any. */
   readonly via: readonly string[];
+}
+
+/**
+ * A stretch of a membership within the period. `ongoing`: it went on past `to` (or `to` is
+ * null), so `to` is where the period ends, not when the entry left the group.
+ */
+export interface MembershipSpan extends Span {
+  readonly ongoing: boolean;
 }
 
 /** A DN held over a span: the entry's own, or a group's reached from it. */
@@ -58,6 +66,9 @@ export async function membershipsDuring(
   entryUUID: string,
   period: Period,
 ): Promise<Membership[]> {
+  // The walk reads the versions up to the period's end included and clips only their start:
+  // whether a membership went on past the end is known only from what holds at the end.
+  const reach: Period = { start: period.start, end: undefined };
   const own = await db.query<{ dn: string; valid_from: Date; valid_to: Date | null }>(
     `SELECT dn, valid_from, valid_to FROM ${ENTRY_VERSIONS} AS v
       WHERE entry_uuid = $1 AND NOT deleted ${overlaps(period, [entryUUID])}`,
@@ -65,14 +76,14 @@ export async function membershipsDuring(
   );
   let holders: Holder[] = own.rows.map((row) => ({
     dn: normal(row.dn) ?? row.dn,
-    span: clip({ from: row.valid_from, to: row.valid_to }, period),
+    span: clip({ from: row.valid_from, to: row.valid_to }, reach),
   }));
   const found = new Map<
     string,
     {
       type: string | null;
       dn: string;
-      last: Date;
+      last: Date | undefined;
       spans: Span[];
       direct: boolean;
       via: Set<string>;
@@ -83,7 +94,7 @@ export async function membershipsDuring(
     const reached = new Map<string, Holder[]>();
     for (const version of versions) {
       const listed = new Set(version.members.map(normal));
-      const validity = clip({ from: version.valid_from, to: version.valid_to }, period);
+      const validity = clip({ from: version.valid_from, to: version.valid_to }, reach);
       for (const holder of holders) {
         if (!listed.has(holder.dn) || holder.group === version.entry_uuid) continue;
         const span = intersect(holder.span, validity);
@@ -91,15 +102,18 @@ export async function membershipsDuring(
         const group = found.get(version.entry_uuid) ?? {
           type: version.type,
           dn: version.dn,
-          last: span.from,
+          last: undefined,
           spans: [],
           direct: false,
           via: new Set<string>(),
         };
-        if (span.from >= group.last)
-          Object.assign(group, { dn: version.dn, type: version.type, last: span.from });
-        if (holder.group === undefined) group.direct = true;
-        else group.via.add(found.get(holder.group)?.dn ?? holder.dn);
+        // What begins at the period's end only tells whether a membership went on past it.
+        if (period.end === undefined || span.from < period.end) {
+          if (group.last === undefined || span.from >= group.last)
+            Object.assign(group, { dn: version.dn, type: version.type, last: span.from });
+          if (holder.group === undefined) group.direct = true;
+          else group.via.add(found.get(holder.group)?.dn ?? holder.dn);
+        }
         found.set(version.entry_uuid, group);
         const next = reached.get(version.entry_uuid) ?? [];
         next.push({ dn: normal(version.dn) ?? version.dn, span, group: version.entry_uuid });
@@ -120,11 +134,22 @@ export async function membershipsDuring(
       groupUUID,
       type: group.type,
       dn: group.dn,
-      spans: group.spans,
+      spans: endAt(group.spans, period.end),
       direct: group.direct,
       via: [...group.via].sort(),
     }))
+    .filter((membership) => membership.spans.length > 0)
     .sort((a, b) => a.dn.localeCompare(b.dn) || a.groupUUID.localeCompare(b.groupUUID));
+}
+
+/** Spans cut at `end`, each saying whether it went on past it. */
+function endAt(spans: readonly Span[], end: Date | undefined): MembershipSpan[] {
+  return spans
+    .filter((span) => end === undefined || span.from < end)
+    .map((span) => {
+      const ongoing = span.to === null || (end !== undefined && span.to > end);
+      return { from: span.from, to: ongoing && end !== undefined ? end : span.to, ongoing };
+    });
 }
 
 /** The versions overlapping the period whose member values may name one of the holders. */
@@ -160,7 +185,7 @@ function bounds(period: Period): Date[] {
 }
 
 /**
- * `AND` conditions that a version `v` overlaps the period, with the period's bounds bound
+ * `AND` conditions that a version `v` overlaps the period or begins at its end, with the period's bounds bound
  * after `before` parameters (in the order of `bounds`); a version that ended the moment it
  * began overlaps nothing.
  */
@@ -170,7 +195,8 @@ function overlaps(period: Period, before: readonly unknown[]): string {
   if (period.start) {
     conditions.push(`AND coalesce(v.valid_to, 'infinity'::timestamptz) > $${++next}::timestamptz`);
   }
-  if (period.end) conditions.push(`AND v.valid_from < $${++next}::timestamptz`);
+  // The end is included: a version that begins there tells whether a membership went on.
+  if (period.end) conditions.push(`AND v.valid_from <= $${++next}::timestamptz`);
   return conditions.join(" ");
 }
 

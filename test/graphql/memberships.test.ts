@@ -18,7 +18,7 @@ const IDENTITY = "cn=identity-team,ou=groups,dc=example,dc=org";
 const MEMBERSHIPS = `query Memberships($entry: String!, $during: String) {
   memberships(entry: $entry, during: $during) {
     group { id entryUUID dn type }
-    during { from to }
+    during { from to ongoing }
     direct
     via
   }
@@ -95,6 +95,7 @@ t.test(
     for (const [entry, during] of [
       [OWOJCIK, undefined],
       [OWOJCIK, `${start.toISOString()}/..`],
+      [OWOJCIK, `${start.toISOString()}/${new Date().toISOString()}`],
       // A duration back from a fixed end: both channels read the same interval.
       [PROSSI, `P7D/${new Date().toISOString()}`],
     ] as const) {

@@ -193,10 +193,10 @@ t.test("memberships: each group with from/to, nested groups included", async (t)
       node.during,
     ]),
     [
-      [`cn=oncall-2,${GROUPS}`, [{ from: iso(21), to: null }]],
-      [`cn=ops,${GROUPS}`, [{ from: iso(21), to: null }]],
-      [`cn=ring,${GROUPS}`, [{ from: iso(21), to: iso(22) }]],
-      [`cn=staff,${GROUPS}`, [{ from: iso(21), to: iso(22) }]],
+      [`cn=oncall-2,${GROUPS}`, [{ from: iso(21), to: null, ongoing: true }]],
+      [`cn=ops,${GROUPS}`, [{ from: iso(21), to: null, ongoing: true }]],
+      [`cn=ring,${GROUPS}`, [{ from: iso(21), to: iso(22), ongoing: false }]],
+      [`cn=staff,${GROUPS}`, [{ from: iso(21), to: iso(22), ongoing: false }]],
     ],
     "an open end: to null while it still holds",
   );
@@ -210,10 +210,37 @@ t.test("memberships: each group with from/to, nested groups included", async (t)
       node.group.dn,
       node.during,
     ]),
-    [[`cn=ops,${GROUPS}`, [{ from: iso(1), to: "2026-03-02T12:00:00.000Z" }]]],
+    [[`cn=ops,${GROUPS}`, [{ from: iso(1), to: "2026-03-02T12:00:00.000Z", ongoing: true }]]],
     "before the on-call group listed her: ops only",
   );
 });
+
+t.test(
+  "memberships over a closed interval tell a membership that goes on from one that ended at its end",
+  async (t) => {
+    const { get } = await setUp(t);
+    // The on-call group (and staff through it) stops listing Alice at noon on the 6th, the
+    // interval's end; ops still lists her then.
+    const response = await get(
+      `/api/entries/users/${q(`uid=alice,${PEOPLE}`)}/memberships?during=${q(`${iso(3)}/${iso(6)}`)}`,
+    );
+    t.equal(response.statusCode, 200, response.body);
+    t.same(
+      response
+        .json()
+        .nodes.map((node: { group: { dn: string }; during: unknown }) => [
+          node.group.dn,
+          node.during,
+        ]),
+      [
+        [`cn=oncall,${GROUPS}`, [{ from: iso(3), to: iso(6), ongoing: false }]],
+        [`cn=ops,${GROUPS}`, [{ from: iso(3), to: iso(6), ongoing: true }]],
+        [`cn=ring,${GROUPS}`, [{ from: iso(4), to: iso(6), ongoing: false }]],
+        [`cn=staff,${GROUPS}`, [{ from: iso(4), to: iso(6), ongoing: false }]],
+      ],
+    );
+  },
+);
 
 t.test(
   "memberships and an entry's changes refuse bad intervals; changes take during",

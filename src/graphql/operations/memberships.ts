@@ -22,7 +22,7 @@ import type { GatewayContext } from "../context.ts";
  *
  * @example
  * // { memberships(entry: "uid=alice,ou=people,dc=example,dc=org", during: "2026-07-01/2026-10-01")
- * //   { group { dn } during { from to } direct via } }
+ * //   { group { dn } during { from to ongoing } direct via } }
  */
 export async function memberships(
   context: GatewayContext,
@@ -52,6 +52,7 @@ export async function memberships(
     during: membership.spans.map((span) => ({
       from: span.from.toISOString(),
       to: span.to?.toISOString() ?? null,
+      ongoing: span.ongoing,
     })),
     direct: membership.direct,
     via: membership.via,

@@ -143,7 +143,26 @@ export function commonSchemas(): Record<string, Schema> {
               },
               during: {
                 type: "array",
-                items: ref("Span"),
+                items: {
+                  type: "object",
+                  required: ["from", "to", "ongoing"],
+                  description:
+                    "A stretch of the membership, clipped to the interval: from `from` until `to` (excluded).",
+                  properties: {
+                    from: { type: "string", format: "date-time" },
+                    to: {
+                      type: ["string", "null"],
+                      format: "date-time",
+                      description:
+                        "When the entry left the group, or, if `ongoing`, the interval's end (null for an open end).",
+                    },
+                    ongoing: {
+                      type: "boolean",
+                      description:
+                        "Whether the entry was still a member at `to`: the membership went on past the interval (or `to` is null).",
+                    },
+                  },
+                },
                 description: "When it was a member, clipped to the interval.",
               },
               direct: {

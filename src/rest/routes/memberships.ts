@@ -18,7 +18,8 @@ export const MEMBERSHIP_PARAMETERS = ["during"] as const;
 
 /**
  * `GET /api/entries/{type}/{id}/memberships?during=<start>/<end>`: each group the entry
- * belonged to during the interval (without `during`: ever), with when (`during`, from/to),
+ * belonged to during the interval (without `during`: ever), with when (`during`: from, to,
+ * and whether it went on past `to`),
  * whether directly, and through which nested groups (`via`), from `entry_versions`
  * (`membershipsDuring`). A deleted entry's memberships are answered too.
  */
@@ -53,7 +54,7 @@ export async function entryMemberships(
         dn: membership.dn,
         type: membership.type,
       },
-      during: membership.spans.map(spanNode),
+      during: membership.spans.map((span) => ({ ...spanNode(span), ongoing: span.ongoing })),
       direct: membership.direct,
       via: membership.via,
     })),
