@@ -7,6 +7,7 @@ import { authBenchmark } from "./auth.ts";
 import { captureBenchmark } from "./capture.ts";
 import { chainBenchmark } from "./chain.ts";
 import { demoWorkflowsBenchmark } from "./demo-workflows.ts";
+import { directoriesBenchmark } from "./directories.ts";
 import { engineDialogsBenchmark } from "./engine-dialogs.ts";
 import { engineLongBenchmark, engineStepsBenchmark } from "./engine.ts";
 import { firstStartBenchmark } from "./first-start.ts";
@@ -28,6 +29,7 @@ const suites: Record<string, () => Promise<void>> = {
   graphql: graphqlBenchmark,
   at: atBenchmark,
   capture: captureBenchmark,
+  directories: directoriesBenchmark,
   "first-start": firstStartBenchmark,
   hooks: hooksBenchmark,
   rest: restBenchmark,
