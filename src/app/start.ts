@@ -209,6 +209,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
           ? () => projector.status()
           : () => projectionStatus(database.pool, projections),
         log,
+        ...(directory.failure === undefined ? {} : { directoryFailure: directory.failure }),
       });
       started.add("http", () => server.close());
       await mountChannels(server, services, rules);

@@ -61,6 +61,8 @@ export interface ReadinessOptions {
   readonly projectorStatus: () => Promise<readonly ProjectionStatus[]>;
   /** Change capture's state, where annal has a directory. */
   readonly captureStatus?: () => Promise<CaptureStatus>;
+  /** Why the configured directory could not be used at start: capture is not capturing. */
+  readonly directoryFailure?: unknown;
   /** Longest each check may take. */
   readonly timeoutMs: number;
   readonly log: Pick<Logger, "warn">;
@@ -110,6 +112,8 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
   const captureCheck: CheckResult = options.captureStatus
     ? await check("capture", log, async () => {
         capture = await withTimeout(options.captureStatus!(), timeoutMs, timedOut("capture"));
+        if (options.directoryFailure !== undefined)
+          throw directoryUnusable(options.directoryFailure);
         const refusal = CAPTURE_REFUSALS.find((code) => code === capture?.lastError?.code);
         if (capture.consecutiveFailures > 0 && refusal) {
           throw new AnnalError(refusal, capture.lastError!.message);
@@ -138,6 +142,19 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
       lag: status.lag,
     })),
     capture,
+  );
+}
+
+/**
+ * The directory failed at start (its schema unreadable, TLS refused, the server down) and annal
+ * runs without it, so nothing is captured however long the process runs: the failure's own
+ * code where it has one.
+ */
+function directoryUnusable(failure: unknown): Error {
+  if (isAnnalError(failure)) return failure;
+  return new AnnalError(
+    "ANNAL_LDAP_UNAVAILABLE",
+    "the directory could not be used when annal started; annal runs without it",
   );
 }
 

@@ -20,6 +20,11 @@ export interface ServerOptions {
   readonly log: Logger;
   /** Longest each `/readyz` check may take. Default 2000 ms. */
   readonly readinessTimeoutMs?: number;
+  /**
+   * Why the configured directory could not be used at start (annal then runs without it):
+   * `/readyz` fails its capture check with it until a restart.
+   */
+  readonly directoryFailure?: unknown;
 }
 
 /**
@@ -64,6 +69,9 @@ export function createServer(options: ServerOptions) {
             captureStatus: () => readCaptureStatus(pool, options.config.directory!.capture.source),
           }
         : {}),
+      ...(options.directoryFailure === undefined
+        ? {}
+        : { directoryFailure: options.directoryFailure }),
       timeoutMs: options.readinessTimeoutMs ?? 2000,
       log,
     }),

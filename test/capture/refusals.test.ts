@@ -1,4 +1,9 @@
+import pino from "pino";
 import t from "tap";
+import { startAnnal } from "../../src/app/index.ts";
+import { freePort } from "../../src/ports.ts";
+import { appConfig } from "../support/app-config.ts";
+import { testDatabase } from "../support/postgres.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { captureOnce, readCaptureCheckpoint, startCaptureWorker } from "../../src/capture/index.ts";
 import { createDirectoryClient } from "../../src/directory/index.ts";
@@ -78,5 +83,27 @@ t.test(
     // The same account may poll: its source is the entries themselves.
     t.ok((await captureOnce(unread, "poll")).recorded >= 0);
     t.not(await readCaptureCheckpoint(f.db.pool, "poll"), undefined, "poll imports");
+  },
+);
+
+t.test(
+  "a directory annal could not use at start: annal runs without it, and /readyz says so",
+  async (t) => {
+    const db = await testDatabase(t);
+    // Nothing listens there: the schema cannot be read, nothing will be captured.
+    const nowhere = `ldap://127.0.0.1:${await freePort()}`;
+    const config = await appConfig(t, {
+      db,
+      slapd: { url: nowhere, bindDN: "cn=admin,dc=example,dc=org", password: "x" },
+      captureInterval: "200ms",
+    });
+    const annal = await startAnnal({ config, log: pino({ level: "silent" }) });
+    t.teardown(() => annal.stop());
+    const response = await fetch(`${annal.url}/readyz`);
+    t.equal(response.status, 503);
+    t.match((await response.json()) as object, {
+      status: "unready",
+      checks: { capture: { status: "failed", code: "ANNAL_LDAP_UNAVAILABLE" } },
+    });
   },
 );
