@@ -18,6 +18,7 @@ export { baseEntries, toLdif, toLdifChunks, type LdifEntry } from "./ldif.ts";
 export {
   findSlapd,
   launchSlapd,
+  onProcessExit,
   SLAPD_INSTALL_HINT,
   type SlapdLaunchOptions,
   type SlapdServer,

@@ -169,7 +169,12 @@ async function answersBind(url: string, password: string): Promise<boolean> {
 const exitCleanups = new Set<() => void>();
 let exitHookInstalled = false;
 
-function onProcessExit(cleanup: () => void): () => void {
+/**
+ * Runs `cleanup` when this process exits, however it ends but SIGKILL, unless the returned
+ * function is called first: how a private server (slapd here, 389 and Samba in the tests) is
+ * stopped and its directory removed when a test or the demo ends without stopping it.
+ */
+export function onProcessExit(cleanup: () => void): () => void {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.on("exit", () => exitCleanups.forEach((fn) => fn()));

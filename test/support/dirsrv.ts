@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promi
 import { existsSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { sshaPassword, toLdif } from "../../src/slapd/index.ts";
+import { onProcessExit, sshaPassword, toLdif } from "../../src/slapd/index.ts";
 import { freePort } from "../../src/ports.ts";
 import { DIRSRV_DATA_DIR, DIRSRV_ROOT_DN, dirsrvPaths, dseLdif } from "./dirsrv/dse.ts";
 import { ExitedEarly, findNsSlapd, runNsSlapd, type RunningDirsrv } from "./dirsrv/process.ts";
@@ -206,16 +206,4 @@ function signal(pid: number, name: NodeJS.Signals): void {
   } catch {
     // already gone
   }
-}
-
-const exitCleanups = new Set<() => void>();
-let exitHookInstalled = false;
-
-function onProcessExit(cleanup: () => void): () => void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on("exit", () => exitCleanups.forEach((fn) => fn()));
-  }
-  exitCleanups.add(cleanup);
-  return () => exitCleanups.delete(cleanup);
 }

@@ -3,6 +3,7 @@ import { rmSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { onProcessExit } from "../../src/slapd/index.ts";
 import { answersAsThisDC, certificateHostName } from "./samba/ldaps.ts";
 import { SAMBA_ADDRESSES, signalGroup, startOnLoopback } from "./samba/loopback.ts";
 import { provisionDomain, SAMBA_ADMIN_DN, SAMBA_BASE, sambaPaths } from "./samba/provision.ts";
@@ -151,16 +152,4 @@ export async function startSambaDC(options: SambaDCOptions = {}): Promise<SambaD
     await rm(dataDir, { recursive: true, force: true });
     throw error;
   }
-}
-
-const exitCleanups = new Set<() => void>();
-let exitHookInstalled = false;
-
-function onProcessExit(cleanup: () => void): () => void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on("exit", () => exitCleanups.forEach((fn) => fn()));
-  }
-  exitCleanups.add(cleanup);
-  return () => exitCleanups.delete(cleanup);
 }
