@@ -64,9 +64,14 @@ t.test(
     t.teardown(() => {
       for (const child of processes) child.kill("SIGKILL");
     });
-    await spawnEngine();
-    await spawnEngine();
-
+    // Every instance is started while no engine runs: with the engines already running, two
+    // of them could end all the instances while the test was still starting them, and no
+    // worker would be killed while work remained. One engine runs first, for the queues it
+    // makes, and is stopped before the first start.
+    const first = await spawnEngine();
+    const exited = new Promise((resolve) => first.once("exit", resolve));
+    first.kill("SIGKILL");
+    await exited;
     const f = await workflowFixture(t, { dir, db, startEngine: false });
     const ids: { id: string; n: number }[] = [];
     for (let n = 1; n <= INSTANCES; n++) {
@@ -76,6 +81,8 @@ t.test(
         n,
       });
     }
+    await spawnEngine();
+    await spawnEngine();
 
     // Each time another tenth of the instances has ended, a worker is killed with SIGKILL
     // (mid-step, as likely as not) and another started, until every instance has ended.
