@@ -63,14 +63,3 @@ export class UnknownAttributesError extends RestError {
     this.unknown = unknown;
   }
 }
-
-/** In strict handling, refuses unknown attribute names; in lenient handling, does nothing. */
-export function refuseUnknown(
-  handling: "strict" | "lenient",
-  byParameter: Readonly<Record<string, readonly string[]>>,
-): void {
-  const given = Object.fromEntries(Object.entries(byParameter).filter(([, n]) => n.length > 0));
-  if (handling === "strict" && Object.keys(given).length > 0) {
-    throw new UnknownAttributesError(given);
-  }
-}

@@ -7,10 +7,13 @@ const MAX_PARAMETER_LENGTH = 16_384;
  * A request's query parameters, read one by one by name. A parameter given twice is refused
  * (which one was meant?); an empty value counts as absent; a value holding U+0000 is refused
  * (PostgreSQL text cannot hold it). Parameters this route does not know are refused under
- * `Prefer: handling=strict` and ignored otherwise.
+ * `Prefer: handling=strict` and otherwise ignored and listed in `ignored`, for the answer to
+ * name (`reportIgnoredParameters`).
  */
 export class QueryParameters {
   readonly #values = new Map<string, string>();
+  /** The parameters this route does not take, ignored under lenient handling. */
+  readonly ignored: readonly string[];
 
   constructor(query: unknown, known: readonly string[], handling: Handling) {
     const unknown: string[] = [];
@@ -52,6 +55,7 @@ export class QueryParameters {
         },
       );
     }
+    this.ignored = unknown;
   }
 
   get(name: string): string | undefined {

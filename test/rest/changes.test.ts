@@ -159,7 +159,12 @@ t.test("type filters by kind of change, affects by touched attribute", async (t)
     "redacted too",
   );
   t.same(kinds((await get("/api/changes?affects=uid&type=add")).json()), ["add alice", "add bob"]);
-  t.same((await get("/api/changes?affects=shoeSize")).json().nodes, [], "lenient: matches nothing");
+  const lenient = await get("/api/changes?affects=shoeSize");
+  t.same(lenient.json().nodes, [], "lenient: matches nothing");
+  t.equal(lenient.headers["annal-unknown-attributes"], "shoeSize", "and says so");
+  const filtered = await get(`/api/changes?filter=${encodeURIComponent("(uid=alice)")}`);
+  t.equal(filtered.statusCode, 200, "the feed takes no filter: lenient ignores it");
+  t.equal(filtered.headers["annal-ignored-parameters"], "filter", "and names it");
   const strict = await get("/api/changes?affects=shoeSize", { prefer: "handling=strict" });
   t.match(strict.json(), { status: 400, code: "ANNAL_ATTRIBUTES_UNKNOWN", unknown: ["shoeSize"] });
 });

@@ -1,3 +1,4 @@
+import { pino } from "pino";
 import t, { type Test } from "tap";
 import {
   addPeople,
@@ -283,6 +284,11 @@ t.test(
     const lenient = await get(`/api/entries/users?filter=${q("shoeSize = 9")}&fields=cn,colour`);
     t.equal(lenient.statusCode, 200);
     t.same(lenient.json().nodes, [], "an unknown attribute matches nothing");
+    t.equal(
+      lenient.headers["annal-unknown-attributes"],
+      "shoeSize, colour",
+      "but the answer names what matched nothing, so an empty page is not taken for an answer",
+    );
     t.notOk(lenient.headers["preference-applied"], "no preference stated, none reported");
     const negated = await get(`/api/entries/users?filter=${q("NOT shoeSize = 9")}&fields=colour`, {
       prefer: "handling=lenient",
@@ -306,6 +312,35 @@ t.test(
       prefer: "respond-async, handling=strict",
     });
     t.equal(known.statusCode, 200, "strict passes when every name is known");
+    t.notOk(known.headers["annal-unknown-attributes"], "nothing unknown, no header");
+  },
+);
+
+t.test(
+  "a filter on an attribute no type has answers an empty page that says so (lenient), or is refused (strict)",
+  async (t) => {
+    const { get } = await setUp(t);
+    const lenient = await get(`/api/entries/users?filter=${q("(titel=Engineer)")}`);
+    t.equal(lenient.statusCode, 200);
+    t.same(lenient.json().nodes, []);
+    t.equal(lenient.headers["annal-unknown-attributes"], "titel");
+    const meant = await get(`/api/entries/users?filter=${q("(title=Engineer)")}`);
+    t.ok(meant.json().nodes.length > 0, "the attribute meant matches");
+    t.notOk(meant.headers["annal-unknown-attributes"]);
+    const strict = await get(`/api/entries/users?filter=${q("(titel=Engineer)")}`, {
+      prefer: "handling=strict",
+    });
+    t.match(strict.json(), {
+      status: 400,
+      code: "ANNAL_ATTRIBUTES_UNKNOWN",
+      unknown: ["titel"],
+      parameters: { filter: ["titel"] },
+    });
+    const lookup = await get(
+      `/api/entries/users/${encodeURIComponent(`uid=alice,${PEOPLE}`)}?fields=cn,colour`,
+    );
+    t.equal(lookup.statusCode, 200);
+    t.equal(lookup.headers["annal-unknown-attributes"], "colour", "a lookup's fields too");
   },
 );
 
@@ -313,11 +348,43 @@ t.test("query parameters: repeated ones refused, unknown ones strict-only", asyn
   const { get } = await setUp(t);
   const repeated = await get("/api/entries/users?first=1&first=2");
   t.match(repeated.json(), { status: 400, code: "ANNAL_PARAMETER_REPEATED", parameter: "first" });
-  t.equal((await get("/api/entries/users?filer=x")).statusCode, 200, "lenient: ignored");
+  const lenient = await get("/api/entries/users?filer=x");
+  t.equal(lenient.statusCode, 200, "lenient: ignored");
+  t.equal(lenient.headers["annal-ignored-parameters"], "filer", "and named in the answer");
+  t.notOk(
+    (await get("/api/entries/users?filter=x")).headers["annal-ignored-parameters"],
+    "nothing ignored, no header",
+  );
   const strict = await get("/api/entries/users?filer=x", { prefer: "handling=strict" });
   t.match(strict.json(), { status: 400, code: "ANNAL_PARAMETER_UNKNOWN", unknown: ["filer"] });
   t.equal((await get("/api/entries/users?filter=&fields=")).statusCode, 200, "empty is absent");
 });
+
+t.test(
+  "ignored query parameters are named percent-encoded, one of each, and logged at debug",
+  async (t) => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino(
+      { level: "debug" },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    const h = await restHarness(t, { log });
+    const { get } = await setUp(t, h);
+    const response = await get(
+      `/api/entries/users?filtr=${q("(uid=alice)")}&${q("na me\r\n")}=1&filtr2=a&filtr2=b`,
+    );
+    t.equal(response.statusCode, 200, response.body);
+    t.equal(response.json().nodes.length, 5, "answered as if the parameters were not there");
+    t.equal(response.headers["annal-ignored-parameters"], "filtr, na%20me%0D%0A, filtr2");
+    const logged = lines.find((line) => Array.isArray(line.ignoredParameters));
+    t.match(logged, {
+      level: 20,
+      url: "/api/entries/users",
+      ignoredParameters: ["filtr", "na me\r\n", "filtr2"],
+    });
+    t.notMatch(JSON.stringify(logged), /uid=alice/, "names only, never their values");
+  },
+);
 
 t.test("an unknown type is a 404 naming the types", async (t) => {
   const { get } = await setUp(t);

@@ -85,6 +85,8 @@ function changesOperation(operationId: string, summary: string, tag: string, per
         headers: {
           "Cache-Control": header("NoStore"),
           "Preference-Applied": header("PreferenceApplied"),
+          "Annal-Ignored-Parameters": header("IgnoredParameters"),
+          "Annal-Unknown-Attributes": header("UnknownAttributes"),
         },
         content: { "application/json": { schema: schemaRef("ChangesResponse") } },
       },
@@ -152,6 +154,8 @@ function typePaths(type: ServedType): Json {
             headers: {
               "Cache-Control": header("NoStore"),
               "Preference-Applied": header("PreferenceApplied"),
+              "Annal-Ignored-Parameters": header("IgnoredParameters"),
+              "Annal-Unknown-Attributes": header("UnknownAttributes"),
               "Content-Disposition": header("ContentDisposition"),
             },
             content: {
@@ -197,6 +201,8 @@ function typePaths(type: ServedType): Json {
               "Last-Modified": header("LastModified"),
               "Cache-Control": header("Revalidate"),
               "Preference-Applied": header("PreferenceApplied"),
+              "Annal-Ignored-Parameters": header("IgnoredParameters"),
+              "Annal-Unknown-Attributes": header("UnknownAttributes"),
             },
             content: { "application/json": { schema: schemaRef(names.components.entry) } },
           },
@@ -225,6 +231,7 @@ function typePaths(type: ServedType): Json {
             headers: {
               "Cache-Control": header("NoStore"),
               "Preference-Applied": header("PreferenceApplied"),
+              "Annal-Ignored-Parameters": header("IgnoredParameters"),
             },
             content: { "application/json": { schema: schemaRef("MembershipsResponse") } },
           },
@@ -349,6 +356,18 @@ export function openApiDocument(input: DescriptionInput): Json {
         PreferenceApplied: {
           description: "The handling applied, when `Prefer` stated one.",
           schema: { type: "string" },
+        },
+        IgnoredParameters: {
+          description:
+            "Lenient handling: the query parameters this route does not take, ignored (each percent-encoded, comma-separated: `filtr`). `Prefer: handling=strict` refuses them instead.",
+          schema: { type: "string" },
+          example: "filtr",
+        },
+        UnknownAttributes: {
+          description:
+            "Lenient handling: attribute names no entry type has, in `filter`, `fields`, `sort` or `affects` (each percent-encoded, comma-separated). They hold no value: a filter on one matches nothing, so an empty page does not mean no entry has the attribute you meant. `Prefer: handling=strict` refuses them instead (`ANNAL_ATTRIBUTES_UNKNOWN`).",
+          schema: { type: "string" },
+          example: "titel",
         },
         NoStore: { description: "`no-store`", schema: { type: "string" } },
         Revalidate: {

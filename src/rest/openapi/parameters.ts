@@ -29,7 +29,7 @@ export function parameterComponents(limits: {
         '- the default expression: `sn = Smith AND (givenName = "Ann*" OR NOT mail = *)`',
         '- SCIM (RFC 7644): `sn eq "Smith" and not (title pr)`',
         "",
-        "Comparisons hold when any value of the attribute matches, ignoring case. Unknown attributes match nothing (or, with `Prefer: handling=strict`, are refused). A malformed filter gets 400 with the `position` and what was `expected`.",
+        "Comparisons hold when any value of the attribute matches, ignoring case. Unknown attributes match nothing and are named in `Annal-Unknown-Attributes` (or, with `Prefer: handling=strict`, are refused). A malformed filter gets 400 with the `position` and what was `expected`.",
       ].join("\n"),
       { type: "string", maxLength: MAX_FILTER_LENGTH },
     ),
@@ -150,7 +150,7 @@ export function parameterComponents(limits: {
       in: "header",
       required: false,
       description:
-        "`handling=strict`: unknown attribute names (and query parameters) are refused with 400 listing them; `handling=lenient` (the default) ignores them. `Preference-Applied` says which applied.",
+        "`handling=strict`: unknown attribute names (and query parameters) are refused with 400 listing them; `handling=lenient` (the default) ignores them and names them in `Annal-Unknown-Attributes` (and `Annal-Ignored-Parameters`). `Preference-Applied` says which applied.",
       schema: { type: "string", enum: ["handling=strict", "handling=lenient"] },
     },
     ifNoneMatch: {

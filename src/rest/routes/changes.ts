@@ -11,7 +11,8 @@ import {
 } from "../../history/index.ts";
 import type { LogPosition } from "../../store/index.ts";
 import { applyPreferences, readInclude, type RestContext } from "../context.ts";
-import { RestError, refuseUnknown } from "../errors.ts";
+import { RestError } from "../errors.ts";
+import { refuseOrReportUnknown, reportIgnoredParameters } from "../leniency.ts";
 import { PAGE_PARAMETERS, pageInfo, readPage } from "../pagination.ts";
 import { commaList, QueryParameters } from "../params.ts";
 import { readPreferences, type Preferences } from "../prefer.ts";
@@ -120,6 +121,7 @@ async function readChangeFilter(
   context: RestContext,
   params: QueryParameters,
   preferences: Preferences,
+  reply: FastifyReply,
 ): Promise<ChangeFilter> {
   const clock = context.clock();
   const since = params.get("since");
@@ -171,7 +173,7 @@ async function readChangeFilter(
       if (known === undefined) unknown.push(name);
       return known ?? name;
     });
-    refuseUnknown(preferences.handling, { affects: unknown });
+    refuseOrReportUnknown(preferences.handling, { affects: unknown }, reply, context.log);
   }
   const entryType = params.get("entryType");
   if (entryType !== undefined) {
@@ -234,8 +236,9 @@ export async function answerChanges(
 ): Promise<Record<string, unknown>> {
   applyPreferences(reply, preferences);
   const params = new QueryParameters(request.query, CHANGE_PARAMETERS, preferences.handling);
+  reportIgnoredParameters(reply, context.log, params.ignored);
   const filter = {
-    ...(await readChangeFilter(context, params, preferences)),
+    ...(await readChangeFilter(context, params, preferences, reply)),
     ...(entryUUID === undefined ? {} : { entryUUID }),
   };
   const include = readInclude(params.get("include"), CHANGE_PARTS, ["nodes", "pageInfo"]);

@@ -12,9 +12,10 @@ import {
   type EntryRecord,
 } from "../../history/index.ts";
 import { applyPreferences, servedType, type RestContext, type ServedType } from "../context.ts";
-import { RestError, refuseUnknown } from "../errors.ts";
+import { RestError } from "../errors.ts";
 import { locate } from "../../errors/index.ts";
 import { parseFields } from "../fields.ts";
+import { refuseOrReportUnknown, reportIgnoredParameters } from "../leniency.ts";
 import { entryNode } from "../nodes.ts";
 import { QueryParameters } from "../params.ts";
 import { readPreferences } from "../prefer.ts";
@@ -127,9 +128,10 @@ export async function lookupEntry(
   const preferences = readPreferences(request.headers.prefer);
   applyPreferences(reply, preferences);
   const params = new QueryParameters(request.query, LOOKUP_PARAMETERS, preferences.handling);
+  reportIgnoredParameters(reply, context.log, params.ignored);
   const catalog = await context.catalog();
   const fields = parseFields(params.get("fields"), catalog);
-  refuseUnknown(preferences.handling, { fields: fields.unknown });
+  refuseOrReportUnknown(preferences.handling, { fields: fields.unknown }, reply, context.log);
   const atText = params.get("at");
   const at = atText === undefined ? undefined : parseMoment("at", atText, context.clock());
   if (at) await checkNotBeforeRetention(context.pool, at);

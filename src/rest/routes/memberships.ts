@@ -8,6 +8,7 @@ import {
   membershipsDuring,
 } from "../../history/index.ts";
 import { applyPreferences, servedType, type RestContext } from "../context.ts";
+import { reportIgnoredParameters } from "../leniency.ts";
 import { QueryParameters } from "../params.ts";
 import { readPreferences } from "../prefer.ts";
 import { parseInterval } from "../time.ts";
@@ -34,6 +35,7 @@ export async function entryMemberships(
   const preferences = readPreferences(request.headers.prefer);
   applyPreferences(reply, preferences);
   const params = new QueryParameters(request.query, MEMBERSHIP_PARAMETERS, preferences.handling);
+  reportIgnoredParameters(reply, context.log, params.ignored);
   const duringText = params.get("during");
   const period =
     duringText === undefined

@@ -8,11 +8,12 @@ import {
   type RestContext,
 } from "../context.ts";
 import { queryDigest } from "../cursor.ts";
-import { RestError, refuseUnknown } from "../errors.ts";
+import { RestError } from "../errors.ts";
 import { checkFilename } from "../export/filename.ts";
 import { exportOptions, exportSigned, formatOf } from "../export/formats.ts";
 import { sendExport } from "../export/stream.ts";
 import { parseFields } from "../fields.ts";
+import { refuseOrReportUnknown, reportIgnoredParameters } from "../leniency.ts";
 import { entryNode } from "../nodes.ts";
 import { PAGE_PARAMETERS, pageInfo, readPage } from "../pagination.ts";
 import { QueryParameters } from "../params.ts";
@@ -52,6 +53,7 @@ export async function searchEntries(
   const preferences = readPreferences(request.headers.prefer);
   applyPreferences(reply, preferences);
   const params = new QueryParameters(request.query, SEARCH_PARAMETERS, preferences.handling);
+  reportIgnoredParameters(reply, context.log, params.ignored);
   const atText = params.get("at");
   const duringText = params.get("during");
   if (atText !== undefined && duringText !== undefined) {
@@ -74,11 +76,12 @@ export async function searchEntries(
       },
     );
   }
-  refuseUnknown(preferences.handling, {
-    filter: filter.unknown,
-    fields: fields.unknown,
-    sort: sort.unknown,
-  });
+  refuseOrReportUnknown(
+    preferences.handling,
+    { filter: filter.unknown, fields: fields.unknown, sort: sort.unknown },
+    reply,
+    context.log,
+  );
   if (duringText !== undefined) {
     if (params.has("sort")) {
       throw conflict("during", "sort", "the entries of a during search come in entryUUID order");
