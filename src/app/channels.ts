@@ -45,6 +45,9 @@ export async function mountChannels(
       log,
       authentication,
       customPaths: () => endpoints?.openApiPaths() ?? {},
+      // A configured directory is captured (by this process or another): until its first
+      // import is in the projections, an entry they lack may be one not imported yet.
+      captured: config.directory !== undefined,
     }),
   );
   await server.register(webPlugin({ authentication }));
@@ -54,6 +57,7 @@ export async function mountChannels(
     pool,
     authentication,
     directory: directory.client,
+    schema: directory.schema,
     config,
     log,
     workflows: options.engine,

@@ -42,3 +42,25 @@ export class EntryNotFoundError extends AnnalError {
     this.since = details.since;
   }
 }
+
+/** Seconds a client waits before asking again while the history is being built. */
+const BUILDING_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * No entry answers the ID yet, and none can be said not to exist: capture's first import (a
+ * first start), or its projection, is still under way, so an entry the directory has (one a
+ * GraphQL search, which reads the directory meanwhile, has just found) may not be in the
+ * history yet. A 503 with `Retry-After`, never "unknown".
+ */
+export class HistoryBuildingError extends AnnalError {
+  constructor(id: string, details: { at?: Date } = {}) {
+    super(
+      "ANNAL_HISTORY_BUILDING",
+      `entry ${id} is not in the history yet: annal's first import of the directory is still being recorded, so it cannot say whether the entry exists${details.at ? ` at ${details.at.toISOString()}` : ""}`,
+      {
+        headers: { "retry-after": String(BUILDING_RETRY_AFTER_SECONDS) },
+        details: { retryAfter: BUILDING_RETRY_AFTER_SECONDS },
+      },
+    );
+  }
+}

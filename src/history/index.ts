@@ -33,5 +33,6 @@ export { membershipsDuring, type Membership, type MembershipSpan } from "./membe
 export { versionsAt, versionTypes, type VersionsAtQuery } from "./versions-at.ts";
 
 export { directoryAt, type DirectoryAt } from "./directory-at.ts";
-export { EntryNotFoundError, type EntryAbsence } from "./errors.ts";
+export { EntryNotFoundError, HistoryBuildingError, type EntryAbsence } from "./errors.ts";
+export { holdsDirectory, holdsDirectoryAt } from "./complete.ts";
 export { globalId, parseGlobalId, UUID } from "./global-id.ts";

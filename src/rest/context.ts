@@ -43,6 +43,13 @@ export interface RestDeps {
    * file's custom endpoints under `/api` (`endpointsPlugin(...).openApiPaths`).
    */
   readonly customPaths?: () => Record<string, Record<string, unknown>>;
+  /**
+   * Capture records this directory (annal started with `[directory]`): until its first import
+   * is in a projection (`holdsDirectory`), an entry the projection lacks may be one not
+   * imported yet, answered `ANNAL_HISTORY_BUILDING` (503, `Retry-After`), not "unknown".
+   * Default false: the projections are taken as they are.
+   */
+  readonly captured?: boolean;
 }
 
 /** One configured entry type as the channel serves it. */
@@ -67,6 +74,11 @@ export interface RestContext {
   readonly exports: ExportGate;
   /** See `RestDeps.customPaths`. */
   readonly customPaths: () => Record<string, Record<string, unknown>>;
+  /**
+   * Whether `projection` (`entries`, `entry_versions`) holds the whole directory: false while
+   * capture's first import (or its projection) is under way. See `RestDeps.captured`.
+   */
+  holdsDirectory(projection: "entries" | "entry_versions"): Promise<boolean>;
   clock(): Clock;
   /** The key that signs exports, loaded (or generated) on first use. */
   signingKey(): Promise<SigningKey>;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { BUILT_IN_REDACTED_ATTRIBUTES } from "../config/index.ts";
 import { catalogSource } from "./catalog.ts";
+import { holdsDirectory } from "../history/index.ts";
 import type { RestContext, RestDeps, ServedType } from "./context.ts";
 import { CursorCodec, loadCursorKey } from "./cursor.ts";
 import { RestError } from "./errors.ts";
@@ -81,6 +82,8 @@ export function restPlugin(deps: RestDeps) {
       redacted,
       exports: new ExportGate(config.rest.export.maxConcurrent),
       customPaths: deps.customPaths ?? (() => ({})),
+      holdsDirectory: async (projection) =>
+        deps.captured !== true || (await holdsDirectory(pool, projection)),
       clock: () => ({ now: now(), timeZone: config.rest.timeZone }),
       signingKey: () =>
         (signingKey ??= loadSigningKey({

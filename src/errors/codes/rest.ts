@@ -146,6 +146,13 @@ export const REST_CODES = {
       "No such entry; `reason` says why: `unknown`, `not-yet` (did not exist at `at`), `deleted` (with `since`), `other-type`.",
     surfaces: ["rest"],
   },
+  ANNAL_HISTORY_BUILDING: {
+    status: 503,
+    meaning:
+      "The entry is not in the history yet, and annal cannot say it does not exist: the first import of the directory (a first start), or its projection, is still under way. Answered with `Retry-After`.",
+    hint: "ask again after Retry-After seconds; the first start's import of the directory is still being recorded",
+    surfaces: ["rest"],
+  },
   ANNAL_DURATION_INVALID: {
     status: 400,
     meaning: "A duration does not parse (e.g. `500ms`, `2s`, `5m`, `1h`, `1d`).",

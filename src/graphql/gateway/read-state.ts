@@ -1,7 +1,8 @@
 import type { AnnalConfig } from "../../config/index.ts";
 import type { Queryable } from "../../db/index.ts";
 import { readCheckpointOnPool, schemaNames } from "../../projector/index.ts";
-import { comparePositions, readHead, type LogPosition } from "../../store/index.ts";
+import { holdsDirectoryAt } from "../../history/index.ts";
+import { comparePositions, type LogPosition } from "../../store/index.ts";
 import type { ReadSource } from "../context.ts";
 
 /** The projection the gateway's reads answer from. */
@@ -48,7 +49,11 @@ export class ReadState {
       transactionId: checkpoint.transactionId,
       position: checkpoint.position,
     };
-    if (!(await caughtUp(db, applied))) return new ReadState("directory", undefined);
+    // Until the projection holds the directory (a first start, whose import or its projection
+    // is still under way), the directory answers, not a projection missing entries; once it
+    // has, its lag is capture's lag.
+    if (!(await holdsDirectoryAt(db, ENTRIES, applied)))
+      return new ReadState("directory", undefined);
     return new ReadState("projection", applied);
   }
 
@@ -92,40 +97,4 @@ export class ReadState {
     const at = this.#at === undefined ? {} : { at: this.#at.toISOString() };
     return { extensions: { logPosition: this.#position ?? null, reads: this.#source, ...at } };
   }
-}
-
-/** The databases whose entries projection has once held the whole directory. */
-const complete = new WeakSet<Queryable>();
-
-/** The log's head when a request first found capture's first import recorded, per database. */
-const importHeads = new WeakMap<Queryable, LogPosition>();
-
-/**
- * Whether the entries projection holds the directory: capture's first import is recorded and
- * the projection has applied the log up to the head as it was when a request first found the
- * import recorded (the import commits with its checkpoint, so that head is past it). Until then
- * (a first start, whose import or its projection is still under way) the gateway reads the
- * directory, not a projection that would answer with entries missing; once it has, its lag is
- * capture's lag. The head is not read again: on a log that never rests (writes all the time)
- * the projection is always a little behind the head, and the gateway would read the directory
- * for good.
- */
-async function caughtUp(db: Queryable, applied: LogPosition | undefined): Promise<boolean> {
-  if (complete.has(db)) return true;
-  let importHead = importHeads.get(db);
-  if (importHead === undefined) {
-    const { rows } = await db.query<{ imported: boolean }>(
-      "SELECT EXISTS (SELECT 1 FROM capture_checkpoints) AS imported",
-    );
-    if (!rows[0]!.imported) return false;
-    importHead = await readHead(db);
-    importHeads.set(db, importHead);
-  }
-  if (applied === undefined) return false;
-  // In log order, by the store's helper: positions alone are not the log's order (a
-  // transaction that began earlier may take later positions), and the projection's
-  // checkpoint can lie past an event of a higher position already applied.
-  if (comparePositions(importHead, applied) > 0) return false;
-  complete.add(db);
-  return true;
 }

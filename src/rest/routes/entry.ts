@@ -6,6 +6,7 @@ import {
   entryAt,
   EntryNotFoundError,
   entryUUIDForDn,
+  HistoryBuildingError,
   lastVersion,
   parseGlobalId,
   UUID,
@@ -50,7 +51,7 @@ export async function entryUUIDOf(
       throw locate(error, { parameter: "id" });
     });
     if (found) return found;
-    throw new EntryNotFoundError(id, "unknown", { type: type.names.name });
+    throw await unknownEntry(context, id, { type: type.names.name, at });
   }
   throw new RestError("ANNAL_ID_INVALID", "the ID is not an entryUUID, a global ID or a DN", {
     status: 400,
@@ -74,6 +75,27 @@ export function checkType(
   }
 }
 
+/**
+ * The error for an entry the projections do not know: "unknown" once they hold the whole
+ * directory; before (capture's first import still under way), `ANNAL_HISTORY_BUILDING`, 503
+ * with `Retry-After`: the entry may be one not imported yet, as a GraphQL search, which reads
+ * the directory meanwhile, may have just shown. `at` says which projection was asked: now the
+ * entries, a moment or ever the versions.
+ */
+export async function unknownEntry(
+  context: RestContext,
+  id: string,
+  details: { type?: string; at?: Date | "ever" | undefined },
+): Promise<EntryNotFoundError | HistoryBuildingError> {
+  const { at, type } = details;
+  const moment = at instanceof Date ? { at } : {};
+  const typed = type === undefined ? {} : { type };
+  if (!(await context.holdsDirectory(at === undefined ? "entries" : "entry_versions"))) {
+    return new HistoryBuildingError(id, moment);
+  }
+  return new EntryNotFoundError(id, "unknown", { ...moment, ...typed });
+}
+
 /** The entry now, or `at` a moment, or why there is none. */
 async function readEntry(
   context: RestContext,
@@ -84,16 +106,14 @@ async function readEntry(
   if (at) {
     const state = await entryAt(context.pool, uuid, at);
     if (state.found) return state.entry;
-    throw new EntryNotFoundError(id, state.reason, {
-      at,
-      ...(state.reason === "unknown" ? {} : { since: state.since }),
-    });
+    if (state.reason === "unknown") throw await unknownEntry(context, id, { at });
+    throw new EntryNotFoundError(id, state.reason, { at, since: state.since });
   }
   const record = await currentEntry(context.pool, uuid);
   if (record) return record;
   const last = await lastVersion(context.pool, uuid);
   if (last?.deleted) throw new EntryNotFoundError(id, "deleted", { since: last.validFrom });
-  throw new EntryNotFoundError(id, "unknown");
+  throw await unknownEntry(context, id, {});
 }
 
 /** A weak ETag of the representation itself: it changes exactly when the body would. */
@@ -160,7 +180,7 @@ export async function entryChanges(
   const uuid = await entryUUIDOf(context, type, id, "ever");
   const current = await currentEntry(context.pool, uuid);
   const known = current ?? (await lastVersion(context.pool, uuid));
-  if (!known) throw new EntryNotFoundError(id, "unknown", { type: type.names.name });
+  if (!known) throw await unknownEntry(context, id, { type: type.names.name, at: "ever" });
   checkType(known, type, id);
   return answerChanges(context, request, reply, uuid);
 }

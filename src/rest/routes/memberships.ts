@@ -1,18 +1,12 @@
 import { checkNotBeforeRetention } from "../../audit/index.ts";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import {
-  currentEntry,
-  EntryNotFoundError,
-  globalId,
-  lastVersion,
-  membershipsDuring,
-} from "../../history/index.ts";
+import { currentEntry, globalId, lastVersion, membershipsDuring } from "../../history/index.ts";
 import { applyPreferences, servedType, type RestContext } from "../context.ts";
 import { reportIgnoredParameters } from "../leniency.ts";
 import { QueryParameters } from "../params.ts";
 import { readPreferences } from "../prefer.ts";
 import { parseInterval } from "../time.ts";
-import { checkType, entryUUIDOf } from "./entry.ts";
+import { checkType, entryUUIDOf, unknownEntry } from "./entry.ts";
 import { spanNode } from "./search-during.ts";
 
 export const MEMBERSHIP_PARAMETERS = ["during"] as const;
@@ -44,7 +38,7 @@ export async function entryMemberships(
   if (period.start) await checkNotBeforeRetention(context.pool, period.start, "during");
   const uuid = await entryUUIDOf(context, type, id, "ever");
   const known = (await currentEntry(context.pool, uuid)) ?? (await lastVersion(context.pool, uuid));
-  if (!known) throw new EntryNotFoundError(id, "unknown", { type: type.names.name });
+  if (!known) throw await unknownEntry(context, id, { type: type.names.name, at: "ever" });
   checkType(known, type, id);
   const memberships = await membershipsDuring(context.pool, uuid, period);
   reply.header("cache-control", "no-store");
