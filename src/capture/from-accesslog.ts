@@ -42,7 +42,7 @@ export function accesslogWritesAfter(reqEnd: string): FilterNode {
 }
 
 /** The accesslog as a log of writes: its place is a `reqEnd`, a record's id its `reqStart`. */
-const ACCESSLOG: WriteLog<AccesslogRecord> = {
+export const ACCESSLOG: WriteLog<AccesslogRecord> = {
   source: "accesslog",
   place: (record) => record.reqEnd,
   isAfter: (place, checkpoint) => place > checkpoint,

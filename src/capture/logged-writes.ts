@@ -1,4 +1,4 @@
-import { withTransaction } from "../db/index.ts";
+import { withTransaction, type Queryable } from "../db/index.ts";
 import { entryStream, type EntryState } from "../events/index.ts";
 import type { LogPosition } from "../store/index.ts";
 import type { AccesslogRecord } from "./accesslog.ts";
@@ -31,22 +31,52 @@ export interface WriteLog<R extends AccesslogRecord> {
   occurredAt(record: R): Date | undefined;
 }
 
+/** What `recordLoggedWrites` did; `gap` when it recorded nothing because of `follows`. */
+export interface LoggedWritesResult extends CaptureResult {
+  /**
+   * The records did not follow the checkpoint (`follows` was not where it stands): writes
+   * between may not be recorded yet, which only a pass, reading from the checkpoint, can tell.
+   */
+  readonly gap?: true;
+  /** Records that lay at or behind the checkpoint and whose change is not in the log. */
+  readonly behindUnrecorded?: readonly string[];
+}
+
 /**
  * Records a page of a log's records, in the log's order, in one transaction with the new
  * checkpoint: a run that stops midway resumes where it stopped. Each event's idempotency key
  * is the record's id, so reading the same range again records nothing new, even from two
  * processes at once.
+ *
+ * `follows`, for records that did not come from a search from the checkpoint (those the
+ * directory pushed on the watch): the place of the record the log holds just before the
+ * first of them. They are recorded only if the checkpoint stands there (or past them, when a
+ * pass took them first); otherwise nothing is, and the result says `gap`.
  */
 export async function recordLoggedWrites<R extends AccesslogRecord>(
   context: CaptureContext,
   log: WriteLog<R>,
   records: readonly R[],
-): Promise<CaptureResult> {
+  options: { readonly follows?: string } = {},
+): Promise<LoggedWritesResult> {
   const { store, normalizer } = context;
   return withTransaction(context.pool, async (tx) => {
     // Holding the checkpoint's row serialises concurrent runs; re-reading it skips what
     // another run recorded meanwhile.
     const checkpoint = await readCaptureCheckpoint(tx, log.source, { lock: true });
+    let behindUnrecorded: string[] = [];
+    if (options.follows !== undefined) {
+      const behind = records.filter(
+        (record) => checkpoint !== undefined && !log.isAfter(log.place(record), checkpoint),
+      );
+      // Pushed records at or behind the checkpoint: a pass took them first, as it may. That
+      // each is in the log is checked: a directory that sent its writes out of its log's
+      // order would otherwise lose one here without a word.
+      if (behind.length > 0) behindUnrecorded = await unrecorded(tx, log, behind);
+      if (checkpoint !== options.follows && behind.length < records.length) {
+        return { recorded: 0, gap: true, ...(behindUnrecorded.length ? { behindUnrecorded } : {}) };
+      }
+    }
     const states = new Map<string, { state: EntryState | null; version: number }>();
     let recorded = 0;
     let position: LogPosition | undefined;
@@ -112,8 +142,27 @@ export async function recordLoggedWrites<R extends AccesslogRecord>(
       if (event && result.appended > 0) position = event;
     }
     if (last !== undefined) await writeCaptureCheckpoint(tx, log.source, last);
-    return { recorded, ...(position ? { position } : {}) };
+    return {
+      recorded,
+      ...(position ? { position } : {}),
+      ...(behindUnrecorded.length ? { behindUnrecorded } : {}),
+    };
   });
+}
+
+/** The ids of those records whose change is not in the log. */
+async function unrecorded<R extends AccesslogRecord>(
+  tx: Queryable,
+  log: WriteLog<R>,
+  records: readonly R[],
+): Promise<string[]> {
+  const keys = records.map((record) => `${log.source}:${log.id(record)}`);
+  const stored = await tx.query<{ key: string }>(
+    "SELECT idempotency_key AS key FROM events WHERE idempotency_key = ANY($1::text[])",
+    [keys],
+  );
+  const known = new Set(stored.rows.map((row) => row.key));
+  return records.filter((_, i) => !known.has(keys[i]!)).map((record) => log.id(record));
 }
 
 /** The record's write as `writeFingerprint` describes the request (user attributes only). */

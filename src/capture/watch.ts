@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { DirectoryError } from "../directory/index.ts";
+import { DirectoryError, type DirectoryEntry } from "../directory/index.ts";
+import { ACCESSLOG_ATTRIBUTES, ACCESSLOG_BINARY } from "./accesslog.ts";
 import { readCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext } from "./context.ts";
 import { ACCESSLOG_BASE, accesslogWritesAfter } from "./from-accesslog.ts";
@@ -16,10 +17,11 @@ const ENDED = new Set([0, 3 /* timeLimitExceeded */, 4 /* sizeLimitExceeded */])
  * Tells capture of each write as the directory logs it, so that a change is captured at once
  * instead of at the next interval. A search of the accesslog is kept open (RFC 4533
  * `refreshAndPersist`, which OpenLDAP's `syncprov` overlay serves on the accesslog database)
- * and the server sends each new write's entry on it; `onWrite` wakes the capture loop. The
- * passes still run every interval and read the accesslog from their checkpoint: the watch
- * only wakes them early, so a lost watch loses no change, only time. A directory that will
- * not keep the search open is noted once and asked again every ten minutes.
+ * and the server sends each new write's entry on it: with `pushed`, the whole record, which
+ * capture records as it comes (`PushedWrites`); without, only that it came, and `onWrite` wakes
+ * the capture loop. The passes still run and read the accesslog from their checkpoint, so a
+ * lost watch, or a record it could not take, loses no change, only time. A directory that
+ * will not keep the search open is noted once and asked again every ten minutes.
  *
  * `onDelivering` says whether the search is open and in its persist stage (true once the
  * server has sent what matched at first), false as soon as it ends: while it is, the passes
@@ -29,6 +31,14 @@ export async function watchAccesslog(
   context: Pick<CaptureContext, "pool" | "directory" | "log">,
   options: {
     readonly onWrite: () => void;
+    /**
+     * Given, the watch asks for each write's whole record and hands it to what this returns
+     * for the search opened from checkpoint `opened` (`PushedWrites`), instead of `onWrite`.
+     */
+    readonly pushed?: (opened: string) => {
+      take(read: () => Promise<DirectoryEntry>): void;
+      settled(): Promise<void>;
+    };
     readonly onDelivering?: (delivering: boolean) => void;
     readonly signal: AbortSignal;
   },
@@ -45,13 +55,25 @@ export async function watchAccesslog(
       // Before the first import there is none: wait for it.
       const since = await readCaptureCheckpoint(context.pool, "accesslog");
       if (since !== undefined) {
-        await context.directory.watch(ACCESSLOG_BASE, {
-          scope: "one",
-          filter: accesslogWritesAfter(since),
-          signal,
-          onEntry: onWrite,
-          onPersisting: () => delivering(true),
-        });
+        const pushed = options.pushed?.(since);
+        try {
+          await context.directory.watch(ACCESSLOG_BASE, {
+            scope: "one",
+            filter: accesslogWritesAfter(since),
+            signal,
+            ...(pushed
+              ? {
+                  attributes: ACCESSLOG_ATTRIBUTES,
+                  binaryAttributes: ACCESSLOG_BINARY,
+                  onEntry: (read) => pushed.take(read),
+                }
+              : { onEntry: onWrite }),
+            onPersisting: () => delivering(true),
+          });
+        } finally {
+          // What this search pushed is recorded before the next is opened from the checkpoint.
+          await pushed?.settled();
+        }
       }
       failures = 0;
       waitMs = endedWait(openedAt);

@@ -6,6 +6,7 @@ import type { CaptureContext, CaptureResult } from "./context.ts";
 import { captureOnce, fullPassesIfDue, type FullPassSchedule } from "./service.ts";
 import { recordPassFailed, recordPassSucceeded } from "./status.ts";
 import { Wakeup } from "./wakeup.ts";
+import { PushedWrites } from "./pushed.ts";
 import { watchAccesslog } from "./watch.ts";
 import {
   accesslogIndexHint,
@@ -68,8 +69,9 @@ const FULL_PASS_RETRY_MS = 60_000;
  * a time, so fresh changes go on being captured meanwhile.
  *
  * With the accesslog source the holder also keeps a search of the accesslog open, on which
- * the directory tells of each write as it logs it (`watchAccesslog`): the next pass then runs
- * at once instead of at the end of the interval.
+ * the directory sends each write's record as it logs it (`watchAccesslog`), and records it as
+ * it comes (`PushedWrites`), without waiting for a pass or searching again; where it cannot
+ * tell that a record follows the checkpoint, the next pass runs at once.
  */
 export async function startCaptureWorker(
   context: CaptureContext,
@@ -134,6 +136,7 @@ export async function startCaptureWorker(
     const watchStopping = new AbortController();
     const done = watchAccesslog(context, {
       onWrite: () => wakeup.wake(),
+      pushed: (opened) => new PushedWrites(context, opened, { onGap: () => wakeup.wake() }),
       onDelivering: (delivering) => {
         watched = delivering;
       },

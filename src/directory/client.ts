@@ -22,7 +22,7 @@ import { present } from "./filter.ts";
 import { INTERMEDIATE_RESPONSE, protocolOperation, SEARCH_RESULT_ENTRY } from "./framing.ts";
 import { MatchedValuesControl } from "./matched-values.ts";
 import { checkPassword } from "./password.ts";
-import { collectEntries, stopCollecting } from "./search-entries.ts";
+import { collectEntries, readSearchResultEntry, stopCollecting } from "./search-entries.ts";
 import { ConnectionPool } from "./pool.ts";
 import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";
 import { SyncRequestControl } from "./sync-request.ts";
@@ -287,8 +287,11 @@ export class DirectoryClient {
   /**
    * Keeps a search open on a connection of its own (RFC 4533 content synchronization,
    * `refreshAndPersist`) and calls `onEntry` for each entry the server sends: those that match
-   * now, then each that comes to match, as it does. Only that an entry came is told (the search
-   * asks for no attributes). Returns when the server ends the search (its time limit, say) or
+   * now, then each that comes to match, as it does, in the order the server sends them. With
+   * no `attributes` only that an entry came is told (the search asks for none); with them,
+   * `onEntry`'s `read` decodes the entry when called (a large one a slice at a time), so an
+   * entry nobody reads costs nothing but its bytes. Returns when the server ends the search
+   * (its time limit, say) or
    * `signal` aborts; throws a `DirectoryError` when the connection is lost, or the server will
    * not keep the search open (`ANNAL_LDAP_CONTROL_UNSUPPORTED`: OpenLDAP without `syncprov`
    * on the database searched).
@@ -299,7 +302,10 @@ export class DirectoryClient {
       readonly scope?: "base" | "one" | "sub";
       readonly filter: FilterNode;
       readonly signal: AbortSignal;
-      readonly onEntry: () => void;
+      /** The attributes each entry comes with (default none). */
+      readonly attributes?: readonly string[];
+      readonly binaryAttributes?: readonly string[];
+      readonly onEntry: (read: () => Promise<DirectoryEntry>) => void;
       /**
        * Called once, when the server has sent what matched at first and keeps the search open
        * (its first sync info message: RFC 4533's refreshDone).
@@ -309,10 +315,11 @@ export class DirectoryClient {
   ): Promise<void> {
     const { signal, onEntry, onPersisting } = options;
     if (signal.aborted) return;
+    const binary = binarySet(options.binaryAttributes);
     let persisting = false;
     const client = this.pool.own((message) => {
       const operation = protocolOperation(message);
-      if (operation === SEARCH_RESULT_ENTRY) onEntry();
+      if (operation === SEARCH_RESULT_ENTRY) onEntry(() => readSearchResultEntry(message, binary));
       if (operation === INTERMEDIATE_RESPONSE && !persisting) {
         persisting = true;
         onPersisting?.();
@@ -331,7 +338,7 @@ export class DirectoryClient {
         {
           scope: options.scope ?? "sub",
           filter: toWireFilter(options.filter),
-          attributes: ["1.1"],
+          attributes: options.attributes?.length ? [...options.attributes] : ["1.1"],
         },
         [new SyncRequestControl()],
       );

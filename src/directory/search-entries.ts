@@ -142,6 +142,22 @@ export function parseSearchResultEntry(
   return runToEnd(searchResultEntrySlices(message, binary));
 }
 
+/**
+ * `parseSearchResultEntry` of a message that may be large: one of `LARGE_MESSAGE_BYTES` or
+ * more is decoded a slice at a time, with a turn of the event loop every `SLICE_VALUES` values.
+ */
+export async function readSearchResultEntry(
+  message: Buffer,
+  binary: ReadonlySet<string>,
+): Promise<DirectoryEntry> {
+  if (message.length < LARGE_MESSAGE_BYTES) return parseSearchResultEntry(message, binary);
+  try {
+    return await runInSlices(searchResultEntrySlices(message, binary));
+  } catch (error) {
+    throw unreadable(error);
+  }
+}
+
 /** `parseSearchResultEntry` as slices: it yields every `SLICE_VALUES` values decoded. */
 function* searchResultEntrySlices(
   message: Buffer,
