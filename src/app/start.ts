@@ -23,7 +23,7 @@ import { engineDeps } from "./engine.ts";
 import { checkConfiguration } from "./preflight.ts";
 import { startJobs } from "../jobs/index.ts";
 import { deployDefinitions } from "../workflow/index.ts";
-import { startDemoMailCatcher } from "../demo/index.ts";
+import { sendingToCatcher, startDemoMailCatcher } from "../demo/index.ts";
 import {
   checkPortFree,
   checkPostgresVersion,
@@ -73,7 +73,9 @@ export interface RunningAnnal {
  *   parts. Whatever had started is stopped again before it rejects.
  */
 export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnnal> {
-  const { config, log } = options;
+  const { log } = options;
+  // Reassigned once, where the demo's mail catcher moved from a taken port.
+  let { config } = options;
   const parts = options.only === undefined ? [...ANNAL_PARTS] : [options.only];
   const runs = (part: AnnalPart) => parts.includes(part);
   const started = new StartedParts(log);
@@ -131,13 +133,21 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
     started.add("directory", () => directory.stop());
 
     // The demo's mail catcher, where the endpoints that send mail run.
+    // Its port taken, it moves to a free one and the transports that sent to the port send
+    // to it: the demo's mail never goes to what listens there.
     const mailDemo = config.messaging?.demo;
     if (mailDemo && runs("api")) {
       const catcher = await startDemoMailCatcher({ port: mailDemo.port, pool: database.pool, log });
-      if ("unavailable" in catcher) {
-        log.warn(`no demo mail catcher: ${catcher.unavailable}; mail goes to what listens there`);
+      started.add("mail catcher", () => catcher.stop());
+      if (catcher.moved) {
+        const moved = sendingToCatcher(config.messaging!, catcher.moved.from, catcher.port);
+        config = { ...config, messaging: moved.messaging };
+        const sent = moved.redirected.map((name) => `"${name}"`).join(", ");
+        log.info(
+          { mail: catcher.url, taken: catcher.moved.from, transports: moved.redirected },
+          `demo mail catcher on ${catcher.url}: 127.0.0.1:${catcher.moved.from} is taken (${catcher.moved.reason})${sent ? `, so transport ${sent} sends here instead` : ""}; no mail goes to what listens on ${catcher.moved.from}`,
+        );
       } else {
-        started.add("mail catcher", () => catcher.stop());
         log.info({ mail: catcher.url }, `demo mail catcher on ${catcher.url}`);
       }
     }

@@ -18,6 +18,7 @@ export {
 } from "./identity-provider.ts";
 export {
   recentDemoMail,
+  sendingToCatcher,
   startDemoMailCatcher,
   type DemoMail,
   type DemoMailCatcher,

@@ -6,12 +6,19 @@
  */
 import { simpleParser, type AddressObject } from "mailparser";
 import { SMTPServer } from "smtp-server";
+import type { MessagingConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
+import { AnnalError } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
+import { freePort } from "../ports.ts";
 
 export interface DemoMailCatcher {
   /** `smtp://127.0.0.1:<port>` */
   readonly url: string;
+  /** The port it listens on: the one asked for, or, when that was taken, another. */
+  readonly port: number;
+  /** Why it does not listen on the port asked for (taken), when it does not. */
+  readonly moved?: { readonly from: number; readonly reason: string };
   stop(): Promise<void>;
 }
 
@@ -19,15 +26,16 @@ export interface DemoMailCatcher {
 const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /**
- * Starts the catcher on `127.0.0.1:<port>`. A port already taken (another annal, or a mail
- * catcher of one's own) is not an error of the demo: it answers `unavailable` and mail goes to
- * whatever listens there.
+ * Starts the catcher on `127.0.0.1:<port>`. A port already taken (another annal's demo, a
+ * program of one's own) does not stop the demo, and mail never goes to whatever listens
+ * there: the catcher listens on a free port instead (`moved`), and the transports that sent
+ * to the port asked for send to it (`sendingToCatcher`).
  */
 export async function startDemoMailCatcher(options: {
   readonly port: number;
   readonly pool: Pool;
   readonly log: Logger;
-}): Promise<DemoMailCatcher | { readonly unavailable: string }> {
+}): Promise<DemoMailCatcher> {
   const { pool, log } = options;
   const server = new SMTPServer({
     authOptional: true,
@@ -63,20 +71,60 @@ export async function startDemoMailCatcher(options: {
     },
   });
   server.on("error", (error) => log.warn({ err: error }, "demo mail catcher"));
-  const listening = await new Promise<Error | undefined>((resolve) => {
-    const onError = (error: Error) => resolve(error);
-    server.server.once("error", onError);
-    server.listen(options.port, "127.0.0.1", () => {
-      server.server.off("error", onError);
-      resolve(undefined);
+  const listen = (port: number) =>
+    new Promise<Error | undefined>((resolve) => {
+      const onError = (error: Error) => resolve(error);
+      server.server.once("error", onError);
+      server.listen(port, "127.0.0.1", () => {
+        server.server.off("error", onError);
+        resolve(undefined);
+      });
     });
-  });
-  if (listening) {
-    return { unavailable: `127.0.0.1:${options.port} is taken (${listening.message})` };
+  const stop = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  const refused = await listen(options.port);
+  if (!refused) return { url: `smtp://127.0.0.1:${options.port}`, port: options.port, stop };
+  const port = await freePort();
+  const again = await listen(port);
+  if (again) {
+    throw new AnnalError(
+      "ANNAL_DEMO_MAIL_CATCHER_FAILED",
+      `the demo's mail catcher could listen neither on 127.0.0.1:${options.port} (${refused.message}) nor on 127.0.0.1:${port} (${again.message})`,
+    );
   }
   return {
-    url: `smtp://127.0.0.1:${options.port}`,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    url: `smtp://127.0.0.1:${port}`,
+    port,
+    moved: { from: options.port, reason: refused.message },
+    stop,
+  };
+}
+
+/** The names of the loopback host, as a transport may write them. */
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+
+/**
+ * `messaging` with every transport that sent to the catcher's asked-for port on loopback
+ * (`from`) sending to the port it listens on (`to`), and the transports it changed: so a
+ * catcher that moved takes the demo's mail, and what holds its port gets none.
+ */
+export function sendingToCatcher(
+  messaging: MessagingConfig,
+  from: number,
+  to: number,
+): { messaging: MessagingConfig; redirected: string[] } {
+  const redirected: string[] = [];
+  const transports = Object.fromEntries(
+    Object.entries(messaging.transports).map(([name, transport]) => {
+      if (transport.port !== from || !LOOPBACK.has(transport.host.toLowerCase())) {
+        return [name, transport];
+      }
+      redirected.push(name);
+      return [name, { ...transport, port: to }];
+    }),
+  );
+  return {
+    messaging: { ...messaging, transports, ...(messaging.demo ? { demo: { port: to } } : {}) },
+    redirected,
   };
 }
 

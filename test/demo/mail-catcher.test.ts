@@ -1,4 +1,5 @@
 import pino from "pino";
+import { SMTPServer } from "smtp-server";
 import t from "tap";
 import { recentDemoMail, startDemoMailCatcher } from "../../src/demo/index.ts";
 import { main } from "../../src/cli/main.ts";
@@ -46,12 +47,61 @@ t.test("the demo's welcome mail reaches the demo's own catcher and is kept", asy
   t.match(JSON.parse(json.out[0]!), { subject: "Welcome to Example", text: /Hello Priya Rossi/ });
 });
 
-t.test("a port already taken is not the demo's failure: it says so", async (t) => {
+/** An SMTP server of someone else's on `port`: the messages it got. */
+async function stranger(t: { teardown(fn: () => unknown): void }, port: number) {
+  const got: string[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS", "AUTH"],
+    logger: false,
+    onData(stream, session, done) {
+      got.push(session.envelope.rcptTo.map((to) => to.address).join(","));
+      stream.resume();
+      stream.on("end", () => done());
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return got;
+}
+
+t.test("a catcher whose port is taken listens on another and says so", async (t) => {
   const second = await startDemoMailCatcher({
     port: smtpPort,
     pool: app.db.pool,
     log: pino({ level: "silent" }),
   });
-  t.ok("unavailable" in second);
-  t.match((second as { unavailable: string }).unavailable, `127.0.0.1:${smtpPort} is taken`);
+  t.teardown(() => second.stop());
+  t.match(second.moved, { from: smtpPort, reason: /EADDRINUSE/ });
+  t.not(second.port, smtpPort);
+  t.equal(second.url, `smtp://127.0.0.1:${second.port}`);
 });
+
+t.test(
+  "with the catcher's port taken by another server, the demo's mail still goes to the catcher, never to that server",
+  async (t) => {
+    const port = await freePort();
+    const elsewhere = await stranger(t, port);
+    const moved = await startDemoRulesAnnal(t, { smtpPort: port, catcher: true });
+    const token = await moved.token(["read", "operator"], "onboarding");
+    const answer = await call(`${moved.url}/api/welcome/prossi`, { token, method: "POST" });
+    t.match(await answer.json(), { sent: true });
+    const [mail] = await eventually(
+      async () => {
+        const kept = await recentDemoMail(moved.db.pool, 10);
+        return kept.length > 0 ? kept : undefined;
+      },
+      { what: "the welcome mail kept by the moved catcher" },
+    );
+    t.equal(mail!.subject, "Welcome to Example");
+    t.same(elsewhere, [], "the server on the catcher's port got nothing");
+    const said = new RegExp(
+      `^demo mail catcher on smtp://127\\.0\\.0\\.1:\\d+: 127\\.0\\.0\\.1:${port} is taken \\(.*\\), so transport "smtp" sends here instead; no mail goes to what listens on ${port}$`,
+    );
+    t.equal(
+      moved.logged.lines.filter((line) => said.test(String(line.msg))).length,
+      1,
+      "one line says where the catcher went and why",
+    );
+  },
+);

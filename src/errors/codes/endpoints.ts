@@ -53,6 +53,13 @@ export const ENDPOINT_CODES = {
     meaning:
       "`messaging.send` was called without a recipient, a subject, or a body (`html`, `text` or `template`).",
   },
+  ANNAL_DEMO_MAIL_CATCHER_FAILED: {
+    status: 500,
+    meaning:
+      "The demo's mail catcher (`[messaging.demo]`) could listen neither on its port (taken) nor on a free one instead.",
+    hint: "stop what listens on the port, or set [messaging.demo] port (SMTP_PORT in the demo) to a free one",
+    surfaces: ["startup"],
+  },
   ANNAL_TEMPLATING_NOT_CONFIGURED: {
     status: 500,
     meaning: "A rule rendered a template, but the configuration has no `[templating]` table.",
