@@ -51,6 +51,15 @@ export {
   type IdentityAttribute,
   type IdentitySetting,
 } from "./identity.ts";
+export {
+  filterAsStored,
+  guidBytes,
+  type ShownAs,
+  shownText,
+  sidBytes,
+  sidText,
+  storedFromShown,
+} from "./shown-values.ts";
 export { ProxiedAuthorizationControl } from "./proxied-authorization.ts";
 export { matchesFilter } from "./match.ts";
 export {

@@ -1,6 +1,8 @@
 import type { DirectoryClient } from "./client.ts";
 import type { DirectoryEntry } from "./entry.ts";
 import { DirectoryError } from "./errors.ts";
+import { eq } from "./filter.ts";
+import type { ShownAs } from "./shown-values.ts";
 
 /** What annal needs to know of one attribute type from the directory's subschema. */
 export interface AttributeType {
@@ -17,6 +19,11 @@ export interface AttributeType {
   readonly jsonType: "string" | "integer" | "boolean";
   /** `date-time` for generalized time. */
   readonly format?: "date-time";
+  /**
+   * Binary values the channels show as Active Directory's tools do: `sid` for AD's SID syntax
+   * (attributeSyntax 2.5.5.17), `guid` for objectGUID. The log keeps the bytes.
+   */
+  readonly shown?: ShownAs;
 }
 
 export interface ObjectClass {
@@ -93,6 +100,11 @@ export class DirectorySchema {
     return this.attribute(name)?.operational ?? false;
   }
 
+  /** How the channels show the attribute's binary values (`sid`, `guid`), if not as base64. */
+  shownAs(name: string): ShownAs | undefined {
+    return this.attribute(name)?.shown;
+  }
+
   /** Every attribute an entry of these object classes may hold (MUST and MAY, with superiors). */
   attributesOf(objectClassNames: readonly string[]): string[] {
     const result = new Set<string>();
@@ -124,8 +136,13 @@ const FALLBACK_SUBSCHEMA = "cn=Subschema";
  * would pass for a single string, binary values would be mangled, and nothing would say so.
  */
 export async function loadDirectorySchema(directory: DirectoryClient): Promise<DirectorySchema> {
-  const rootDSE = await directory.get("", { attributes: ["subschemaSubentry"] });
+  const rootDSE = await directory.get("", {
+    attributes: ["subschemaSubentry", "schemaNamingContext"],
+  });
   const named = rootDSE && asStrings(valuesOf(rootDSE, "subschemaSubentry"))[0];
+  // Active Directory names its schema partition; the subschema gives SIDs the octet string
+  // syntax of any bytes, and only the partition's attributeSyntax tells a SID (2.5.5.17).
+  const schemaPartition = rootDSE && asStrings(valuesOf(rootDSE, "schemaNamingContext"))[0];
   const dn = named || FALLBACK_SUBSCHEMA;
   const entry = await directory.get(dn, { attributes: ["attributeTypes", "objectClasses"] });
   const attributeTypes = entry ? asStrings(valuesOf(entry, "attributeTypes")) : [];
@@ -143,7 +160,28 @@ export async function loadDirectorySchema(directory: DirectoryClient): Promise<D
       { operation: "get", dn, status: 502 },
     );
   }
-  return parseSubschema(attributeTypes, entry ? asStrings(valuesOf(entry, "objectClasses")) : []);
+  const objectClasses = entry ? asStrings(valuesOf(entry, "objectClasses")) : [];
+  if (!schemaPartition) return parseSubschema(attributeTypes, objectClasses);
+  return parseSubschema(attributeTypes, objectClasses, {
+    activeDirectory: true,
+    sidAttributes: await sidAttributesOf(directory, schemaPartition),
+  });
+}
+
+/** AD's SID syntax (MS-ADTS 3.1.1.2.2.2: attributeSyntax 2.5.5.17, oMSyntax 4). */
+const SID_SYNTAX = "2.5.5.17";
+
+/** The lDAPDisplayName of every attribute of SID syntax in AD's schema partition. */
+async function sidAttributesOf(directory: DirectoryClient, partition: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const page of directory.search(partition, {
+    scope: "one",
+    filter: eq("attributeSyntax", SID_SYNTAX),
+    attributes: ["lDAPDisplayName"],
+  })) {
+    for (const found of page) names.push(...asStrings(valuesOf(found, "lDAPDisplayName")));
+  }
+  return names;
 }
 
 /** An attribute's values by name, whatever case the server spells the name in. */
@@ -160,7 +198,21 @@ function asStrings(values: string[] | Buffer[] | undefined): string[] {
 export function parseSubschema(
   attributeTypeTexts: readonly string[],
   objectClassTexts: readonly string[] = [],
+  ad: {
+    /** The schema is Active Directory's: its binary objectGUID is shown as GUID text. */
+    readonly activeDirectory?: boolean;
+    /** Attributes of AD's SID syntax (from the schema partition), shown as `S-1-…`. */
+    readonly sidAttributes?: readonly string[];
+  } = {},
 ): DirectorySchema {
+  const sids = new Set((ad.sidAttributes ?? []).map((name) => name.toLowerCase()));
+  const shownAs = (d: Description, binary: boolean): ShownAs | undefined => {
+    if (!binary) return undefined;
+    const names = d.names.map((n) => n.toLowerCase());
+    if (names.some((n) => sids.has(n))) return "sid";
+    if (ad.activeDirectory && names.includes("objectguid")) return "guid";
+    return undefined;
+  };
   const raw = attributeTypeTexts.map(parseDescription);
   const byName = new Map<string, Description>();
   for (const d of raw) for (const name of [...d.names, d.oid]) byName.set(name.toLowerCase(), d);
@@ -185,6 +237,8 @@ export function parseSubschema(
         (d.noUserModification || (d.usage !== undefined && d.usage !== "userApplications")),
       binary: syntax !== undefined && BINARY_SYNTAXES.has(syntax),
     };
+    const shown = shownAs(d, base.binary);
+    if (shown !== undefined) return { ...base, jsonType: "string", shown };
     if (syntax === SYNTAX.integer) return { ...base, jsonType: "integer" };
     if (syntax === SYNTAX.boolean) return { ...base, jsonType: "boolean" };
     if (syntax === SYNTAX.generalizedTime)

@@ -7,6 +7,7 @@ import type { Reads } from "./gateway/entry-reads.ts";
 import { acceptedLanguages } from "./gateway/i18n.ts";
 import { createEntryLoaders } from "./gateway/loaders.ts";
 import { projectionDirectory } from "./gateway/projection-reads.ts";
+import { shownValuesDirectory } from "./gateway/shown-reads.ts";
 import type { ReadState } from "./gateway/read-state.ts";
 import { momentContext } from "./moment-context.ts";
 import type { ContextRequest, GraphqlPluginOptions } from "./options.ts";
@@ -41,17 +42,23 @@ export function gatewayContext(
   if (at !== undefined) {
     return momentContext(caller, request, options, reads, state, at, { clock, spent });
   }
-  const budgeted = options.directory && entryBudget(options.directory, maxEntries, spent);
+  // AD's SIDs and GUIDs as the projections show them, when read from the directory too.
+  const schema = options.schema ?? options.projection?.schema;
+  const live =
+    options.directory && schema
+      ? shownValuesDirectory(options.directory, schema)
+      : options.directory;
+  const budgeted = live && entryBudget(live, maxEntries, spent);
   const sources = {
     directory: budgeted && {
       directory: budgeted,
       loaders: createEntryLoaders({ directory: budgeted, attributes, binaryAttributes }),
     },
     projection:
-      options.directory && options.projection
+      live && options.projection
         ? (() => {
             const directory = entryBudget(
-              projectionDirectory(options.directory, options.projection),
+              projectionDirectory(live, options.projection),
               maxEntries,
               spent,
             );

@@ -2,7 +2,7 @@ import type { GraphQLError } from "graphql";
 import type { Authentication } from "../auth/index.ts";
 import type { AnnalConfig } from "../config/index.ts";
 import type { Pool } from "../db/index.ts";
-import type { DirectoryClient } from "../directory/index.ts";
+import type { DirectoryClient, DirectorySchema } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { LogPosition } from "../store/index.ts";
 import type { EngineDeps } from "../workflow/index.ts";
@@ -17,6 +17,8 @@ export interface GraphqlPluginOptions {
   readonly authentication: Authentication;
   /** The directory; without one, fields that read or write it fail with SERVICE_UNAVAILABLE. */
   readonly directory: DirectoryClient | undefined;
+  /** The directory's schema, when read: values AD's tools show as text are read as such. */
+  readonly schema?: DirectorySchema | undefined;
   readonly config: AnnalConfig;
   readonly log: Logger;
   /**

@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/index.ts";
 import type { FilterNode } from "../filters/index.ts";
-import type { DirectorySchema } from "../directory/index.ts";
+import type { DirectorySchema, ShownAs } from "../directory/index.ts";
 import { parseLdapFilter } from "../filters/index.ts";
 import { ENTRIES } from "../../projections/entries/index.ts";
 
@@ -16,6 +16,8 @@ export interface AttributeInfo {
   readonly binary: boolean;
   readonly jsonType: "string" | "integer" | "boolean";
   readonly format?: "date-time";
+  /** Binary values served as AD's tools show them (`S-1-5-21-…`, GUID text), not base64. */
+  readonly shown?: ShownAs;
 }
 
 /**
@@ -50,6 +52,7 @@ export class AttributeCatalog {
         binary: type.binary,
         jsonType: type.binary ? "string" : type.jsonType,
         ...(type.format === undefined ? {} : { format: type.format }),
+        ...(type.shown === undefined ? {} : { shown: type.shown }),
       };
       for (const name of type.names) catalog.#byName.set(name.toLowerCase(), info);
       catalog.#byName.set(type.oid, info);

@@ -4,7 +4,7 @@ import type { AnnalConfig } from "../config/index.ts";
 import type { SigningKey } from "../audit/index.ts";
 import type { Pool } from "../db/index.ts";
 import type { FilterNode } from "../filters/index.ts";
-import type { DirectorySchema } from "../directory/index.ts";
+import { filterAsStored, type DirectorySchema } from "../directory/index.ts";
 import {
   ABSOLUTE_TRUE,
   checkAttributes,
@@ -116,7 +116,9 @@ export function readFilter(
       details: { parameter: "filter" },
     });
   }
-  return checkAttributes(ast, (name) => catalog.resolve(name)?.name);
+  const checked = checkAttributes(ast, (name) => catalog.resolve(name)?.name);
+  // `objectSid=S-1-5-21-…` compares with the bytes the log keeps, as AD itself reads it.
+  return { ...checked, ast: filterAsStored(checked.ast, (name) => catalog.resolve(name)?.shown) };
 }
 
 /** Answers `Preference-Applied` when the request stated a handling preference. */

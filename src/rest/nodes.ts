@@ -1,10 +1,14 @@
 import type { AttributeMap } from "../events/index.ts";
 import { readStoredText } from "../capture/index.ts";
+import { shownText } from "../directory/index.ts";
 import { globalId } from "../history/index.ts";
 import type { AttributeCatalog, AttributeInfo } from "./catalog.ts";
 import { IDENTIFIER_KEYS, type FieldSelection } from "./fields.ts";
 
-/** A served value: text, a number, a boolean; binary values stay base64 text. */
+/**
+ * A served value: text, a number, a boolean; binary values base64 text, but for those AD's
+ * tools show as text (a SID as `S-1-5-21-…`, objectGUID as GUID text).
+ */
 export type AttributeValue = string | number | boolean;
 
 /** The parts of an entry a node is made of. */
@@ -32,11 +36,11 @@ export function generalizedTimeToIso(value: string): string | undefined {
 
 /**
  * One stored value (always text) as served: integers as numbers when they fit a double
- * exactly, booleans as true/false, generalized time as ISO 8601; anything that does not read
- * as its syntax says stays the text it is.
+ * exactly, booleans as true/false, generalized time as ISO 8601, AD's SIDs and objectGUID as
+ * AD's tools show them; anything that does not read as its syntax says stays the text it is.
  */
 export function serveValue(info: AttributeInfo | undefined, stored: string): AttributeValue {
-  if (info?.binary) return stored;
+  if (info?.binary) return info.shown === undefined ? stored : shownText(info.shown, stored);
   const value = readStoredText(stored);
   if (!info) return value;
   if (info.jsonType === "integer" && /^-?\d{1,16}$/.test(value)) {

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/index.ts";
 import {
+  filterAsStored,
   normalizeDN,
   type DirectoryClient,
   type DirectoryEntry,
@@ -158,7 +159,10 @@ function coveredFilter(
   visit(filter);
   if (!comparable) return undefined;
   const { ast, unknown } = checkAttributes(filter, (name) => source.schema.canonical(name));
-  return unknown.length === 0 ? ast : undefined;
+  // `objectSid: "S-1-5-21-…"` compares with the bytes the log keeps, as AD itself reads it.
+  return unknown.length === 0
+    ? filterAsStored(ast, (name) => source.schema.shownAs(name))
+    : undefined;
 }
 
 /**

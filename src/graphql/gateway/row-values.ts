@@ -3,7 +3,7 @@
  * in the database (`valuesSql`, with the matched values of RFC 3876 from the value index now or
  * the value spans at a moment), and the directory entry made of the row (`entryOf`).
  */
-import type { DirectoryEntry, DirectorySchema } from "../../directory/index.ts";
+import { shownText, type DirectoryEntry, type DirectorySchema } from "../../directory/index.ts";
 import { typesOfSql, type FilterNode } from "../../filters/index.ts";
 import { VALUE_KEY_LENGTH } from "../../../projections/entries/index.ts";
 
@@ -271,7 +271,11 @@ export function selection(
   return { names, keys, allUser, allOperational, computed };
 }
 
-/** One row as the directory client gives an entry: the selected attributes, bytes for binary ones. */
+/**
+ * One row as the directory client gives an entry: the selected attributes, bytes for binary
+ * ones asked as such (`@ldapField(binary: true)`); other binary values as the log keeps them
+ * (base64), but for those AD's tools show as text (a SID `S-1-5-21-…`, objectGUID's GUID text).
+ */
 export function entryOf(
   schema: DirectorySchema,
   row: EntryRow,
@@ -285,9 +289,12 @@ export function entryOf(
     const operational = schema.isOperational(name);
     const wanted = select.names.has(key) || (operational ? select.allOperational : select.allUser);
     if (!wanted || !Array.isArray(values)) continue;
+    const shown = binary.has(key) ? undefined : schema.shownAs(name);
     attributes[name] = binary.has(key)
       ? values.map((value) => Buffer.from(value, "base64"))
-      : values;
+      : shown === undefined
+        ? values
+        : values.map((value) => shownText(shown, value));
   }
   if (select.computed.has("entrydn")) attributes.entryDN = [row.dn];
   if (select.computed.has("hassubordinates")) {

@@ -8,6 +8,20 @@ const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` })
 
 /** The JSON Schema of one value of an attribute, from its syntax. */
 export function valueSchema(info: AttributeInfo): Schema {
+  if (info.shown === "sid") {
+    return {
+      type: "string",
+      description:
+        "a security identifier as Windows shows it (S-1-5-21-…); base64 of the bytes when they are not a SID",
+    };
+  }
+  if (info.shown === "guid") {
+    return {
+      type: "string",
+      description:
+        "a GUID as Windows shows it (its first three fields byte-reversed); base64 of the bytes when they are not 16",
+    };
+  }
   if (info.binary) {
     return { type: "string", contentEncoding: "base64", description: "binary, base64" };
   }
