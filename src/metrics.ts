@@ -58,7 +58,7 @@ export const captureLastSuccess = new Gauge({
  * they are at 0 for each from the start, so `rate()` and alerts see the series before the
  * first failure. Capture checks that these are its sources, every one (`capture/status.ts`).
  */
-export const CAPTURE_SOURCES = ["accesslog", "changelog", "poll"] as const;
+export const CAPTURE_SOURCES = ["accesslog", "changelog", "ad", "poll"] as const;
 
 export const captureFailures = new Counter({
   name: "annal_capture_pass_failures_total",

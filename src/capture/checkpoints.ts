@@ -2,7 +2,7 @@ import { AnnalError } from "../errors/index.ts";
 import type { Queryable } from "../db/index.ts";
 
 /** Names of capture checkpoints in `capture_checkpoints`. */
-export type CheckpointName = "accesslog" | "changelog" | "poll" | "reconcile" | "snapshot";
+export type CheckpointName = "accesslog" | "changelog" | "ad" | "poll" | "reconcile" | "snapshot";
 
 export async function readCaptureCheckpoint(
   db: Queryable,

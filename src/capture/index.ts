@@ -6,6 +6,7 @@
 export { captureFromAccesslog, accesslogHead } from "./from-accesslog.ts";
 export { formatGeneralizedTime } from "./accesslog.ts";
 export { captureByPolling, reconcileByPolling } from "./from-polling.ts";
+export { captureFromAD } from "./from-ad.ts";
 export { importEntries, importTimings, countEntries } from "./import.ts";
 export { paceByProjections } from "./pace.ts";
 export type { ImportOptions, ImportResult, ImportTimings } from "./import.ts";

@@ -102,6 +102,69 @@ export async function claimWriteIntent(
   };
 }
 
+/**
+ * How far from a change's time (`at`, the directory's clock, to the second) a note may have
+ * been made and still be matched by `claimWriteIntentNear`: the second itself, and the two
+ * clocks' disagreement (a domain keeps its members within seconds; Kerberos refuses past 5
+ * minutes).
+ */
+const NEAR_SECONDS = 30;
+
+/**
+ * Takes the oldest note matching a captured change of a directory that records no author
+ * (Active Directory): by the entry (its DN, or the DN before a rename), the kind of write,
+ * and the time, a note made within `NEAR_SECONDS` of `at`. A modify is known by the attributes
+ * it changed, which must all be among those the note's write touched (the change is observed
+ * from states, so its operations are unknown). Without an author, a change made by someone
+ * else to the same attributes of the same entry within that window could take annal's note:
+ * the price of a directory that does not say who wrote.
+ */
+export async function claimWriteIntentNear(
+  tx: Queryable,
+  change: {
+    dns: readonly string[];
+    /** A `writeFingerprint`, or for a modify the attributes it changed. */
+    fingerprint: string | { kind: "modify"; attributes: readonly string[] };
+    at: Date;
+  },
+): Promise<WriteCause | undefined> {
+  const exact = typeof change.fingerprint === "string" ? change.fingerprint : undefined;
+  const candidates = await tx.query<{ id: string; fingerprint: string }>(
+    `SELECT id, fingerprint FROM directory_write_intents
+      WHERE dn_norm = ANY($1::text[])
+        AND (fingerprint = $2 OR ($2::text IS NULL AND starts_with(fingerprint, 'modify:')))
+        AND created_at BETWEEN $3::timestamptz - make_interval(secs => $4)
+                           AND $3::timestamptz + make_interval(secs => $4 + 1)
+      ORDER BY id FOR UPDATE SKIP LOCKED`,
+    [change.dns.map((dn) => normalizeDN(dn)), exact ?? null, change.at, NEAR_SECONDS],
+  );
+  const changed =
+    typeof change.fingerprint === "string"
+      ? []
+      : change.fingerprint.attributes.map((name) => name.toLowerCase());
+  const found = candidates.rows.find((row) => {
+    if (exact !== undefined) return row.fingerprint === exact;
+    const touched = new Set(
+      row.fingerprint
+        .slice("modify:".length)
+        .split(",")
+        .map((pair) => pair.slice(pair.indexOf(":") + 1)),
+    );
+    return changed.every((name) => touched.has(name));
+  });
+  if (!found) return undefined;
+  const result = await tx.query<{ causation_id: string; correlation_id: string | null }>(
+    "DELETE FROM directory_write_intents WHERE id = $1 RETURNING causation_id, correlation_id",
+    [found.id],
+  );
+  const row = result.rows[0];
+  if (!row) return undefined;
+  return {
+    causationId: row.causation_id,
+    ...(row.correlation_id ? { correlationId: row.correlation_id } : {}),
+  };
+}
+
 type Writes = Pick<DirectoryClient, "add" | "modify" | "modifyDN" | "delete">;
 
 /**

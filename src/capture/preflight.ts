@@ -2,6 +2,7 @@ import { AnnalError } from "../errors/index.ts";
 import { DirectoryError, present } from "../directory/index.ts";
 import { captureWithoutIdentity } from "../metrics.ts";
 import type { CaptureContext } from "./context.ts";
+import { readADController } from "./ad.ts";
 import { CHANGELOG_BASE } from "./changelog.ts";
 import { ACCESSLOG_BASE } from "./from-accesslog.ts";
 import type { CaptureSource } from "./service.ts";
@@ -23,6 +24,7 @@ export async function checkCaptureSources(
       `the directory has no entry ${context.base} that annal's bind can read ([directory] base)`,
     );
   }
+  if (source === "ad") return checkADSource(context);
   const log = LOGS[source];
   if (log !== undefined && !(await exists(context, log))) {
     throw new AnnalError(
@@ -36,8 +38,43 @@ export async function checkCaptureSources(
 const LOGS: Record<CaptureSource, string | undefined> = {
   accesslog: ACCESSLOG_BASE,
   changelog: CHANGELOG_BASE,
+  ad: undefined,
   poll: undefined,
 };
+
+/**
+ * The "ad" source reads the DC's USNs from its root DSE (not an AD DC without them) and the
+ * domain's tombstones with Show Deleted: a bind that may not read `CN=Deleted Objects` (by
+ * default only administrators may list it) would record no delete at all.
+ */
+async function checkADSource(context: Pick<CaptureContext, "directory">): Promise<void> {
+  const dc = await readADController(context);
+  let readable = false;
+  try {
+    for await (const page of context.directory.search(dc.deletedObjects, {
+      scope: "base",
+      filter: present("objectClass"),
+      attributes: ["1.1"],
+      showDeleted: true,
+    })) {
+      if (page.length > 0) readable = true;
+    }
+  } catch (error) {
+    const refused =
+      error instanceof DirectoryError &&
+      (error.resultCode === NO_SUCH_OBJECT || error.resultCode === INSUFFICIENT_ACCESS);
+    if (!refused) throw error;
+  }
+  if (!readable) {
+    throw new AnnalError(
+      "ANNAL_CAPTURE_SOURCE_MISSING",
+      `capture's source is "ad", and annal's bind cannot read ${dc.deletedObjects} with the Show Deleted control, so no delete would be captured`,
+      {
+        hint: `give annal's account List Contents and Read Property on ${dc.deletedObjects} (dsacls "${dc.deletedObjects}" /takeownership, then dsacls "${dc.deletedObjects}" /g <DOMAIN>\\<account>:LCRP), or set [directory.capture] source = "poll"`,
+      },
+    );
+  }
+}
 
 /** Whether a base-scope read of `dn` finds the entry (missing and hidden look the same). */
 async function exists(context: Pick<CaptureContext, "directory">, dn: string): Promise<boolean> {
@@ -57,6 +94,7 @@ async function exists(context: Pick<CaptureContext, "directory">, dn: string): P
 }
 
 const NO_SUCH_OBJECT = 32;
+const INSUFFICIENT_ACCESS = 50;
 
 /**
  * What an import read that it could not store: entries without an identity are counted, said

@@ -5,6 +5,7 @@ import type { DirectorySchema } from "../directory/index.ts";
 import { accesslogHead, captureFromAccesslog } from "./from-accesslog.ts";
 import { captureByPolling, reconcileByPolling } from "./from-polling.ts";
 import { captureFromChangelog, changelogHead } from "./from-changelog.ts";
+import { adHead, captureFromAD } from "./from-ad.ts";
 import { pollTime } from "./modified-since.ts";
 import { readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
@@ -15,7 +16,7 @@ import type { Normalizer } from "./normalize.ts";
 import { NameSet } from "../events/index.ts";
 import { entryTypeResolver } from "./types.ts";
 
-export type CaptureSource = "accesslog" | "changelog" | "poll";
+export type CaptureSource = "accesslog" | "changelog" | "ad" | "poll";
 
 /** The normaliser for a configuration: its entry types, and the attributes never recorded. */
 export function createNormalizer(
@@ -59,8 +60,11 @@ export async function ensureImported(
         ? await accesslogHead(context, "19700101000000.000000Z")
         : source === "changelog"
           ? await changelogHead(context)
-          : // modifyTimestamp has whole seconds: start a second back and compare states.
-            pollTime(new Date(Date.now() - 1000));
+          : source === "ad"
+            ? // Read before the import: a write during it is read again by the first pass.
+              await adHead(context)
+            : // modifyTimestamp has whole seconds: start a second back and compare states.
+              pollTime(new Date(Date.now() - 1000));
     if (context.beforeFirstImport) {
       const seeded = await context.beforeFirstImport(context);
       context.log.info({ events: seeded }, "the log's past written before the first import");
@@ -117,6 +121,7 @@ export async function captureOnce(
   await ensureImported(context, source);
   if (source === "accesslog") return captureFromAccesslog(context);
   if (source === "changelog") return captureFromChangelog(context);
+  if (source === "ad") return captureFromAD(context);
   const polled = await captureByPolling(context);
   if (!options.reconcile) return polled;
   const reconciled = await reconcileByPolling(context);

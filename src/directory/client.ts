@@ -25,6 +25,7 @@ import { checkPassword } from "./password.ts";
 import { collectEntries, readSearchResultEntry, stopCollecting } from "./search-entries.ts";
 import { ConnectionPool } from "./pool.ts";
 import { authzIdFor, ProxiedAuthorizationControl } from "./proxied-authorization.ts";
+import { ShowDeletedControl } from "./show-deleted.ts";
 import { SyncRequestControl } from "./sync-request.ts";
 import { DirectoryTransport, type DirectoryTlsOptions } from "./transport.ts";
 import { toWireFilter } from "./wire-filter.ts";
@@ -95,6 +96,11 @@ export interface SearchOptions extends ReadOptions {
    * entry's list. The directory ignores it.
    */
   readonly matchedValuesAsAsked?: boolean;
+  /**
+   * Also find deleted objects (Active Directory's Show Deleted control, critical): the
+   * tombstones under a naming context's `CN=Deleted Objects`.
+   */
+  readonly showDeleted?: boolean;
 }
 
 export interface ModifyDNOptions extends OperationOptions {
@@ -476,6 +482,7 @@ function searchControls(options: SearchOptions): Control[] {
   if (options.matchedValues !== undefined && options.matchedValues.length > 0) {
     controls.push(new MatchedValuesControl(options.matchedValues.map(toWireFilter)));
   }
+  if (options.showDeleted) controls.push(new ShowDeletedControl());
   return controls;
 }
 

@@ -99,13 +99,13 @@ function capture() {
     .strictObject(
       {
         source: z
-          .enum(["accesslog", "changelog", "poll"], {
-            error: 'expected "accesslog", "changelog" or "poll"',
+          .enum(["accesslog", "changelog", "ad", "poll"], {
+            error: 'expected "accesslog", "changelog", "ad" or "poll"',
           })
           .default("accesslog")
           .meta({
             description:
-              '`"accesslog"` reads the slapd accesslog overlay\'s log, which gives every change with its time and author; `"changelog"` reads 389 Directory Server\'s Retro Changelog (`cn=changelog`, also in Red Hat Directory Server and FreeIPA) in its change numbers\' order, with the time to the second and the author from `modifiersName` (a delete\'s author is not in it, and is recorded as unknown); `"poll"` compares entries\' `modifyTimestamp`, for servers without either.',
+              "`\"accesslog\"` reads the slapd accesslog overlay's log, which gives every change with its time and author; `\"changelog\"` reads 389 Directory Server's Retro Changelog (`cn=changelog`, also in Red Hat Directory Server and FreeIPA) in its change numbers' order, with the time to the second and the author from `modifiersName` (a delete's author is not in it, and is recorded as unknown); `\"ad\"` reads an Active Directory domain controller's objects by `uSNChanged` past the DC's `highestCommittedUSN`, and its deletes from the tombstones under `CN=Deleted Objects` (Show Deleted), with no author (AD records none; annal's own writes keep their cause), each write an object's replication metadata tells apart a change of its own; `\"poll\"` compares entries' `modifyTimestamp`, for servers without either.",
             example: "poll",
           }),
         interval: duration().prefault("250ms").meta({

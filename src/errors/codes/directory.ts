@@ -103,7 +103,7 @@ export const DIRECTORY_CODES = {
   ANNAL_CAPTURE_SOURCE_MISSING: {
     status: 503,
     meaning:
-      'The configured change source is not in the directory (source = "accesslog" and no cn=accesslog, or "changelog" and no cn=changelog, that the bind can read), so capture would capture nothing.',
+      'The configured change source is not in the directory (source = "accesslog" and no cn=accesslog, "changelog" and no cn=changelog, that the bind can read; "ad" and a server that is no Active Directory DC, or a bind that cannot read its CN=Deleted Objects), so capture would capture nothing.',
     hint: 'enable the change log and let annal\'s bind read it (OpenLDAP: the accesslog overlay with its database at cn=accesslog; 389 Directory Server: the Retro Changelog), as docs/connect-your-directory.md shows, or set [directory.capture] source = "poll"',
     surfaces: ["readyz"],
   },

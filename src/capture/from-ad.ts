@@ -1,0 +1,359 @@
+import { withSessionLock, withTransaction } from "../db/index.ts";
+import { and, eq, ge, identityAttributes, rdnOf, type DirectoryEntry } from "../directory/index.ts";
+import {
+  entryStream,
+  sortAttributes,
+  touchedAttributes,
+  type EntryState,
+} from "../events/index.ts";
+import type { LogPosition } from "../store/index.ts";
+import { parseGeneralizedTime } from "./accesslog.ts";
+import {
+  formatADPlace,
+  parseADPlace,
+  readADController,
+  text,
+  type ADController,
+  type ADPlace,
+} from "./ad.ts";
+import { parseReplMetadata, REPL_METADATA_ATTRIBUTE } from "./ad-metadata.ts";
+import { changeBetween } from "./changes.ts";
+import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
+import type { CaptureContext, CaptureResult } from "./context.ts";
+import { recordIsolated } from "./failures.ts";
+import { reconcileByPolling } from "./from-polling.ts";
+import { claimWriteIntentNear, writeFingerprint } from "./intents.ts";
+import { lastEntryState } from "./last-state.ts";
+import { entryState, stateIdentity, type Normalizer } from "./normalize.ts";
+
+/**
+ * Capture from an Active Directory domain controller by `uSNChanged`: each pass reads the
+ * objects under the base whose uSNChanged is past the checkpoint (a USN of the DC's), and the
+ * tombstones under the domain's `CN=Deleted Objects` past it (Show Deleted), and records each
+ * as the change from its state in the log, in the DC's USN order.
+ *
+ * Why uSNChanged and not DirSync (1.2.840.113556.1.4.841): DirSync needs the "Replicating
+ * Directory Changes" right on the whole domain, searches only from a naming context's head, and
+ * returns the changed attributes of an object, not the object: annal would still read each one
+ * to know its state, and a linked attribute's values come partly. uSNChanged needs only read
+ * access under the base, the state read is the object whole, and the USN checkpoint is the one
+ * Microsoft documents ("Polling for Changes Using the USNChanged Attribute"). Both are one DC's
+ * view; both show an object's latest state only.
+ *
+ * What annal can and cannot tell apart (AD keeps an object's latest state, no log of writes):
+ * - Writes to one object between two passes that left different attributes are separate
+ *   changes, each at its own time, in the DC's order: the object's replication metadata
+ *   (`replPropertyMetaData`, see ad-metadata.ts) gives every attribute the USN and time of its
+ *   last write. Each change holds the attributes whose last write it was; a rename or move is
+ *   the write that changed `name`.
+ * - A value a later write overwrote before the pass is gone: its write is seen only if it left
+ *   another attribute, and the change shows the attribute as the later write left it.
+ * - Linked attributes (a group's `member`) keep per-value metadata (msDS-ReplValueMetaData),
+ *   which this does not read: member adds and removes of one group between passes are one
+ *   change, at the group's whenChanged.
+ * - An object added and changed between two passes is one add of its latest state.
+ * - An object deleted before a pass saw it was never in the log, and its tombstone is skipped;
+ *   an object moved out of the base is not seen until its delete.
+ * - No author: AD records none. The change's actor is null, except a write annal made, which
+ *   keeps its note's cause (`claimWriteIntentNear`).
+ *
+ * A checkpoint of another DC (another invocationId: a different DC, or this one restored)
+ * says nothing of this DC's USNs: the pass then compares every entry (`reconcileByPolling`),
+ * says so in the log, and goes on from this DC's highestCommittedUSN read before it.
+ *
+ * One pass at a time, across processes (a session advisory lock), as poll's: two passes that
+ * read one object at different moments must not both record a change from the log's state.
+ */
+export async function captureFromAD(
+  context: CaptureContext,
+  options: { pageSize?: number } = {},
+): Promise<CaptureResult> {
+  return withSessionLock(context.pool, AD_LOCK, async () => {
+    const stored = await readCaptureCheckpoint(context.pool, "ad");
+    if (stored === undefined) throw notImported("ad");
+    const checkpoint = parseADPlace(stored);
+    // Read before the searches, as the checkpoint to go on from: a write after it is read
+    // again by the next pass, and recorded once (its key, and a state compared to itself).
+    const dc = await readADController(context);
+    if (!checkpoint || checkpoint.invocationId !== dc.invocationId) {
+      context.log.warn(
+        { checkpoint: stored, invocationId: dc.invocationId, highestCommittedUSN: String(dc.usn) },
+        "the checkpoint's USNs are not this domain controller's (another DC, or this one restored from a backup: another invocationId): comparing every entry with the log, then going on from this DC's highestCommittedUSN",
+      );
+      const reconciled = await reconcileByPolling(context);
+      await writeCaptureCheckpoint(context.pool, "ad", formatADPlace(dc));
+      return reconciled;
+    }
+    const read = await readChanged(context, checkpoint, dc, options.pageSize ?? 1000);
+    const result = await recordChanges(context, checkpoint, read);
+    await writeCaptureCheckpoint(context.pool, "ad", formatADPlace(dc));
+    if (result.recorded > 0)
+      context.log.debug({ recorded: result.recorded }, "captured AD changes");
+    return result;
+  });
+}
+
+/** The session advisory lock AD passes take, one at a time. */
+const AD_LOCK = "annal:capture:ad";
+
+/** The DC's place, for the checkpoint of a first import. */
+export async function adHead(context: Pick<CaptureContext, "directory">): Promise<string> {
+  return formatADPlace(await readADController(context));
+}
+
+/** An object read by a pass: live (its entry) or a tombstone. */
+type Observed =
+  | { readonly kind: "live"; readonly entry: DirectoryEntry; readonly metadata: Buffer | undefined }
+  | {
+      readonly kind: "deleted";
+      readonly uuid: string;
+      readonly usn: bigint;
+      readonly at: Date | undefined;
+    };
+
+/**
+ * What changed past the checkpoint: the live objects under the base, and the tombstones of
+ * the domain. USNs in the filter are written from the number (`uSNChanged>=4013`), and AD
+ * compares them as integers.
+ */
+async function readChanged(
+  context: CaptureContext,
+  checkpoint: ADPlace,
+  dc: ADController,
+  pageSize: number,
+): Promise<Observed[]> {
+  const { directory, normalizer } = context;
+  const since = ge("uSNChanged", String(checkpoint.usn + 1n));
+  const observed: Observed[] = [];
+  for await (const page of directory.search(context.base, {
+    scope: "sub",
+    filter: since,
+    attributes: [
+      "*",
+      "+",
+      "uSNChanged",
+      "uSNCreated",
+      "whenChanged",
+      REPL_METADATA_ATTRIBUTE,
+      ...identityAttributes(normalizer.identity),
+    ],
+    binaryAttributes: [...normalizer.schema.binaryAttributes(), REPL_METADATA_ATTRIBUTE],
+    pageSize,
+  })) {
+    for (const entry of page) {
+      const { [REPL_METADATA_ATTRIBUTE]: raw, ...attributes } = entry.attributes;
+      const metadata = raw?.[0];
+      observed.push({
+        kind: "live",
+        entry: { ...entry, attributes },
+        metadata: Buffer.isBuffer(metadata) ? metadata : undefined,
+      });
+    }
+  }
+  for await (const page of directory.search(dc.deletedObjects, {
+    scope: "sub",
+    filter: and(eq("isDeleted", "TRUE"), since),
+    attributes: ["objectGUID", "uSNChanged", "whenChanged"],
+    binaryAttributes: ["objectGUID"],
+    showDeleted: true,
+    pageSize,
+  })) {
+    for (const entry of page) {
+      const uuid = stateIdentity({ identity: "objectGUID" }, entryState(normalizer, entry));
+      const usn = text(entry, "uSNChanged");
+      if (!uuid || !usn || !/^\d+$/.test(usn)) continue;
+      observed.push({ kind: "deleted", uuid, usn: BigInt(usn), at: whenChanged(entry) });
+    }
+  }
+  return observed;
+}
+
+/** One change to record: an object's state after one of its writes, at that write's USN. */
+interface Step {
+  readonly uuid: string;
+  readonly usn: bigint;
+  readonly at: Date;
+  readonly dn: string;
+  readonly before: EntryState | null;
+  readonly after: EntryState | null;
+  /** The writes AD's metadata shows for the object since the checkpoint. */
+  readonly writes: number;
+}
+
+/**
+ * Records every object's changes, all in USN order, in one transaction: a pass that fails
+ * records nothing, and the next reads the same again.
+ */
+async function recordChanges(
+  context: CaptureContext,
+  checkpoint: ADPlace,
+  observed: readonly Observed[],
+): Promise<CaptureResult> {
+  const { normalizer } = context;
+  return withTransaction(context.pool, async (tx) => {
+    const steps: Step[] = [];
+    for (const object of observed) {
+      if (object.kind === "deleted") {
+        const previous = await lastEntryState(tx, entryStream(object.uuid));
+        // Never in the log (added and deleted between passes, or outside the base), or
+        // recorded deleted already.
+        if (!previous.state) continue;
+        steps.push({
+          uuid: object.uuid,
+          usn: object.usn,
+          at: object.at ?? new Date(),
+          dn: previous.state.dn,
+          before: previous.state,
+          after: null,
+          writes: 1,
+        });
+        continue;
+      }
+      const after = entryState(normalizer, object.entry);
+      const uuid = stateIdentity(normalizer, after);
+      const usn = text(object.entry, "uSNChanged");
+      if (!uuid || !usn || !/^\d+$/.test(usn)) continue;
+      const previous = await lastEntryState(tx, entryStream(uuid));
+      steps.push(
+        ...writesOf(normalizer, {
+          uuid,
+          before: previous.state,
+          after,
+          usn: BigInt(usn),
+          at: whenChanged(object.entry) ?? new Date(),
+          metadata: object.metadata ? parseReplMetadata(object.metadata) : undefined,
+          since: checkpoint.usn,
+        }),
+      );
+    }
+    steps.sort((a, b) => (a.usn < b.usn ? -1 : a.usn > b.usn ? 1 : 0));
+    let recorded = 0;
+    let position: LogPosition | undefined;
+    for (const step of steps) {
+      const changeId = `${checkpoint.invocationId}:${step.usn}:${step.uuid}`;
+      const appended = await recordIsolated(
+        tx,
+        context,
+        { source: "ad", changeId, dn: step.dn, entryUUID: step.uuid },
+        async () => {
+          const built = changeBetween(step.uuid, step.before, step.after);
+          if (!built) return undefined;
+          const { change } = built;
+          const cause = await claimWriteIntentNear(tx, {
+            dns: [change.oldDn ?? change.dn, change.dn],
+            fingerprint:
+              change.changeType === "modify"
+                ? { kind: "modify", attributes: change.attributes }
+                : change.changeType === "modrdn"
+                  ? writeFingerprint({ kind: "modrdn", newRDN: rdnOf(change.dn) })
+                  : writeFingerprint({ kind: change.changeType }),
+            at: step.at,
+          });
+          return context.store.appendToStream(
+            entryStream(step.uuid),
+            [
+              {
+                type: built.eventType,
+                data: change,
+                occurredAt: step.at,
+                metadata: {
+                  actor: null,
+                  source: "ad",
+                  usn: String(step.usn),
+                  ...(step.writes > 1 ? { writes: step.writes } : {}),
+                  ...(cause ?? {}),
+                },
+                // A USN names one write of this DC, and the write one state of the object: the
+                // same change read twice has the same key, two changes never share one.
+                idempotencyKey: `ad:${changeId}`,
+              },
+            ],
+            { tx },
+          );
+        },
+      );
+      if (!appended || appended.appended === 0) continue;
+      recorded += appended.appended;
+      position = appended.events[0];
+    }
+    return { recorded, ...(position ? { position } : {}) };
+  });
+}
+
+/**
+ * An object's writes since the checkpoint, as states from `before` (the log's) to `after`
+ * (read now), one a write its metadata shows (`replPropertyMetaData`: the attributes grouped
+ * by the USN of their last write). A difference no group explains (a linked attribute's
+ * values; an attribute its metadata does not name) goes to the object's last write, at its
+ * uSNChanged and whenChanged; the DN's change to the write that changed `name`.
+ */
+export function writesOf(
+  normalizer: Pick<Normalizer, "schema" | "typeOf">,
+  object: {
+    readonly uuid: string;
+    readonly before: EntryState | null;
+    readonly after: EntryState;
+    readonly usn: bigint;
+    readonly at: Date;
+    readonly metadata: ReturnType<typeof parseReplMetadata>;
+    readonly since: bigint;
+  },
+): Step[] {
+  const { uuid, before, after } = object;
+  const groups = new Map<bigint, { at: Date; names: Set<string> }>();
+  for (const attribute of object.metadata ?? []) {
+    if (attribute.localUsn <= object.since) continue;
+    let group = groups.get(attribute.localUsn);
+    if (!group)
+      groups.set(attribute.localUsn, (group = { at: attribute.changedAt, names: new Set() }));
+    if (attribute.changedAt > group.at) group.at = attribute.changedAt;
+    const name = attribute.oid && normalizer.schema.canonical(attribute.oid);
+    if (name) group.names.add(name.toLowerCase());
+  }
+  // A uSNChanged past every attribute's last write is a write of linked values (`member`),
+  // which keep their metadata per value.
+  const writes = groups.size + (groups.has(object.usn) ? 0 : 1);
+  if (!before) {
+    return [{ uuid, usn: object.usn, at: object.at, dn: after.dn, before, after, writes }];
+  }
+  if (!groups.has(object.usn)) groups.set(object.usn, { at: object.at, names: new Set() });
+  const last = object.usn;
+  const ordered = [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const groupOf = (name: string): bigint => {
+    for (const [usn, group] of ordered) if (group.names.has(name.toLowerCase())) return usn;
+    return last;
+  };
+  const assigned = new Map<bigint, string[]>();
+  for (const name of touchedAttributes(before, after)) {
+    const usn = groupOf(name);
+    assigned.set(usn, [...(assigned.get(usn) ?? []), name]);
+  }
+  const renamedAt = before.dn === after.dn ? undefined : groupOf("name");
+  const steps: Step[] = [];
+  let state = before;
+  for (const [usn, group] of ordered) {
+    const names = assigned.get(usn) ?? [];
+    if (names.length === 0 && renamedAt !== usn) continue;
+    const attributes = { ...state.attributes };
+    for (const name of names) {
+      const value = after.attributes[name];
+      if (value === undefined) delete attributes[name];
+      else attributes[name] = value;
+    }
+    const dn = renamedAt === usn ? after.dn : state.dn;
+    const next: EntryState = {
+      dn,
+      type: normalizer.typeOf(dn, attributes),
+      attributes: sortAttributes(attributes),
+      operational: after.operational,
+    };
+    steps.push({ uuid, usn, at: group.at, dn, before: state, after: next, writes });
+    state = next;
+  }
+  return steps;
+}
+
+function whenChanged(entry: DirectoryEntry): Date | undefined {
+  const value = text(entry, "whenChanged");
+  return value ? parseGeneralizedTime(value) : undefined;
+}
