@@ -114,13 +114,26 @@ export function renderFilter(node: FilterNode): string {
     }
     default: {
       const attribute = assertAttributeName(node.attribute);
-      return `(${attribute}${OPERATORS[node.op]}${value(attribute, node.value)})`;
+      if (node.binary && node.op !== "eq") {
+        throw new Error(`bytes of ${attribute} are compared for equality only`);
+      }
+      const text = node.binary ? escapedBytes(node.value) : value(attribute, node.value);
+      return `(${attribute}${OPERATORS[node.op]}${text})`;
     }
   }
 }
 
+/** Bytes (base64) as an assertion value: every byte escaped, `\01\ab...`. */
+function escapedBytes(base64: string): string {
+  return Buffer.from(base64, "base64").toString("hex").replace(/../g, "\\$&");
+}
+
 export function eq(attribute: string, text: string): FilterNode {
   return { op: "eq", attribute, value: text };
+}
+/** Equality with bytes: `eqBytes("objectGUID", guid)` is `(objectGUID=\67\45...)`. */
+export function eqBytes(attribute: string, bytes: Buffer): FilterNode {
+  return { op: "eq", attribute, value: bytes.toString("base64"), binary: true };
 }
 export function approx(attribute: string, text: string): FilterNode {
   return { op: "approx", attribute, value: text };

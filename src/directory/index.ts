@@ -31,6 +31,7 @@ export {
   approx,
   assertAttributeName,
   eq,
+  eqBytes,
   escapeFilterValue,
   ge,
   InvalidFilterAttributeError,
@@ -48,6 +49,7 @@ export {
   guidText,
   IDENTITY_ATTRIBUTES,
   identityAttributes,
+  identityFilter,
   type IdentityAttribute,
   type IdentitySetting,
 } from "./identity.ts";

@@ -50,13 +50,13 @@ export function toWireFilter(node: FilterNode): Filter {
       });
     }
     case "eq":
-      return new EqualityFilter(comparison(node.attribute, node.value));
+      return new EqualityFilter(equality(node.attribute, node.value, node.binary));
     case "approx":
-      return new ApproximateFilter(comparison(node.attribute, node.value));
+      return new ApproximateFilter(comparison(node.attribute, node.value, node.binary));
     case "ge":
-      return new GreaterThanEqualsFilter(comparison(node.attribute, node.value));
+      return new GreaterThanEqualsFilter(comparison(node.attribute, node.value, node.binary));
     case "le":
-      return new LessThanEqualsFilter(comparison(node.attribute, node.value));
+      return new LessThanEqualsFilter(comparison(node.attribute, node.value, node.binary));
   }
 }
 
@@ -65,7 +65,22 @@ function checked(attribute: string, value: string): string {
   return value;
 }
 
-function comparison(attribute: string, value: string): { attribute: string; value: string } {
+function comparison(
+  attribute: string,
+  value: string,
+  binary?: true,
+): { attribute: string; value: string } {
+  if (binary) throw new Error(`bytes of ${attribute} are compared for equality only`);
   const name = assertAttributeName(attribute);
   return { attribute: name, value: checked(name, value) };
+}
+
+/** An equality's attribute and value: bytes as they are (`eqBytes`), text checked. */
+function equality(
+  attribute: string,
+  value: string,
+  binary?: true,
+): { attribute: string; value: string | Buffer } {
+  if (!binary) return comparison(attribute, value);
+  return { attribute: assertAttributeName(attribute), value: Buffer.from(value, "base64") };
 }

@@ -8,7 +8,18 @@ export type FilterNode =
   | { readonly op: "and"; readonly filters: readonly FilterNode[] }
   | { readonly op: "or"; readonly filters: readonly FilterNode[] }
   | { readonly op: "not"; readonly filter: FilterNode }
-  | { readonly op: ComparisonOp; readonly attribute: string; readonly value: string }
+  | {
+      readonly op: ComparisonOp;
+      readonly attribute: string;
+      /** The value; with `binary`, its bytes as base64 (as the log stores binary values). */
+      readonly value: string;
+      /**
+       * The value is bytes (an octet string such as objectGUID's), written base64 in `value`:
+       * an LDAP filter sends the bytes themselves (`\xx` each in RFC 4515's text form). For
+       * equality only (`eqBytes`).
+       */
+      readonly binary?: true;
+    }
   | { readonly op: "present"; readonly attribute: string }
   | {
       readonly op: "substring";

@@ -2,7 +2,7 @@ import type { Clock } from "../time/index.ts";
 import type { GraphQLField, GraphQLSchema } from "graphql";
 import type { AccessReport, Caller } from "../auth/index.ts";
 import type { Queryable } from "../db/index.ts";
-import type { DirectoryClient } from "../directory/index.ts";
+import type { DirectoryClient, IdentitySetting } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EngineDeps } from "../workflow/index.ts";
 import type { EntryTypes } from "./gateway/entry-types.ts";
@@ -85,6 +85,11 @@ export interface DirectiveEnvironment {
    * `id` argument is looked up. Undefined without a directory.
    */
   readonly directoryBase: string | undefined;
+  /**
+   * `[directory] identity`: what an entry's `@id` and an `entryUUID` or `id` lookup are (an
+   * entryUUID, nsUniqueId or objectGUID as UUID text), as the log and REST have them.
+   */
+  readonly identity: IdentitySetting;
   /** `[[graphql.rest]]`: the only backends `@rest` can reach. */
   readonly restBackends: readonly RestBackend[];
   /**

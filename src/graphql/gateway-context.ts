@@ -5,7 +5,7 @@ import type { GatewayContext } from "./context.ts";
 import { entryBudget } from "./entry-budget.ts";
 import type { Reads } from "./gateway/entry-reads.ts";
 import { acceptedLanguages } from "./gateway/i18n.ts";
-import { createEntryLoaders } from "./gateway/loaders.ts";
+import { createEntryLoaders, identityLookups } from "./gateway/loaders.ts";
 import { projectionDirectory } from "./gateway/projection-reads.ts";
 import { shownValuesDirectory } from "./gateway/shown-reads.ts";
 import type { ReadState } from "./gateway/read-state.ts";
@@ -36,6 +36,7 @@ export function gatewayContext(
     clock(),
   );
   const { attributes, binaryAttributes } = reads;
+  const identity = identityLookups(config.directory?.identity, options.projection?.schema);
   // One budget for both sources: `maxEntries` bounds what the request reads, wherever from.
   const spent = { read: 0 };
   const { maxEntries } = config.graphql.limits;
@@ -52,7 +53,12 @@ export function gatewayContext(
   const sources = {
     directory: budgeted && {
       directory: budgeted,
-      loaders: createEntryLoaders({ directory: budgeted, attributes, binaryAttributes }),
+      loaders: createEntryLoaders({
+        directory: budgeted,
+        attributes,
+        binaryAttributes,
+        identity,
+      }),
     },
     projection:
       live && options.projection
@@ -64,7 +70,7 @@ export function gatewayContext(
             );
             return {
               directory,
-              loaders: createEntryLoaders({ directory, attributes, binaryAttributes }),
+              loaders: createEntryLoaders({ directory, attributes, binaryAttributes, identity }),
             };
           })()
         : undefined,

@@ -9,7 +9,7 @@ import type { GatewayContext } from "./context.ts";
 import type { Reads } from "./gateway/entry-reads.ts";
 import { entryBudget } from "./entry-budget.ts";
 import { acceptedLanguages } from "./gateway/i18n.ts";
-import { createEntryLoaders } from "./gateway/loaders.ts";
+import { createEntryLoaders, identityLookups } from "./gateway/loaders.ts";
 import { momentDirectory, momentReads } from "./gateway/moment-reads.ts";
 import type { ContextRequest, GraphqlPluginOptions } from "./options.ts";
 import type { ReadState } from "./gateway/read-state.ts";
@@ -50,7 +50,12 @@ export function momentContext(
   );
   const then = {
     directory,
-    loaders: createEntryLoaders({ directory, attributes, binaryAttributes }),
+    loaders: createEntryLoaders({
+      directory,
+      attributes,
+      binaryAttributes,
+      identity: identityLookups(config.directory?.identity, projection.schema),
+    }),
   };
   return {
     requestId: request.id,

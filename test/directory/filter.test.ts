@@ -17,6 +17,7 @@ import {
   and,
   approx,
   eq,
+  eqBytes,
   escapeFilterValue,
   ge,
   le,
@@ -26,6 +27,7 @@ import {
   renderFilter,
   substring,
 } from "../../src/directory/index.ts";
+import { toWireFilter } from "../../src/directory/wire-filter.ts";
 import { type FilterNode } from "../../src/filters/index.ts";
 
 t.test("renderFilter writes RFC 4515 filters", async (t) => {
@@ -75,6 +77,24 @@ t.test("a value with an unpaired surrogate is rejected with a 400", async (t) =>
     status: 400,
   });
 });
+
+t.test(
+  "bytes are compared as bytes: every byte escaped in the text, sent as they are",
+  async (t) => {
+    const guid = Buffer.from("67452301ab89efcd0123456789abcdef", "hex");
+    t.equal(
+      renderFilter(eqBytes("objectGUID", guid)),
+      "(objectGUID=\\67\\45\\23\\01\\ab\\89\\ef\\cd\\01\\23\\45\\67\\89\\ab\\cd\\ef)",
+    );
+    const wire = toWireFilter(eqBytes("objectGUID", guid)) as EqualityFilter;
+    t.ok(Buffer.isBuffer(wire.value), "the wire's value is the bytes, not their UTF-8");
+    t.same(wire.value, guid);
+    t.throws(
+      () => renderFilter({ op: "ge", attribute: "objectGUID", value: "AA==", binary: true }),
+      /equality only/,
+    );
+  },
+);
 
 /** Values heavy in filter syntax, plus any Unicode. */
 const value = fc.string({

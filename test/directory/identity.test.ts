@@ -1,5 +1,11 @@
 import t from "tap";
-import { canonicalIdentity, entryIdentity, guidText } from "../../src/directory/index.ts";
+import {
+  canonicalIdentity,
+  entryIdentity,
+  guidText,
+  identityFilter,
+  renderFilter,
+} from "../../src/directory/index.ts";
 
 t.test("an entryUUID is its own identity, in lower case", async (t) => {
   t.equal(
@@ -42,3 +48,42 @@ t.test(
     t.equal(entryIdentity("entryUUID", lookup(stock)), undefined, "no entryUUID: no identity");
   },
 );
+
+t.test("objectGUID's GUID text, braces or not, is its identity too", async (t) => {
+  t.equal(
+    canonicalIdentity("objectGUID", "{01234567-89AB-CDEF-0123-456789ABCDEF}"),
+    "01234567-89ab-cdef-0123-456789abcdef",
+  );
+});
+
+t.test("an identity is looked for as its attribute writes it", async (t) => {
+  const id = "01234567-89ab-cdef-0123-456789abcdef";
+  const filter = (setting: Parameters<typeof identityFilter>[0], known?: (a: string) => boolean) =>
+    renderFilter(identityFilter(setting, id, known)!);
+  t.equal(filter("entryUUID"), `(entryUUID=${id})`);
+  t.equal(filter("nsUniqueId"), "(nsUniqueId=01234567-89abcdef-01234567-89abcdef)", "8-8-8-8");
+  t.equal(
+    filter("objectGUID"),
+    "(objectGUID=\\67\\45\\23\\01\\ab\\89\\ef\\cd\\01\\23\\45\\67\\89\\ab\\cd\\ef)",
+    "the bytes, first three fields little-endian",
+  );
+  t.equal(
+    filter("auto"),
+    `(|(entryUUID=${id})(nsUniqueId=01234567-89abcdef-01234567-89abcdef)(objectGUID=\\67\\45\\23\\01\\ab\\89\\ef\\cd\\01\\23\\45\\67\\89\\ab\\cd\\ef))`,
+  );
+  t.equal(
+    filter("auto", (attribute) => attribute === "entryUUID"),
+    `(entryUUID=${id})`,
+    "auto: only what the server knows",
+  );
+  t.equal(
+    filter("nsUniqueId", () => false),
+    "(nsUniqueId=01234567-89abcdef-01234567-89abcdef)",
+  );
+  t.equal(
+    identityFilter("auto", "01234567-89abcdef-01234567-89abcdef"),
+    undefined,
+    "not UUID text",
+  );
+  t.same(identityFilter("auto", id.toUpperCase()), identityFilter("auto", id), "any case");
+});

@@ -8,6 +8,8 @@ import {
   createDirectoryClient,
   type DirectoryClient,
   type DirectoryEntry,
+  type DirectoryTlsOptions,
+  type IdentitySetting,
 } from "../../src/directory/index.ts";
 import { type FilterNode } from "../../src/filters/index.ts";
 import { buildGateway, graphqlPlugin, type DirectoryWrite } from "../../src/graphql/index.ts";
@@ -108,6 +110,18 @@ export function countingClient(directory: DirectoryClient): {
   return { client, trips };
 }
 
+/** A directory server other than the private slapd: 389, Samba's AD DC. */
+export interface GatewayServer {
+  readonly url: string;
+  readonly bindDN: string;
+  readonly password: string;
+  readonly base: string;
+  /** `[directory.tls]`: the CA file and the name to check (Samba's DC over ldaps://). */
+  readonly tls?: Pick<DirectoryTlsOptions, "caFile" | "serverName">;
+  /** `[directory] identity` (default `auto`). */
+  readonly identity?: IdentitySetting;
+}
+
 export interface GatewayHarness {
   readonly server: FastifyInstance;
   readonly slapd: Slapd | undefined;
@@ -147,26 +161,27 @@ export async function startGateway(
     seedLdif?: string;
     directory?: boolean;
     slapd?: Slapd;
+    /** Another server than a slapd: the gateway reads it instead (no seed is loaded). */
+    server?: GatewayServer;
     afterWrite?: (write: DirectoryWrite) => Promise<void>;
     beforeWrite?: (write: DirectoryWrite) => Promise<void>;
   } = {},
 ): Promise<GatewayHarness> {
-  const withDirectory = options.directory ?? true;
+  const withDirectory = (options.directory ?? true) && options.server === undefined;
   const slapd = withDirectory
     ? (options.slapd ?? (await startSlapd({ seedLdif: options.seedLdif ?? sampleLdif() })))
     : undefined;
   if (slapd !== undefined && options.slapd === undefined) t.teardown(() => slapd.stop());
-  const directoryToml =
-    slapd === undefined
-      ? ""
-      : `[directory]\nurl = "${slapd.url}"\nbindDN = "${slapd.bindDN}"\npassword = "\${LDAP_PASSWORD}"\nbase = "dc=example,dc=org"\n\n`;
+  const reached: GatewayServer | undefined =
+    options.server ?? (slapd && { ...slapd, base: "dc=example,dc=org" });
+  const directoryToml = reached === undefined ? "" : gatewayDirectoryToml(reached);
   const config = parseConfig(
     `[log]\nlevel = "silent"\n\n${directoryToml}${options.toml ?? (await demoGatewayToml())}`,
     {
       // Beside the demo configuration, whose [graphql] part these tests use: its relative
       // paths resolve from there.
       path: join(REPO, "ops/demo/test.toml"),
-      env: { LDAP_PASSWORD: slapd?.password ?? "" },
+      env: { LDAP_PASSWORD: reached?.password ?? "" },
       cwd: REPO,
     },
   );
@@ -181,12 +196,13 @@ export async function startGateway(
   let trips: RoundTrips = countingClient(
     createDirectoryClient({ url: "ldap://127.0.0.1:1", bindDN: "", password: "" }),
   ).trips;
-  if (slapd !== undefined) {
+  if (reached !== undefined) {
     const real = createDirectoryClient({
-      url: slapd.url,
-      bindDN: slapd.bindDN,
-      password: slapd.password,
+      url: reached.url,
+      bindDN: reached.bindDN,
+      password: reached.password,
       poolSize: 4,
+      ...(reached.tls ? { tls: reached.tls } : {}),
     });
     t.teardown(() => real.close());
     const counted = countingClient(real);
@@ -248,4 +264,22 @@ export async function startGateway(
       return { status: response.statusCode, body: response.json<GraphqlBody>() };
     },
   };
+}
+
+/** `[directory]` (and `[directory.tls]`) for `server`, its password from `LDAP_PASSWORD`. */
+function gatewayDirectoryToml(server: GatewayServer): string {
+  const lines = [
+    "[directory]",
+    `url = "${server.url}"`,
+    `bindDN = "${server.bindDN}"`,
+    'password = "${LDAP_PASSWORD}"',
+    `base = "${server.base}"`,
+    ...(server.identity ? [`identity = "${server.identity}"`] : []),
+  ];
+  if (server.tls) {
+    lines.push("", "[directory.tls]");
+    if (server.tls.caFile) lines.push(`caFile = "${server.tls.caFile}"`);
+    if (server.tls.serverName) lines.push(`serverName = "${server.tls.serverName}"`);
+  }
+  return `${lines.join("\n")}\n\n`;
 }

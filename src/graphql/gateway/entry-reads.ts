@@ -22,7 +22,8 @@ export interface Reads {
  * Which attributes a request reads entries with: those of the fields its query selects, not
  * every attribute the schema names. A page of people asked for their names should not bring
  * every person's photo and every group's member list over the wire and through the LDAP
- * decoder. Always read: `always` (objectClass, entryUUID and what tells an entry's type).
+ * decoder. Always read: `always` (objectClass, the identity's attributes and what tells an
+ * entry's type).
  * Mutations, and queries that select a field that may read any attribute (`@alias` through
  * another field, `@fieldset`), read every attribute, as do fields that read an attribute of
  * their own name without naming it (a transforming directive first in the chain). Worked out
@@ -36,18 +37,21 @@ export interface Reads {
 export class EntryReads {
   readonly #schema: GraphQLSchema;
   readonly #always: ReadonlyMap<string, string>;
+  readonly #alwaysBinary: ReadonlyMap<string, string>;
   readonly #fields: ReadonlyMap<GraphQLField<unknown, unknown>, FieldReads>;
   readonly #everything: Reads;
   readonly #byDocument = new WeakMap<DocumentNode, Reads>();
 
   /**
    * `attributes` and `binaryAttributes` are every attribute the schema names, by lower-case
-   * name; `always` those read whatever is selected; `fields` what each field with directives
-   * reads (a field with directives but no entry of its own here reads nothing but its name).
+   * name; `always` those read whatever is selected (`alwaysBinary` of them as bytes); `fields`
+   * what each field with directives reads (a field with directives but no entry of its own
+   * here reads nothing but its name).
    */
   constructor(options: {
     readonly schema: GraphQLSchema;
     readonly always: ReadonlyMap<string, string>;
+    readonly alwaysBinary?: ReadonlyMap<string, string>;
     readonly fields: ReadonlyMap<GraphQLField<unknown, unknown>, FieldReads>;
     readonly attributes: ReadonlyMap<string, string>;
     readonly binaryAttributes: ReadonlyMap<string, string>;
@@ -55,6 +59,7 @@ export class EntryReads {
     const { attributes, binaryAttributes } = options;
     this.#schema = options.schema;
     this.#always = options.always;
+    this.#alwaysBinary = options.alwaysBinary ?? new Map();
     this.#fields = options.fields;
     this.#everything = {
       attributes: [...attributes.values()],
@@ -92,7 +97,7 @@ export class EntryReads {
   /** The union over every field the document names, in any of its operations and fragments. */
   #collect(document: DocumentNode): Reads {
     const attributes = new Map(this.#always);
-    const binaryAttributes = new Map<string, string>();
+    const binaryAttributes = new Map(this.#alwaysBinary);
     let every = false;
     const typeInfo = new TypeInfo(this.#schema);
     visit(

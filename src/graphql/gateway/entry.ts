@@ -1,4 +1,4 @@
-import type { DirectoryEntry } from "../../directory/index.ts";
+import { entryIdentity, type DirectoryEntry, type IdentitySetting } from "../../directory/index.ts";
 
 /**
  * A directory entry as a GraphQL parent object. Attribute names are matched ignoring case, and
@@ -66,6 +66,21 @@ function lowerCase(name: string): string {
     lowerNames.set(name, lower);
   }
   return lower;
+}
+
+/**
+ * The entry's identity (`[directory] identity`) as UUID text, as the log, REST and GraphQL's
+ * `entryUUID` write it, from the values it was read with (`identityAttributes`: bytes or
+ * GUID text for objectGUID); undefined when it has none.
+ */
+export function identityOfEntry(entry: EntryObject, setting: IdentitySetting): string | undefined {
+  return entryIdentity(setting, (name) => {
+    const values = entry.values(name);
+    if (values.length === 0) return undefined;
+    return values.map((value) =>
+      typeof value === "string" ? value : value.toString(name === "objectGUID" ? "base64" : "utf8"),
+    );
+  });
 }
 
 export function isEntry(value: unknown): value is EntryObject {

@@ -9,11 +9,15 @@ import {
   parseDN,
   present,
   renderFilter,
+  identityFilter,
   type DirectoryClient,
+  type DirectorySchema,
+  type IdentityAttribute,
+  type IdentitySetting,
   type SearchOptions,
 } from "../../directory/index.ts";
 import { type FilterNode } from "../../filters/index.ts";
-import { EntryObject } from "./entry.ts";
+import { EntryObject, identityOfEntry } from "./entry.ts";
 
 /** How many values one batched search ORs together. */
 const CHUNK = 100;
@@ -27,14 +31,29 @@ export interface AttributeLookup {
   readonly value: string;
 }
 
+/** One lookup of the entry whose identity (`[directory] identity`) is `identity`, below `base`. */
+export interface IdentityLookup {
+  readonly base: string;
+  readonly scope: NonNullable<SearchOptions["scope"]>;
+  readonly filter: FilterNode | undefined;
+  /** Canonical UUID text, as the log, REST and GraphQL write an entry's identity. */
+  readonly identity: string;
+}
+
 /**
  * The lookups of one request, batched and cached (DataLoader): every DN asked for in one tick
  * is read with one search per parent DN; every `attribute = value` lookup with one search per
- * base, filter and attribute. Entries read by searches prime the DN cache.
+ * base, filter and attribute, every identity lookup with one per base and filter. Entries read
+ * by searches prime the DN cache.
  */
 export interface EntryLoaders {
   readonly byDN: DataLoader<string, EntryObject | null, string>;
   readonly byAttribute: DataLoader<AttributeLookup, EntryObject[], string>;
+  /**
+   * The entries whose identity is the one asked for: found by the attribute the identity is
+   * (entryUUID, nsUniqueId, objectGUID's bytes), kept only when it is theirs.
+   */
+  readonly byIdentity: DataLoader<IdentityLookup, EntryObject[], string>;
   /** Reads a search into entries and primes the DN cache with them. */
   prime(entries: readonly EntryObject[]): void;
   /** Forgets what was read of `dn` (after a write). */
@@ -46,6 +65,30 @@ export interface LoaderOptions {
   /** The attributes every entry is read with (all the schema refers to). */
   readonly attributes: readonly string[];
   readonly binaryAttributes: readonly string[];
+  /**
+   * `[directory] identity`, and which of its attributes the directory knows (its schema, when
+   * read): what an identity lookup searches by. Default `auto`, any of them.
+   */
+  readonly identity?: {
+    readonly setting: IdentitySetting;
+    readonly known?: (attribute: IdentityAttribute) => boolean;
+  };
+}
+
+/**
+ * What an identity lookup searches by: `setting` (default `auto`), and under `auto` only the
+ * identity attributes `schema` (the directory's, when capture read it) has: slapd knows no
+ * nsUniqueId, and a filter naming it could not be answered from the projections.
+ */
+export function identityLookups(
+  setting: IdentitySetting | undefined,
+  schema: DirectorySchema | undefined,
+): NonNullable<LoaderOptions["identity"]> {
+  if (schema === undefined) return { setting: setting ?? "auto" };
+  return {
+    setting: setting ?? "auto",
+    known: (attribute) => schema.canonical(attribute) !== undefined,
+  };
 }
 
 /** Collects a whole search into entries. */
@@ -193,15 +236,65 @@ export function createEntryLoaders(options: LoaderOptions): EntryLoaders {
     { cacheKeyFn: (lookup) => `${groupKey(lookup)}\u0000${lookup.value}`, batchScheduleFn },
   );
 
+  const identity = options.identity ?? { setting: "auto" };
+  const byIdentity = new DataLoader<IdentityLookup, EntryObject[], string>(
+    async (lookups) => {
+      const groups = new Map<string, IdentityLookup[]>();
+      for (const lookup of lookups) {
+        const key = identityGroupKey(lookup);
+        const group = groups.get(key);
+        if (group === undefined) groups.set(key, [lookup]);
+        else group.push(lookup);
+      }
+      const found = new Map<string, EntryObject[]>();
+      await Promise.all(
+        [...groups.entries()].map(async ([key, group]) => {
+          const { base, scope, filter } = group[0]!;
+          const identities = [...new Set(group.map((lookup) => lookup.identity))];
+          for (let i = 0; i < identities.length; i += CHUNK) {
+            const wanted = identities
+              .slice(i, i + CHUNK)
+              .flatMap((id) => identityFilter(identity.setting, id, identity.known) ?? []);
+            if (wanted.length === 0) continue;
+            const entries = await searchOrNothing(directory, base, {
+              ...read,
+              scope,
+              filter: filter === undefined ? or(...wanted) : and(filter, or(...wanted)),
+              pageSize: 500,
+            });
+            for (const entry of entries) {
+              byDN.prime(entry.dn, entry);
+              // Under `auto` an entry found by its nsUniqueId may be named by its entryUUID.
+              const id = identityOfEntry(entry, identity.setting);
+              if (id === undefined) continue;
+              const same = found.get(`${key}\u0000${id}`);
+              if (same === undefined) found.set(`${key}\u0000${id}`, [entry]);
+              else same.push(entry);
+            }
+          }
+        }),
+      );
+      return lookups.map(
+        (lookup) => found.get(`${identityGroupKey(lookup)}\u0000${lookup.identity}`) ?? [],
+      );
+    },
+    {
+      cacheKeyFn: (lookup) => `${identityGroupKey(lookup)}\u0000${lookup.identity}`,
+      batchScheduleFn,
+    },
+  );
+
   return {
     byDN,
     byAttribute,
+    byIdentity,
     prime(entries) {
       for (const entry of entries) byDN.prime(entry.dn, entry);
     },
     forget(dn) {
       byDN.clear(dn);
       byAttribute.clearAll();
+      byIdentity.clearAll();
     },
   };
 }
@@ -214,6 +307,14 @@ function sameAttribute(a: string, b: string): boolean {
 /** The matched-values item that keeps every value of `name`. */
 function wholeValues(name: string): FilterNode {
   return present(name.split(";")[0]!);
+}
+
+function identityGroupKey(lookup: IdentityLookup): string {
+  return [
+    dnKey(lookup.base),
+    lookup.scope,
+    lookup.filter === undefined ? "" : rendered(lookup.filter),
+  ].join("\u0000");
 }
 
 function groupKey(lookup: AttributeLookup): string {

@@ -16,6 +16,7 @@ import {
 } from "graphql";
 import { validateSDL } from "graphql/validation/validate.js";
 import type { AnnalConfig } from "../../config/index.ts";
+import { identityAttributes } from "../../directory/index.ts";
 import type { DirectiveEnvironment } from "../context.ts";
 import { EntryReads } from "./entry-reads.ts";
 import { EntryTypes } from "./entry-types.ts";
@@ -78,22 +79,31 @@ export async function buildGateway(config: AnnalConfig): Promise<Gateway> {
     translations,
     fallbackLanguage: config.i18n.fallbackLanguage,
     directoryBase: config.directory?.base,
+    identity: config.directory?.identity ?? "auto",
     restBackends: config.graphql.rest,
     configValues: config,
     attributes: new Map(),
     binaryAttributes: new Map(),
     fieldReads: new Map(),
   };
-  // Read with every entry: what tells an entry's type behind a union or interface, and its id.
+  // Read with every entry: what tells an entry's type behind a union or interface, and its
+  // identity (`@id`, lookups by entryUUID or id): objectGUID as the bytes it is.
   const always = new Map<string, string>();
-  for (const name of ["objectClass", "entryUUID", ...entryTypes.attributes()]) {
+  const alwaysBinary = new Map<string, string>();
+  const identities = identityAttributes(environment.identity);
+  for (const name of ["objectClass", ...identities, ...entryTypes.attributes()]) {
     always.set(name.toLowerCase(), name);
     environment.attributes.set(name.toLowerCase(), name);
+  }
+  if (identities.includes("objectGUID")) {
+    alwaysBinary.set("objectguid", "objectGUID");
+    environment.binaryAttributes.set("objectguid", "objectGUID");
   }
   attachResolvers(environment);
   const reads = new EntryReads({
     schema,
     always,
+    alwaysBinary,
     fields: environment.fieldReads,
     attributes: environment.attributes,
     binaryAttributes: environment.binaryAttributes,

@@ -1,3 +1,4 @@
+import { guidText } from "../../../directory/index.ts";
 import { valuesOf } from "../entry.ts";
 import { checkedAttribute } from "../where.ts";
 import {
@@ -38,8 +39,21 @@ export const ldapField: DirectiveCompiler = (site) => {
     }
     for (const name of names) {
       const values = valuesOf(source, name);
-      if (values.length > 0) return shaped(shape, values);
+      if (values.length > 0) return shaped(shape, binary ? values : values.map(asText(name)));
     }
     return shape.list ? [] : null;
   };
 };
+
+/**
+ * A value as text where the field did not ask for bytes, though the request read them as
+ * bytes for another reader (another field's `binary`, the identity's objectGUID): as the
+ * directory would have sent it as text, objectGUID as the GUID text Windows shows.
+ */
+function asText(name: string): (value: unknown) => unknown {
+  const guid = name.toLowerCase() === "objectguid";
+  return (value) =>
+    Buffer.isBuffer(value)
+      ? ((guid ? guidText(value) : undefined) ?? value.toString("utf8"))
+      : value;
+}

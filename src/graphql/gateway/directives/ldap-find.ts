@@ -1,7 +1,8 @@
+import { identityAttributes } from "../../../directory/index.ts";
 import type { ReadSource } from "../../context.ts";
 import { BadUserInputError } from "../../errors.ts";
 import type { EntryObject } from "../entry.ts";
-import { decodeId } from "./values.ts";
+import { decodeId, identityArgument } from "./values.ts";
 import { baseDN, searchFilter, searchSpec } from "./search-spec.ts";
 import { searchEntries } from "./ldap-search.ts";
 import {
@@ -173,80 +174,83 @@ export async function loadEntries(
   });
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function uuidLookup(site: DirectiveSite, argument: string) {
   if (!site.field.args.some((arg) => arg.name === argument)) {
     throw siteError(site, `the field needs an argument ${argument}: ID!`);
   }
   const spec = searchSpec(site);
-  needAttribute(site, "entryUUID");
+  const { identity } = site.environment;
+  for (const name of identityAttributes(identity)) {
+    needAttribute(site, name, name === "objectGUID");
+  }
   const shape = shapeOf(site.field);
   if (shape.list) throw siteError(site, "finds one entry: the field's type must not be a list");
-  return { spec, shape };
+  return { spec, shape, identity };
 }
 
-async function byEntryUUID(
+/**
+ * The entry whose identity (`[directory] identity`: entryUUID, nsUniqueId or objectGUID, as
+ * UUID text) is `id`, searched for by the attribute that identity is, as the server writes it.
+ */
+async function byIdentity(
   input: StepInput,
   spec: ReturnType<typeof searchSpec>,
-  uuid: string,
+  id: string,
   typeName: string | undefined,
   root: boolean,
 ) {
   const base = baseDN(spec, input);
   if (base === undefined) return null;
   const { loaders } = directoryOf(input.context);
-  const entries = await loaders.byAttribute.load({
+  const entries = await loaders.byIdentity.load({
     base,
     scope: spec.scope,
     filter: spec.filter,
-    attribute: "entryUUID",
-    value: uuid.toLowerCase(),
+    identity: id,
   });
   const found = exactlyOne(entries, typeName);
-  if (root && found === null) await absentThen(input, { entryUUID: uuid.toLowerCase() });
+  if (root && found === null) await absentThen(input, { entryUUID: id });
   return found;
 }
 
-/** `@ldapFindByEntryUuid(base, scope, filter)`: the entry with the `entryUUID` argument. */
+/**
+ * `@ldapFindByEntryUuid(base, scope, filter)`: the entry with the `entryUUID` argument, which
+ * is the entry's identity as annal names it (`[directory] identity`): its entryUUID, else its
+ * nsUniqueId or objectGUID as UUID text.
+ */
 export const ldapFindByEntryUuid: DirectiveCompiler = (site) => {
-  const { spec, shape } = uuidLookup(site, "entryUUID");
+  const { spec, shape, identity } = uuidLookup(site, "entryUUID");
   const root = isRoot(site);
   return (input) => {
-    const uuid = input.args.entryUUID;
-    if (typeof uuid !== "string" || !UUID.test(uuid)) {
+    const id = identityArgument(identity, input.args.entryUUID);
+    if (id === undefined) {
       throw new BadUserInputError("Invalid entryUUID", {
         argument: "entryUUID",
-        hint: "an entryUUID is written 8-4-4-4-12 hex digits",
+        hint: "an entryUUID is the entry's identity as the REST channel gives it: 8-4-4-4-12 hex digits (389's nsUniqueId may also be written as 389 writes it)",
       });
     }
-    return byEntryUUID(input, spec, uuid, shape.concrete, root);
+    return byIdentity(input, spec, id, shape.concrete, root);
   };
 };
 
 /**
  * `@ldapFindById(base, scope, filter)`: the entry with the internal ID argument `id` (base64
- * of `<type>:<entryUUID>`, as `@id` writes it). An ID of another type finds nothing.
+ * of `<type>:<identity>`, as `@id` writes it). An ID of another type finds nothing.
  */
 export const ldapFindById: DirectiveCompiler = (site) => {
-  const { spec, shape } = uuidLookup(site, "id");
+  const { spec, shape, identity } = uuidLookup(site, "id");
   const types = getPossibleTypeNames(site.environment.schema, shape.named);
   const root = isRoot(site);
   return (input) => {
     const decoded = decodeId(input.args.id);
-    if (decoded === undefined || !UUID.test(decoded.id)) {
+    const id = decoded && identityArgument(identity, decoded.id);
+    if (decoded === undefined || id === undefined) {
       throw new BadUserInputError("Invalid id", {
         argument: "id",
         hint: "pass an id as the id field of an entry gives it",
       });
     }
     if (!types.includes(decoded.type)) return null;
-    return byEntryUUID(
-      input,
-      spec,
-      decoded.id,
-      types.length === 1 ? decoded.type : undefined,
-      root,
-    );
+    return byIdentity(input, spec, id, types.length === 1 ? decoded.type : undefined, root);
   };
 };

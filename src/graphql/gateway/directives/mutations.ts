@@ -20,7 +20,7 @@ import type { EntryTypes } from "../entry-types.ts";
 import { BadUserInputError } from "../../errors.ts";
 import { inputAttribute } from "../input-attributes.ts";
 import { checkedAttribute } from "../where.ts";
-import { decodeId } from "./values.ts";
+import { decodeId, identityArgument } from "./values.ts";
 import {
   directoryOf,
   shapeOf,
@@ -118,17 +118,14 @@ function targetOf(site: DirectiveSite): (input: StepInput) => Promise<string> {
     if (typeof input.args.dn === "string") return input.args.dn;
     const decoded = decodeId(input.args.id);
     if (decoded === undefined) throw new BadUserInputError("Invalid id", { argument: "id" });
+    // The identity `@id` wrote: an entryUUID, nsUniqueId or objectGUID as UUID text.
+    const identity = identityArgument(site.environment.identity, decoded.id);
+    if (identity === undefined) throw notFound(String(input.args.id));
     const { loaders } = directoryOf(input.context);
     const found =
       base === undefined
         ? []
-        : await loaders.byAttribute.load({
-            base,
-            scope: "sub",
-            filter: undefined,
-            attribute: "entryUUID",
-            value: decoded.id.toLowerCase(),
-          });
+        : await loaders.byIdentity.load({ base, scope: "sub", filter: undefined, identity });
     if (found.length !== 1) throw notFound(String(input.args.id));
     return found[0]!.dn;
   };

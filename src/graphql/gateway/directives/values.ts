@@ -5,7 +5,12 @@ import {
   type GraphQLNamedType,
   type GraphQLObjectType,
 } from "graphql";
-import { isEntry } from "../entry.ts";
+import {
+  canonicalIdentity,
+  identityAttributes,
+  type IdentitySetting,
+} from "../../../directory/index.ts";
+import { identityOfEntry, isEntry } from "../entry.ts";
 import {
   current,
   eachValue,
@@ -114,15 +119,17 @@ export const ensureBoolean: DirectiveCompiler = (site) => (input) => {
 
 /**
  * `@id(type)`: base64 of `<type>:<id>`. The id is the value before; first in the chain, an
- * entry's entryUUID or a plain object's `id`.
+ * entry's identity (`[directory] identity` as UUID text: its entryUUID, nsUniqueId or
+ * objectGUID, as the log and REST name it) or a plain object's `id`.
  */
 export const id: DirectiveCompiler = (site) => {
   const type = typeof site.args.type === "string" ? site.args.type : site.owner.name;
+  const { identity } = site.environment;
   return (input: StepInput) => {
     let value = input.value;
     if (value === undefined || typeof value === "symbol") {
       value = isEntry(input.parent)
-        ? input.parent.textValues("entryUUID")[0]
+        ? identityOfEntry(input.parent, identity)
         : (input.parent as Record<string, unknown> | null)?.id;
     }
     if (Array.isArray(value)) value = value[0];
@@ -141,6 +148,23 @@ export function decodeId(value: unknown): { type: string; id: string } | undefin
   const colon = text.indexOf(":");
   if (colon <= 0 || colon === text.length - 1) return undefined;
   return { type: text.slice(0, colon), id: text.slice(colon + 1) };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** 389's nsUniqueId as it writes it: the same 128 bits grouped 8-8-8-8. */
+const NS_UNIQUE_ID = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}$/i;
+
+/**
+ * An entry's identity as the log and REST write it (UUID text, lower case) from an argument:
+ * UUID text, or an nsUniqueId as 389 writes it where `[directory] identity` may be one.
+ */
+export function identityArgument(setting: IdentitySetting, value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  if (UUID.test(value)) return value.toLowerCase();
+  if (NS_UNIQUE_ID.test(value) && identityAttributes(setting).includes("nsUniqueId")) {
+    return canonicalIdentity("nsUniqueId", value);
+  }
+  return undefined;
 }
 
 const BASE64_LIKE = new Set<BufferEncoding>(["base64", "hex", "binary", "latin1"]);
