@@ -258,5 +258,40 @@ export function definitionProblem(definition: WorkflowDefinition): string | unde
   if (typeof definition.parameters?.["~standard"]?.validate !== "function") {
     return "parameters must be a schema (zod, valibot, arktype: any Standard Schema)";
   }
+  // What else deploy can see of the options (those of flow calls exist only when run runs,
+  // and are checked where first read: checkEscalation).
+  const { until, title, access, bindings } = definition as {
+    until?: unknown;
+    title?: unknown;
+    access?: { start?: unknown };
+    bindings?: unknown;
+  };
+  if (
+    until !== undefined &&
+    typeof until !== "string" &&
+    !(typeof until === "number" && Number.isFinite(until)) &&
+    !(until instanceof Date) &&
+    !(
+      typeof until === "object" &&
+      until !== null &&
+      ("businessDays" in until || "businessHours" in until)
+    )
+  ) {
+    return `until must be a duration, a moment or business time ("3d", "2027-01-31T00:00:00Z", { businessDays: 3 }), not ${Array.isArray(until) ? "a list" : JSON.stringify(until)}`;
+  }
+  if (title !== undefined && typeof title !== "string") return "title must be a text";
+  const start = access?.start;
+  if (!Array.isArray(start) || start.some((each) => typeof each !== "string" || each === "")) {
+    return 'access.start must be a list of access functions (access: { start: ["operator"] })';
+  }
+  if (typeof bindings !== "object" || bindings === null || Array.isArray(bindings)) {
+    return "bindings must be an object of bind.directory(), bind.rest(name) or bind.service(create), by name";
+  }
+  for (const [name, binding] of Object.entries(bindings)) {
+    const kind = (binding as { kind?: unknown } | null)?.kind;
+    if (kind !== "directory" && kind !== "rest" && kind !== "service") {
+      return `bindings.${name} must be made by bind.directory(), bind.rest(name) or bind.service(create)`;
+    }
+  }
   return undefined;
 }

@@ -23,10 +23,9 @@ export function planEscalation(
   cap: string | null,
   calendars: Calendars | undefined,
 ): { readonly plan: DialogEscalationPlan; readonly until: string | null } {
+  checkEscalation(escalation);
   if (escalation.levels.length === 0 && !escalation.final) {
-    throw new AnnalError("WF_VALIDATION", "escalation: give at least one level or a final", {
-      hint: 'write escalation: { levels: [{ after: "3bd", assignees: [...] }] }',
-    });
+    throw optionsInvalid("escalation: give at least one level or a final");
   }
   let from = openedAt;
   const levels = escalation.levels.map((level, index) => {
@@ -52,11 +51,99 @@ function after(
   what: string,
 ): string {
   if (value instanceof Date || (typeof value === "string" && /^\d{4}-\d{2}-\d{2}T/.test(value))) {
-    throw new AnnalError("WF_VALIDATION", `${what}: "after" is a duration, not a moment`, {
-      hint: 'write e.g. "2d", "3bd" or { businessDays: 2 }',
-    });
+    throw optionsInvalid(`${what}: "after" is a duration, not a moment`, AFTER_HINT);
   }
   return deadline(value, from, null, calendars)!;
+}
+
+const ESCALATION_SHAPE =
+  '{ levels: [{ after: "2bd", assignees: ["<principal>", ...] or managerOf(dn), mode?: "reassign" | "add" }, ...], final?: { after: "1bd", answer?: <answer> } }';
+const AFTER_HINT =
+  'after is a duration or business time: "2d", "3bd", 3600000 or { businessDays: 2 }';
+
+/** `WF_OPTIONS_INVALID` for `flow.dialog`'s escalation, with the shape it takes. */
+function optionsInvalid(message: string, hint = `escalation takes ${ESCALATION_SHAPE}`) {
+  return new AnnalError("WF_OPTIONS_INVALID", `flow.dialog: ${message}`, { hint });
+}
+
+/** What a value is, as a message names it: "a list", "null", "a string". */
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return "a list";
+  if (value === null) return "null";
+  if (value instanceof Date) return "a Date";
+  return `${/^[aeiou]/.test(typeof value) ? "an" : "a"} ${typeof value}`;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
+
+function refuseOtherKeys(value: Record<string, unknown>, allowed: readonly string[], at: string) {
+  const other = Object.keys(value).filter((key) => !allowed.includes(key));
+  if (other.length > 0) {
+    throw optionsInvalid(
+      `${at} has no option ${other.map((key) => JSON.stringify(key)).join(", ")} (it takes ${allowed.join(", ")})`,
+    );
+  }
+}
+
+function checkAfter(value: unknown, at: string): void {
+  if (typeof value === "string" || (typeof value === "number" && Number.isFinite(value))) return;
+  if (isObject(value) && ("businessDays" in value || "businessHours" in value)) return;
+  throw optionsInvalid(
+    value === undefined ? `${at}.after is missing` : `${at}.after is ${kindOf(value)}`,
+    AFTER_HINT,
+  );
+}
+
+/**
+ * Checks the shape of `flow.dialog`'s `escalation` where the engine first reads it (options
+ * exist only when `run` calls `flow.dialog`, never at deploy): a value of another shape (a
+ * list of levels instead of `{ levels }`) would otherwise fail deep in the engine with a
+ * TypeError. Each refusal is `WF_OPTIONS_INVALID` naming the option and the shape it takes.
+ * Durations are read later, with the run's clock and calendars (`after`).
+ */
+export function checkEscalation(value: unknown): asserts value is Escalation {
+  if (!isObject(value)) {
+    throw optionsInvalid(
+      `escalation is ${kindOf(value)}, not an object${Array.isArray(value) ? " (put the levels in { levels: [...] })" : ""}`,
+    );
+  }
+  refuseOtherKeys(value, ["levels", "final"], "escalation");
+  const { levels, final } = value;
+  if (!Array.isArray(levels)) {
+    throw optionsInvalid(
+      levels === undefined
+        ? "escalation.levels is missing"
+        : `escalation.levels is ${kindOf(levels)}, not a list`,
+    );
+  }
+  levels.forEach((level: unknown, index) => {
+    const at = `escalation.levels[${index}]`;
+    if (!isObject(level)) throw optionsInvalid(`${at} is ${kindOf(level)}, not an object`);
+    refuseOtherKeys(level, ["after", "assignees", "mode"], at);
+    checkAfter(level.after, at);
+    const { assignees, mode } = level;
+    if (
+      typeof assignees !== "function" &&
+      !(
+        Array.isArray(assignees) &&
+        assignees.every((each) => typeof each === "string" && each !== "")
+      )
+    ) {
+      throw optionsInvalid(
+        `${at}.assignees is ${assignees === undefined ? "missing" : kindOf(assignees)}: it takes a list of principals (account ids, group DNs) or a function such as managerOf(dn)`,
+      );
+    }
+    if (mode !== undefined && mode !== "reassign" && mode !== "add") {
+      throw optionsInvalid(`${at}.mode is ${JSON.stringify(mode)}: it takes "reassign" or "add"`);
+    }
+  });
+  if (final !== undefined) {
+    if (!isObject(final))
+      throw optionsInvalid(`escalation.final is ${kindOf(final)}, not an object`);
+    refuseOtherKeys(final, ["after", "answer"], "escalation.final");
+    checkAfter(final.after, "escalation.final");
+  }
 }
 
 /**

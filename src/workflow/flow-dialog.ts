@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { AnnalError } from "../errors/index.ts";
 import type { ActorRef, DialogEscalationPlan } from "../events/index.ts";
 import { jsonSchemaOf, type StandardSchemaV1 } from "../schema/index.ts";
 import type { CallRecord } from "../../projections/workflows/index.ts";
@@ -18,6 +19,19 @@ export function openDialog<D extends StandardSchemaV1>(
   seq: number,
   options: DialogOptions<D>,
 ): void {
+  // Checked where first read (options exist only when run calls flow.dialog): one text would
+  // otherwise be spread into its letters, each an assignee.
+  const { assignees } = options as { assignees: unknown };
+  if (
+    !Array.isArray(assignees) ||
+    assignees.some((each) => typeof each !== "string" || each === "")
+  ) {
+    throw new AnnalError(
+      "WF_OPTIONS_INVALID",
+      `flow.dialog: assignees is ${Array.isArray(assignees) ? "a list holding other than principals" : typeof assignees === "string" ? "one text, not a list" : `${assignees === null ? "null" : typeof assignees}, not a list`}`,
+      { hint: 'assignees takes a list of principals (account ids, group DNs): ["<group DN>"]' },
+    );
+  }
   const now = run.now();
   let until = deadline(options.until, now, run.state().until, run.deps.calendars);
   let escalation: DialogEscalationPlan | undefined;

@@ -95,6 +95,46 @@ t.test(
 );
 
 t.test(
+  "a definition whose options deploy can see are of the wrong shape is refused at deploy, naming the option",
+  async (t) => {
+    const db = await testDatabase(t);
+    const store = await EventStore.open(db.pool);
+    const cases: [string, RegExp][] = [
+      ['until: ["3d"]', /until must be a duration, a moment or business time .* not a list/],
+      ['access: { start: "operator" }', /access\.start must be a list of access functions/],
+      [
+        'bindings: { directory: "ldap" }',
+        /bindings\.directory must be made by bind\.directory\(\)/,
+      ],
+      ["title: 7", /title must be a text/],
+    ];
+    for (const [option, message] of cases) {
+      const dir = definitionsDir(t, {
+        "w.ts": `import { defineWorkflow } from "annal";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "w",
+  version: 1,
+  parameters: z.object({}),
+  ${option},
+  async run() {},
+} as never);
+`,
+      });
+      await t.rejects(
+        deployDefinitions({ pool: db.pool, store, dir, log: silent }),
+        { code: "WF_DEFINITION_INVALID", message },
+        option,
+      );
+    }
+    const deployments = await db.pool.query(
+      "SELECT count(*)::int AS n FROM events WHERE type = 'WorkflowDefinitionDeployed'",
+    );
+    t.equal(deployments.rows[0].n, 0, "none of them was deployed");
+  },
+);
+
+t.test(
   "no instance is stranded by a deploy: v1 instances finish on v1's code, new starts take v2",
   async (t) => {
     const dir = definitionsDir(t, { "greet.ts": greet(1, "Hello"), lib: { "polish.ts": POLISH } });

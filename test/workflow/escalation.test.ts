@@ -139,3 +139,72 @@ t.test("a level that finds nobody keeps who was asked, and says why", async (t) 
   await flow.completeActivity("approve", { approved: true }, { as: "owner" });
   t.same((await flow.waitFor("COMPLETED")).result, { approved: true, by: "owner" });
 });
+
+/** A definition whose dialog's escalation is `escalation`, as a file might hold it. */
+function malformed(name: string, escalation: unknown, assignees: unknown = [OWNER]) {
+  return defineWorkflow({
+    name,
+    version: 1,
+    parameters: z.object({}),
+    async run(flow) {
+      await flow.dialog({
+        name: "approve",
+        assignees: assignees as string[],
+        schema: z.object({ approved: z.boolean() }),
+        escalation: escalation as never,
+      });
+    },
+  });
+}
+
+t.test(
+  "a malformed escalation ends the instance with WF_OPTIONS_INVALID naming the option and its shape, not a TypeError",
+  async (t) => {
+    const cases: [unknown, unknown, RegExp][] = [
+      [
+        [{ after: "1bd", assignees: [OPERATORS] }],
+        [OWNER],
+        /^flow\.dialog: escalation is a list, not an object \(put the levels in \{ levels: \[\.\.\.\] \}\)$/,
+      ],
+      [{ levels: { after: "1bd" } }, [OWNER], /escalation\.levels is an object, not a list/],
+      [{ level: [] }, [OWNER], /escalation has no option "level" \(it takes levels, final\)/],
+      [
+        { levels: [{ after: "1bd", assignees: OPERATORS }] },
+        [OWNER],
+        /escalation\.levels\[0\]\.assignees is a string: it takes a list of principals/,
+      ],
+      [
+        { levels: [{ assignees: [OPERATORS] }] },
+        [OWNER],
+        /escalation\.levels\[0\]\.after is missing/,
+      ],
+      [
+        { levels: [{ after: "1bd", assignees: [OPERATORS], mode: "replace" }] },
+        [OWNER],
+        /mode is "replace": it takes "reassign" or "add"/,
+      ],
+      [{ levels: [], final: "1bd" }, [OWNER], /escalation\.final is a string, not an object/],
+      [undefined, OWNER, /^flow\.dialog: assignees is one text, not a list$/],
+    ];
+    const workflows = cases.map(([escalation, assignees], index) =>
+      malformed(`malformed-${index}`, escalation, assignees),
+    );
+    const wt = await workflowTest({
+      workflows,
+      calendars: [CALENDAR],
+      accounts: { owner: { dn: OWNER } },
+      fixtures: [],
+    });
+    t.teardown(() => wt.close());
+    for (const [index, [, , message]] of cases.entries()) {
+      const flow = await wt.start({}, { as: "requester", definition: `malformed-${index}` });
+      const ended = await flow.waitFor("ERRORED");
+      t.match(
+        ended.error,
+        { code: "WF_OPTIONS_INVALID", message },
+        `case ${index}: ${String(message)}`,
+      );
+      t.notMatch(ended.error?.message, /TypeError|Cannot read/);
+    }
+  },
+);

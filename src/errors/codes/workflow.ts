@@ -97,6 +97,12 @@ export const WORKFLOW_CODES = {
       "A file in `[workflows] dir` does not bundle, or does not export a definition made with defineWorkflow.",
     surfaces: ["startup"],
   },
+  WF_OPTIONS_INVALID: {
+    status: 500,
+    meaning:
+      "The workflow's code called `flow` with options of the wrong shape (`flow.dialog`'s `escalation` a list instead of `{ levels }`, `assignees` one text instead of a list); the message names the option and the shape it takes. Not retried: deploy the definition fixed, as a new version.",
+    graphql: "WF_OPTIONS_INVALID",
+  },
   WF_BINDING_MISSING: {
     status: 500,
     meaning:
