@@ -41,7 +41,7 @@ export {
   readActiveGrants,
   type Activation,
 } from "./access-configuration.ts";
-export { directoryGroupsOf } from "./directory-groups.ts";
+export { directoryGroupsOf, isActiveDirectory } from "./directory-groups.ts";
 export type { PeopleOptions, PrincipalSource } from "./session-caller.ts";
 export {
   SESSION_COOKIE,

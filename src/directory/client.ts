@@ -1,4 +1,4 @@
-import type { Client, Control } from "ldapts";
+import { ExtensibleFilter, type Client, type Control } from "ldapts";
 import { formatDN, formatRDN, parseDN, InvalidDNError } from "./dn-syntax.ts";
 import {
   baseName,
@@ -18,7 +18,7 @@ import {
   type DirectoryOperation,
 } from "./errors.ts";
 import type { FilterNode } from "../filters/index.ts";
-import { present } from "./filter.ts";
+import { assertAttributeName, present } from "./filter.ts";
 import { INTERMEDIATE_RESPONSE, protocolOperation, SEARCH_RESULT_ENTRY } from "./framing.ts";
 import { MatchedValuesControl } from "./matched-values.ts";
 import { checkPassword } from "./password.ts";
@@ -72,6 +72,12 @@ export interface SearchOptions extends ReadOptions {
   readonly scope?: "base" | "one" | "sub" | "children";
   /** Default: every entry, `(objectClass=*)`. */
   readonly filter?: FilterNode;
+  /**
+   * In place of `filter`: an extensible match (RFC 4511 §4.5.1.7.7), `(attribute:rule:=value)`,
+   * such as Active Directory's LDAP_MATCHING_RULE_IN_CHAIN (`member:1.2.840.113556.1.4.1941:`).
+   * Only the directory answers it: annal's projections never do.
+   */
+  readonly extensibleMatch?: ExtensibleMatch;
   /** Entries per page (default 500); the server returns one page per request. */
   readonly pageSize?: number;
   /** Stop after this many entries in all (default: no limit of ours). */
@@ -101,6 +107,14 @@ export interface SearchOptions extends ReadOptions {
    * tombstones under a naming context's `CN=Deleted Objects`.
    */
   readonly showDeleted?: boolean;
+}
+
+/** `(attribute:rule:=value)`: the values of `attribute` that match `value` by matching rule `rule`. */
+export interface ExtensibleMatch {
+  readonly attribute: string;
+  /** The matching rule's OID. */
+  readonly rule: string;
+  readonly value: string;
 }
 
 export interface ModifyDNOptions extends OperationOptions {
@@ -153,7 +167,9 @@ export class DirectoryClient {
     base: string,
     options: SearchOptions = {},
   ): AsyncGenerator<DirectoryEntry[], void, undefined> {
-    const filter = toWireFilter(options.filter ?? present("objectClass"));
+    const filter = options.extensibleMatch
+      ? extensibleFilter(options.extensibleMatch)
+      : toWireFilter(options.filter ?? present("objectClass"));
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const binary = binarySet(options.binaryAttributes);
     const request = {
@@ -484,6 +500,17 @@ function searchControls(options: SearchOptions): Control[] {
   }
   if (options.showDeleted) controls.push(new ShowDeletedControl());
   return controls;
+}
+
+function extensibleFilter(match: ExtensibleMatch): ExtensibleFilter {
+  // annal's own rules only (never a caller's text): an OID.
+  if (!/^\d+(\.\d+)+$/.test(match.rule))
+    throw new Error(`not a matching rule's OID: ${match.rule}`);
+  return new ExtensibleFilter({
+    matchType: assertAttributeName(match.attribute),
+    rule: match.rule,
+    value: match.value,
+  });
 }
 
 function binarySet(names: readonly string[] | undefined): ReadonlySet<string> {

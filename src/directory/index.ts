@@ -10,6 +10,7 @@ export {
   type ModifyDNOptions,
   type OperationOptions,
   type ReadOptions,
+  type ExtensibleMatch,
   type SearchOptions,
 } from "./client.ts";
 export type { DirectoryTlsOptions } from "./transport.ts";

@@ -1,4 +1,4 @@
-import type { DirectoryClient } from "../../directory/index.ts";
+import { guidText, type DirectoryClient } from "../../directory/index.ts";
 import { AnnalError } from "../../errors/index.ts";
 import { directoryGroupsOf } from "../directory-groups.ts";
 import type { FoundPrincipals, PersonIdentity } from "../persons.ts";
@@ -64,7 +64,9 @@ export function directoryOrigin(options: DirectoryOriginOptions) {
         const found = [];
         for await (const page of directory.search(base, {
           filter,
-          attributes: ["entryUUID", "uid", "cn", "displayName"],
+          // objectGUID: AD's entries have no entryUUID, and a DN changes with a rename.
+          attributes: ["entryUUID", "objectGUID", "uid", "cn", "displayName"],
+          binaryAttributes: ["objectGUID"],
           sizeLimit: 2,
           paged: false,
         })) {
@@ -83,7 +85,7 @@ export function directoryOrigin(options: DirectoryOriginOptions) {
         return {
           identity: {
             origin: options.origin,
-            subject: first("entryUUID") ?? entry.dn,
+            subject: first("entryUUID") ?? guidOf(entry.attributes.objectGUID) ?? entry.dn,
             name: first("uid") ?? login,
             displayName: first("displayName") ?? first("cn") ?? null,
             dn: entry.dn,
@@ -107,3 +109,9 @@ export function directoryOrigin(options: DirectoryOriginOptions) {
 }
 
 export type DirectoryOrigin = ReturnType<typeof directoryOrigin>;
+
+/** AD's objectGUID as GUID text, when the entry came with one. */
+function guidOf(values: readonly (string | Buffer)[] | undefined): string | undefined {
+  const value = values?.[0];
+  return Buffer.isBuffer(value) ? guidText(value) : undefined;
+}

@@ -82,7 +82,10 @@ export function projectionDirectory(
     get(target, property, receiver) {
       if (property === "search") {
         return (dn: string, options: SearchOptions = {}) => {
-          const filter = coveredFilter(source, base, dn, options);
+          // An extensible match (AD's IN_CHAIN) is the directory's to answer.
+          const filter = options.extensibleMatch
+            ? undefined
+            : coveredFilter(source, base, dn, options);
           return filter === undefined
             ? target.search(dn, options)
             : searchProjection(source, dn, options, filter);
