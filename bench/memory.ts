@@ -1,5 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createToken } from "../src/auth/index.ts";
@@ -7,7 +6,12 @@ import { readCaptureCheckpoint } from "../src/capture/index.ts";
 import { waitForProjection } from "../src/projector/index.ts";
 import { EventStore, readHead } from "../src/store/index.ts";
 import { allProjections } from "../projections/index.ts";
-import { freePort } from "../src/ports.ts";
+import {
+  readersIndexesBuilt,
+  startAnnalProcess,
+  until,
+  type AnnalProcess,
+} from "./annal-process.ts";
 import {
   benchDatabase,
   benchSize,
@@ -17,7 +21,6 @@ import {
   percentile,
   recordResults,
   sampleDirectory,
-  sampleDirectoryToml,
   sizeOption,
 } from "./support.ts";
 
@@ -41,60 +44,19 @@ export async function memoryBenchmark(): Promise<void> {
   const { people, client: directory } = sample;
   const dir = mkdtempSync(path.join(os.tmpdir(), "annal-bench-memory-"));
   const db = await benchDatabase();
-  let server: ChildProcess | undefined;
+  let server: AnnalProcess | undefined;
   try {
     const store = await EventStore.open(db.pool);
     const { token } = await createToken(db.pool, store, {
       name: "bench",
       access: ["read", "export"],
     });
-    const port = await freePort();
-    const config = path.join(dir, "annal.toml");
-    const serverLog = path.join(dir, "server.log");
-    writeFileSync(
-      config,
-      `[server]
-host = "127.0.0.1"
-port = ${port}
-
-[log]
-level = "info"
-
-# The export below is of every person: more than the default 1,000,000 rows at that size.
-[rest.export]
-maxRows = 0
-
-${sampleDirectoryToml(sample)}`,
-    );
     const spawned = performance.now();
-    server = spawn(process.execPath, ["bin/annal.js", "start", "--config", config], {
-      env: {
-        ...process.env,
-        DATABASE_URL: db.url,
-        LDAP_PASSWORD: sample.password,
-        NODE_ENV: "production",
-      },
-      // Its log to a file: should it end during the run, the error shows the log's last lines.
-      stdio: ["ignore", openSync(serverLog, "w"), "inherit"],
-    });
-    const pid = server.pid!;
-    const ended = new Promise<never>((_, reject) => {
-      server!.once("exit", (code, signal) => {
-        const last = readFileSync(serverLog, "utf8").trimEnd().split("\n").slice(-20).join("\n");
-        reject(
-          new Error(
-            `the server ended during the run (${signal ?? `status ${code}`}); its log ends:\n${last}`,
-          ),
-        );
-      });
-    });
-    ended.catch(() => {}); // raced with every phase below
-    const base = `http://127.0.0.1:${port}`;
+    // The export below is of every person: more than the default 1,000,000 rows at that size.
+    server = await startAnnalProcess({ sample, db, dir, toml: "[rest.export]\nmaxRows = 0" });
+    const { pid, ended, log: serverLog, base } = server;
     const authorization = `Bearer ${token}`;
-    await Promise.race([
-      until(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok === true),
-      ended,
-    ]);
+    await server.healthy;
     const healthy = (performance.now() - spawned) / 1000;
     const atStart = status(pid).rss;
     const gcBefore = await gcSeconds(base);
@@ -177,25 +139,7 @@ ${sampleDirectoryToml(sample)}`,
       await Promise.all([serving, written]);
       // The readers' indexes dropped for the bulk load are built after it, while the channel
       // serves: the searches below are measured once they are all there (the server logs each).
-      await until(async () => {
-        const lines = readFileSync(serverLog, "utf8").split("\n").filter(Boolean);
-        const logged = lines.flatMap((line) => {
-          try {
-            return [
-              JSON.parse(line) as { msg?: string; projection?: string; indexesDropped?: number },
-            ];
-          } catch {
-            return [];
-          }
-        });
-        const dropped = logged.filter(
-          (l) => l.msg === "first snapshots applied in bulk" && (l.indexesDropped ?? 0) > 0,
-        );
-        const built = new Set(
-          logged.filter((l) => l.msg === "readers' indexes built").map((l) => l.projection),
-        );
-        return dropped.every((l) => built.has(l.projection));
-      });
+      await until(async () => readersIndexesBuilt(serverLog));
       moment("the readers' indexes built");
     });
     await phase(`${fmt(SEARCHES)} REST searches`, async () => {
@@ -307,11 +251,7 @@ ${["`uid eq` one person", '`sn eq "Meyer"`', "`cn sw` three letters"]
     recordResults(LARGE ? `memory-${ENTRIES}` : "memory", markdown);
     process.stdout.write(`${markdown}\n`);
   } finally {
-    if (server && server.exitCode === null && server.signalCode === null) {
-      const exited = new Promise((resolve) => server!.once("exit", resolve));
-      server.kill("SIGTERM");
-      await exited;
-    }
+    await server?.stop();
     await db.close();
     await sample.close();
     rmSync(dir, { recursive: true, force: true });
@@ -387,8 +327,3 @@ function residentNow(pid: number): number {
 }
 
 const uidOf = (dn: string) => dn.slice(4, dn.indexOf(","));
-
-/** Polls `condition` every 100 ms until it holds (the benchmark's own phases bound it). */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 100));
-}

@@ -18,6 +18,7 @@ import { oneGroupBenchmark } from "./one-group.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
+import { tailBenchmark } from "./tail.ts";
 import { testingBenchmark } from "./testing.ts";
 import { webBenchmark } from "./web.ts";
 import { workflowApiBenchmark } from "./workflow-api.ts";
@@ -33,6 +34,7 @@ const suites: Record<string, () => Promise<void>> = {
   "first-start": firstStartBenchmark,
   hooks: hooksBenchmark,
   rest: restBenchmark,
+  tail: tailBenchmark,
   workflows: workflowsBenchmark,
   "engine-steps": engineStepsBenchmark,
   "engine-long": engineLongBenchmark,
