@@ -62,7 +62,7 @@ export async function changeFromAccesslog(
       });
       break;
     case "modify": {
-      before = known ?? fromOld();
+      before = known ? (heldAlready(known, user, record, fromOld) ?? known) : fromOld();
       after = withType(normalizer, {
         dn: before.dn,
         attributes: applyChanges(before.attributes, user),
@@ -113,6 +113,35 @@ export async function changeFromAccesslog(
       redacted,
     },
   };
+}
+
+/**
+ * The state before a logged modify that the log's state already holds: an import or snapshot
+ * read the entry after the write and before capture reached its record (a write in the first
+ * seconds of a first start, or during a periodic snapshot). Applied to `known`, the write
+ * changes nothing, so it would be recorded as touching its attributes with an empty patch,
+ * and a history built from the changes' patches would never see the values it replaced. The
+ * record's old values (`reqOld`) say what they were: `known` with those values, when the
+ * write applied to that gives `known` again. Undefined when the write is not held already,
+ * or the record has no old values to tell (an accesslog without `logold`).
+ */
+function heldAlready(
+  known: EntryState,
+  user: readonly AttributeChange[],
+  record: AccesslogRecord,
+  fromOld: () => EntryState,
+): EntryState | undefined {
+  if (user.length === 0 || Object.keys(record.old).length === 0) return undefined;
+  if (!sameAttributes(applyChanges(known.attributes, user), known.attributes)) return undefined;
+  const old = fromOld().attributes;
+  const attributes: Record<string, string[]> = { ...known.attributes };
+  for (const { attribute } of user) {
+    if (old[attribute]) attributes[attribute] = [...old[attribute]];
+    else delete attributes[attribute];
+  }
+  if (sameAttributes(attributes, known.attributes)) return undefined;
+  if (!sameAttributes(applyChanges(attributes, user), known.attributes)) return undefined;
+  return { ...known, attributes };
 }
 
 /** The change between two observed states of one entry (polling, reconciliation). */
