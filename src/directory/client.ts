@@ -55,6 +55,9 @@ export interface OperationOptions {
    * Run the operation as this identity (RFC 4370 proxied authorization): a DN, or an authzId
    * written `dn:…` or `u:…`. The directory checks the bound account may act as it, applies
    * the identity's access rights, and (slapd) records it in the accesslog's `reqAuthzID`.
+   * A directory whose root DSE lists its supported controls without this one (Active
+   * Directory has no RFC 4370) is written as the bound account instead: it would refuse the
+   * critical control, and annal's note of intent still says who asked.
    */
   readonly as?: string;
   readonly timeoutMs?: number;
@@ -180,6 +183,7 @@ export class DirectoryClient {
       ...(options.paged === false ? {} : { paged: { pageSize: options.pageSize ?? 500 } }),
       ...(options.sizeLimit === undefined ? {} : { sizeLimit: options.sizeLimit }),
     };
+    const controls = searchControls(options, await this.proxies(options));
     let yielded = false;
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.acquire("search", timeoutMs);
@@ -191,8 +195,8 @@ export class DirectoryClient {
         // is its plain search, answered as one page.
         const pages =
           options.paged === false
-            ? onePage(() => client.search(base, request, searchControls(options)))
-            : client.searchPaginated(base, request, searchControls(options));
+            ? onePage(() => client.search(base, request, controls))
+            : client.searchPaginated(base, request, controls);
         // The next page is asked for before this one is handed over, so the directory
         // answers while the caller works on it (an import writes a page to the log meanwhile).
         // The page's entries are taken from the sink as soon as ldapts ends the page: the
@@ -406,6 +410,34 @@ export class DirectoryClient {
     }
   }
 
+  /** Whether the directory takes RFC 4370 proxied authorization (see `proxies`). */
+  private proxiedAuthorization: Promise<boolean> | undefined;
+
+  /**
+   * Whether an operation with `as` is sent with the proxied authorization control: unless the
+   * directory's root DSE lists the controls it supports and this is not among them (Active
+   * Directory, whose DCs refuse it, critical as RFC 4370 has it, with unavailableCriticalExtension).
+   * Read once, at the first operation with `as`; a root DSE that cannot be read is asked again
+   * at the next, and the control is sent meanwhile.
+   */
+  private async proxies(options: OperationOptions): Promise<boolean> {
+    if (options.as === undefined) return false;
+    this.proxiedAuthorization ??= this.get("", { attributes: ["supportedControl"] }).then(
+      (root) => {
+        const listed = Object.entries(root?.attributes ?? {}).find(
+          ([name]) => name.toLowerCase() === "supportedcontrol",
+        )?.[1];
+        if (!listed || listed.length === 0) return true;
+        return listed.some((oid) => String(oid) === ProxiedAuthorizationControl.OID);
+      },
+      () => {
+        this.proxiedAuthorization = undefined;
+        return true;
+      },
+    );
+    return this.proxiedAuthorization;
+  }
+
   /** Unbinds every connection; operations after this fail with `ANNAL_LDAP_CLOSED`. */
   close(): Promise<void> {
     return this.pool.close();
@@ -425,7 +457,7 @@ export class DirectoryClient {
     send: (client: Client, controls: Control[]) => Promise<T>,
   ): Promise<T> {
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const controls = controlsFor(options);
+    const controls = controlsFor(options, await this.proxies(options));
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.acquire(operation, timeoutMs);
       let sent = false;
@@ -489,12 +521,14 @@ export function createDirectoryClient(options: DirectoryClientOptions): Director
   return new DirectoryClient(options);
 }
 
-function controlsFor(options: OperationOptions): Control[] {
-  return options.as === undefined ? [] : [new ProxiedAuthorizationControl(authzIdFor(options.as))];
+function controlsFor(options: OperationOptions, proxied: boolean): Control[] {
+  return options.as === undefined || !proxied
+    ? []
+    : [new ProxiedAuthorizationControl(authzIdFor(options.as))];
 }
 
-function searchControls(options: SearchOptions): Control[] {
-  const controls = controlsFor(options);
+function searchControls(options: SearchOptions, proxied: boolean): Control[] {
+  const controls = controlsFor(options, proxied);
   if (options.matchedValues !== undefined && options.matchedValues.length > 0) {
     controls.push(new MatchedValuesControl(options.matchedValues.map(toWireFilter)));
   }
