@@ -36,7 +36,6 @@ export function gatewayContext(
     clock(),
   );
   const { attributes, binaryAttributes } = reads;
-  const identity = identityLookups(config.directory?.identity, options.projection?.schema);
   // One budget for both sources: `maxEntries` bounds what the request reads, wherever from.
   const spent = { read: 0 };
   const { maxEntries } = config.graphql.limits;
@@ -45,6 +44,7 @@ export function gatewayContext(
   }
   // AD's SIDs and GUIDs as the projections show them, when read from the directory too.
   const schema = options.schema ?? options.projection?.schema;
+  const identity = identityLookups(config.directory?.identity, schema);
   const live =
     options.directory && schema
       ? shownValuesDirectory(options.directory, schema)

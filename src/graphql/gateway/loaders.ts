@@ -77,7 +77,7 @@ export interface LoaderOptions {
 
 /**
  * What an identity lookup searches by: `setting` (default `auto`), and under `auto` only the
- * identity attributes `schema` (the directory's, when capture read it) has: slapd knows no
+ * identity attributes `schema` (the directory's, when annal read it) has: slapd knows no
  * nsUniqueId, and a filter naming it could not be answered from the projections.
  */
 export function identityLookups(
