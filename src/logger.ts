@@ -208,6 +208,15 @@ export interface LoggerOptions {
   readonly file?: string;
 }
 
+/**
+ * A line logged with this key set to true is the one a person at a terminal looks for (where
+ * annal serves): pretty lines show it bold and green; JSON keeps the key.
+ *
+ * @example
+ * log.info({ [HEADLINE]: true, url }, `annal serves ${url}`);
+ */
+export const HEADLINE = "headline";
+
 /** JSON for pipes and files (a log collector); pretty lines for a person at a terminal. */
 export function logFormatFor(stream: { isTTY?: boolean }): "pretty" | "json" {
   return stream.isTTY === true ? "pretty" : "json";
@@ -258,8 +267,14 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logg
         sync: true,
         colorize: options.destination === undefined && process.stdout.isTTY === true,
         translateTime: "SYS:HH:MM:ss.l",
-        ignore: "pid,hostname",
+        ignore: `pid,hostname,${HEADLINE}`,
         customPrettifiers: requestLinePrettifiers,
+        // The line a person looks for (where annal serves) stands out: bold green when
+        // colours are on; as every other line otherwise.
+        messageFormat: (log, messageKey, _level, { colors }) => {
+          const message = String(log[messageKey] ?? "");
+          return log[HEADLINE] === true ? colors.bold(colors.green(message)) : message;
+        },
       }),
     );
   }

@@ -82,6 +82,7 @@ export async function startAccounts(options: {
       directory: directory.client,
       base,
       pool,
+      log,
     });
     stopProvider = () => provider.stop();
     log.info({ issuer: provider.issuer }, `demo OpenID provider on ${provider.issuer}`);

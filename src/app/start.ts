@@ -7,7 +7,7 @@ import {
 } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { createServer } from "../http/index.ts";
-import type { Logger } from "../logger.ts";
+import { HEADLINE, type Logger } from "../logger.ts";
 import { EventStore, ensureEventPartitions, ensurePublication } from "../store/index.ts";
 import { openDatabase, type OpenDatabase } from "./database.ts";
 import { claimInstance } from "./instance-lock.ts";
@@ -230,6 +230,7 @@ export async function startAnnal(options: StartAnnalOptions): Promise<RunningAnn
 
     log.info(
       {
+        [HEADLINE]: true,
         url,
         parts,
         database: database.description,

@@ -5,8 +5,10 @@ import { directoryGroupsOf } from "../auth/index.ts";
 import type { Pool } from "../db/index.ts";
 import { eq, type DirectoryClient } from "../directory/index.ts";
 import { AnnalError } from "../errors/index.ts";
+import type { Logger } from "../logger.ts";
 import { interactionPage } from "./identity-provider-page.ts";
 import { demoProviderSecrets, postgresAdapter } from "./identity-provider-store.ts";
+import { importOidcProvider } from "./provider-module.ts";
 
 export interface DemoIdentityProviderOptions {
   readonly port: number;
@@ -25,6 +27,8 @@ export interface DemoIdentityProviderOptions {
    * that lives in memory and goes with the process.
    */
   readonly pool?: Pool;
+  /** Where the provider library's runtime warning is said instead (`importOidcProvider`). */
+  readonly log?: Logger;
 }
 
 export interface DemoIdentityProvider {
@@ -138,9 +142,8 @@ export async function startDemoIdentityProvider(
       ctx.body = interactionPage({ error: `${out.error}: ${out.error_description ?? ""}` });
     },
   };
-  // Imported here, not at the top: only the demo and the tests load the provider (it warns on
-  // import that Node.js 26 is not an LTS release yet).
-  const { default: Provider } = await import("oidc-provider");
+  // Imported here, not at the top: only the demo and the tests load the provider.
+  const { default: Provider } = await importOidcProvider(options.log);
   const provider = new Provider(issuer, configuration);
   const failures = new Map<string, { count: number; until: number }>();
 
