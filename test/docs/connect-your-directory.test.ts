@@ -4,7 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import t, { type Test } from "tap";
-import { captureOnce, createNormalizer, startCaptureWorker } from "../../src/capture/index.ts";
+import {
+  captureOnce,
+  createNormalizer,
+  ensureImported,
+  startCaptureWorker,
+} from "../../src/capture/index.ts";
 import { readAccesslogIndexes } from "../../src/capture/accesslog-indexes.ts";
 import { modifiedSince, pollTime } from "../../src/capture/modified-since.ts";
 import { parseConfig } from "../../src/config/index.ts";
@@ -16,7 +21,7 @@ import {
   type DirectoryEntry,
 } from "../../src/directory/index.ts";
 import { freePort } from "../../src/ports.ts";
-import { sshaPassword } from "../../src/slapd/index.ts";
+import { sshaPassword, toLdif } from "../../src/slapd/index.ts";
 import { Projector } from "../../src/projector/index.ts";
 import { EventStore } from "../../src/store/index.ts";
 import { allProjections } from "../../projections/index.ts";
@@ -26,6 +31,7 @@ import { dirsrvPaths } from "../support/dirsrv/dse.ts";
 import { eventually } from "../support/eventually.ts";
 import { feed } from "../support/history.ts";
 import { testDatabase } from "../support/postgres.ts";
+import { adGroup, adOrganizationalUnit, adUser, startSambaDC } from "../support/samba.ts";
 
 /**
  * docs/connect-your-directory.md, held against real servers: every block it marks
@@ -562,3 +568,69 @@ t.test("the guide's dsconf commands make the same changes", async (t) => {
     "389 serves a poll from the modifyTimestamp index",
   );
 });
+
+t.test(
+  "the guide's AD configuration, the example's as printed, imports the domain over verified LDAPS",
+  async (t) => {
+    const block = await checkedBlock("ad-annal.toml");
+    const example = await readFile(
+      join(import.meta.dirname, "../../ops/examples/ad/annal.toml"),
+      "utf8",
+    );
+    t.ok(example.includes(block), "ops/examples/ad/annal.toml holds the block as printed");
+    const people = "OU=People,DC=example,DC=test";
+    const dc = await startSambaDC({
+      seedLdif: toLdif([
+        adOrganizationalUnit("People"),
+        adUser("ada", { parent: people, attributes: { sn: ["Lovelace"] } }),
+        { dn: `CN=carl,${people}`, attributes: { objectClass: ["contact"], cn: ["carl"] } },
+        adGroup("team", [`CN=ada,${people}`, `CN=carl,${people}`], { parent: people }),
+      ]),
+    });
+    t.teardown(() => dc.stop());
+    const config = parseConfig(block, {
+      path: "annal.toml",
+      env: {
+        AD_URL: dc.url,
+        AD_BIND_DN: dc.bindDN,
+        LDAP_PASSWORD: dc.password,
+        AD_CA_FILE: dc.caFile,
+        AD_SERVER_NAME: dc.serverName,
+      },
+    });
+    const settings = config.directory!;
+    t.equal(settings.capture.source, "ad");
+    const directory = createDirectoryClient({
+      url: settings.url,
+      bindDN: settings.bindDN,
+      password: settings.password,
+      ...(settings.tls ? { tls: settings.tls } : {}),
+    });
+    t.teardown(() => directory.close());
+    const db = await testDatabase(t);
+    const context = {
+      pool: db.pool,
+      store: await EventStore.open(db.pool),
+      directory,
+      normalizer: createNormalizer(await loadDirectorySchema(directory), settings),
+      base: settings.base,
+      log: { info() {}, warn() {}, error() {}, debug() {} },
+    };
+    await ensureImported(context, settings.capture.source);
+    const typed = await db.pool.query<{ dn: string; type: string | null }>(
+      `SELECT data->'state'->>'dn' AS dn, data->'state'->>'type' AS type
+         FROM events WHERE type = 'EntrySnapshot'`,
+    );
+    const typeOf = new Map(typed.rows.map((row) => [row.dn.toLowerCase(), row.type]));
+    const of = (dn: string) => typeOf.get(dn.toLowerCase());
+    t.equal(of(`CN=ada,${people}`), "user");
+    t.equal(of("CN=Administrator,CN=Users,DC=example,DC=test"), "user");
+    t.equal(of(`CN=carl,${people}`), "contact");
+    t.equal(of(`CN=team,${people}`), "group");
+    t.equal(of(people), "organizationalUnit");
+    t.equal(of("CN=Domain Admins,CN=Users,DC=example,DC=test"), "group");
+    const computers = typed.rows.filter((row) => /^CN=DC1,OU=Domain Controllers,/i.test(row.dn));
+    t.equal(computers.length, 1, "the DC's computer object is imported");
+    t.not(computers[0]?.type, "user", "a computer is no user");
+  },
+);
