@@ -70,7 +70,7 @@ export const EXERCISE = usage({
   words: ["exercise"],
   synopsis: "[<number>|<name>] [--list]",
   description: `type-check a practice task of exercises/ (3, or request-answer) and run its tests;
-without one, the first task not passing yet (each pass is recorded in .annal/exercises.json,
+without one, the first task not passing yet (each pass is recorded in exercises/progress.json,
 until the task's files change); --list lists the tasks and which pass`,
   options: { list: { type: "boolean" } },
   positionals: { min: 0, max: 1, what: "" },

@@ -16,7 +16,7 @@ export interface ExerciseOptions {
 /**
  * `annal exercise [n|name]`: type-checks a practice task (its file to complete and its tests)
  * and, when that passes, runs its tests as `annal test` runs a project's. Without a selector it
- * takes the first task whose files have not passed as they are now (`.annal/exercises.json`
+ * takes the first task whose files have not passed as they are now (`exercises/progress.json`
  * records each pass); when every task has, it lists them and says so. Returns the task run,
  * or undefined when none was left.
  *

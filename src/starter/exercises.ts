@@ -4,6 +4,21 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { AnnalError } from "../errors/index.ts";
 
+/** Where `ExerciseProgress` keeps which tasks passed, relative to the project. */
+export const PROGRESS_FILE = path.join("exercises", "progress.json");
+
+/** A progress file's records; undefined when there is none or it does not read. */
+async function readProgress(file: string): Promise<Record<string, string> | undefined> {
+  try {
+    const parsed = JSON.parse(await readFile(file, "utf8")) as unknown;
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, string>)
+      : undefined;
+  } catch {
+    return undefined; // none yet, or unreadable: nothing counts as passed
+  }
+}
+
 /** A task's folder: its number, a dash, its name (`03-request-answer`). */
 const TASK_FOLDER = /^(\d{1,3})-([a-z0-9][a-z0-9-]*)$/;
 const TEST_FILE = /\.test\.[cm]?ts$/;
@@ -86,15 +101,22 @@ export function selectExercise(exercises: readonly Exercise[], selector: string)
 /**
  * Which tasks passed, as the project's files are now: `annal exercise` records a task's
  * files' hash when its tests pass, so a task edited since counts as not passing again.
- * Kept in `.annal/exercises.json` (the project's state, never committed).
+ *
+ * Kept beside the tasks, in `exercises/progress.json`: it says something about the files in
+ * `exercises/` and nothing about a database, so it lives with them, and a reset of annal's
+ * data directory (`.annal/`: the embedded PostgreSQL, the demo directory) does not forget it.
+ * Committed with the solutions, it still holds (a hash that matches the files as they are).
+ * Progress an older annal kept in `.annal/exercises.json` is read when there is none yet.
  */
 export class ExerciseProgress {
   readonly #file: string;
+  readonly #formerFile: string;
   readonly #cwd: string;
 
   constructor(cwd: string) {
     this.#cwd = cwd;
-    this.#file = path.join(cwd, ".annal", "exercises.json");
+    this.#file = path.join(cwd, PROGRESS_FILE);
+    this.#formerFile = path.join(cwd, ".annal", "exercises.json");
   }
 
   async passed(exercise: Exercise): Promise<boolean> {
@@ -110,14 +132,7 @@ export class ExerciseProgress {
   }
 
   async #read(): Promise<Record<string, string>> {
-    try {
-      const parsed = JSON.parse(await readFile(this.#file, "utf8")) as unknown;
-      return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
-        ? (parsed as Record<string, string>)
-        : {};
-    } catch {
-      return {}; // none yet, or unreadable: nothing counts as passed
-    }
+    return (await readProgress(this.#file)) ?? (await readProgress(this.#formerFile)) ?? {};
   }
 
   async #hash(exercise: Exercise): Promise<string> {
