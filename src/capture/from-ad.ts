@@ -1,4 +1,4 @@
-import { withSessionLock, withTransaction } from "../db/index.ts";
+import { withSessionLock, withTransaction, type Queryable } from "../db/index.ts";
 import { and, eq, ge, identityAttributes, rdnOf, type DirectoryEntry } from "../directory/index.ts";
 import {
   entryStream,
@@ -54,6 +54,9 @@ import { entryState, stateIdentity, type Normalizer } from "./normalize.ts";
  * - An object added and changed between two passes is one add of its latest state.
  * - An object deleted before a pass saw it was never in the log, and its tombstone is skipped;
  *   an object moved out of the base is not seen until its delete.
+ * - A container renamed or moved moves the objects below it with no write of theirs (their
+ *   uSNChanged stays): each is read below the container's new DN and recorded moved, at the
+ *   container's write (`movedBelow`).
  * - No author: AD records none. The change's actor is null, except a write annal made, which
  *   keeps its note's cause (`claimWriteIntentNear`).
  *
@@ -63,6 +66,8 @@ import { entryState, stateIdentity, type Normalizer } from "./normalize.ts";
  *
  * One pass at a time, across processes (a session advisory lock), as poll's: two passes that
  * read one object at different moments must not both record a change from the log's state.
+ * A pass holds what it read in memory, to record it in USN order: what changed since the last
+ * pass (after a long stop, that can be much of the directory).
  */
 export async function captureFromAD(
   context: CaptureContext,
@@ -226,6 +231,13 @@ async function recordChanges(
         }),
       );
     }
+    const stepped = new Set(steps.map((step) => step.uuid));
+    for (const step of [...steps]) {
+      if (step.before && step.after && step.before.dn !== step.after.dn) {
+        steps.push(...(await movedBelow(context, tx, step, stepped)));
+      }
+    }
+    // Stable: what a container's rename moved comes after the rename, at its USN.
     steps.sort((a, b) => (a.usn < b.usn ? -1 : a.usn > b.usn ? 1 : 0));
     let recorded = 0;
     let position: LogPosition | undefined;
@@ -278,6 +290,46 @@ async function recordChanges(
     }
     return { recorded, ...(position ? { position } : {}) };
   });
+}
+
+/**
+ * The objects below a renamed or moved container, each moved with it by the container's write
+ * (AD writes nothing of theirs: their uSNChanged stays), as changes of their DN at that write's
+ * USN and time, read from the container's new place. Objects that have a change of their own in
+ * the pass (`stepped`) are left to it.
+ */
+async function movedBelow(
+  context: CaptureContext,
+  tx: Queryable,
+  container: Step,
+  stepped: Set<string>,
+): Promise<Step[]> {
+  const { directory, normalizer } = context;
+  const moved: Step[] = [];
+  for await (const page of directory.search(container.dn, {
+    scope: "sub",
+    attributes: ["*", "+", ...identityAttributes(normalizer.identity)],
+    binaryAttributes: normalizer.schema.binaryAttributes(),
+  })) {
+    for (const entry of page) {
+      const after = entryState(normalizer, entry);
+      const uuid = stateIdentity(normalizer, after);
+      if (!uuid || stepped.has(uuid)) continue;
+      const previous = await lastEntryState(tx, entryStream(uuid));
+      if (!previous.state || previous.state.dn === after.dn) continue;
+      stepped.add(uuid);
+      moved.push({
+        uuid,
+        usn: container.usn,
+        at: container.at,
+        dn: after.dn,
+        before: previous.state,
+        after,
+        writes: 1,
+      });
+    }
+  }
+  return moved;
 }
 
 /**

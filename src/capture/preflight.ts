@@ -45,7 +45,9 @@ const LOGS: Record<CaptureSource, string | undefined> = {
 /**
  * The "ad" source reads the DC's USNs from its root DSE (not an AD DC without them) and the
  * domain's tombstones with Show Deleted: a bind that may not read `CN=Deleted Objects` (by
- * default only administrators may list it) would record no delete at all.
+ * default only administrators may list it) would record no delete at all. A DC that shows the
+ * container but hides the tombstones in it from the bind (Samba does, to a plain user) cannot
+ * be told from one with none: that is for the guide to say.
  */
 async function checkADSource(context: Pick<CaptureContext, "directory">): Promise<void> {
   const dc = await readADController(context);

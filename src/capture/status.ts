@@ -11,7 +11,7 @@ const _labelsAreSources: Same<(typeof CAPTURE_SOURCES)[number], CaptureSource> =
 /** Where capture stands, for `/readyz` and `/metrics`. */
 export interface CaptureStatus {
   readonly source: CaptureSource;
-  /** The source's checkpoint (the accesslog's last reqEnd, the changelog's change number, poll's modifyTimestamp). */
+  /** The source's checkpoint (the accesslog's last reqEnd, the changelog's change number, ad's `<invocationId>@<USN>`, poll's modifyTimestamp). */
   readonly checkpoint: string | null;
   readonly checkpointAt: Date | null;
   readonly lastPassAt: Date | null;

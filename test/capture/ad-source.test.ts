@@ -34,6 +34,10 @@ const dc = await startSambaDC({
       adUser(name, { parent: PEOPLE, attributes: { sn: [name] } }),
     ),
     adGroup("team", [`CN=ada,${PEOPLE}`], { parent: PEOPLE }),
+    adOrganizationalUnit("Moving"),
+    adUser("ivo", { parent: `OU=Moving,${BASE}` }),
+    adOrganizationalUnit("Inner", `OU=Moving,${BASE}`),
+    adUser("jon", { parent: `OU=Inner,OU=Moving,${BASE}` }),
   ]),
 });
 t.teardown(() => dc.stop());
@@ -111,6 +115,31 @@ t.test("add, modify, rename, move and delete, each as such, with no author", asy
   t.equal(deleted.data.dn, ivy, "the delete names the DN the entry had, not its tombstone's");
   const tombstone = await tombstoneWhenChanged(f, ivyGuid);
   t.equal(deleted.occurred_at.toISOString(), tombstone.toISOString(), "at its whenChanged");
+});
+
+t.test("a renamed OU moves what is below it, which AD does not write", async (t) => {
+  const f = await fixture(t);
+  const jon = await guidOf(f, `CN=jon,OU=Inner,OU=Moving,${BASE}`);
+  await f.directory.modifyDN(`OU=Moving,${BASE}`, "OU=Moved");
+  const moved = await f.directory.get(`CN=jon,OU=Inner,OU=Moved,${BASE}`, {
+    attributes: ["uSNChanged"],
+  });
+  t.ok(moved, "jon is below the new name");
+  t.equal(await f.sync(), 4, "the OU, and each of the three below it");
+  const changes = (await feed(f.db.pool)).map((c) => [c.change_type, c.dn, c.old_dn]);
+  t.same(changes[0], ["modrdn", `OU=Moved,${BASE}`, `OU=Moving,${BASE}`], "the rename first");
+  t.same(
+    changes.slice(1).sort(),
+    [
+      ["modrdn", `CN=ivo,OU=Moved,${BASE}`, `CN=ivo,OU=Moving,${BASE}`],
+      ["modrdn", `OU=Inner,OU=Moved,${BASE}`, `OU=Inner,OU=Moving,${BASE}`],
+      ["modrdn", `CN=jon,OU=Inner,OU=Moved,${BASE}`, `CN=jon,OU=Inner,OU=Moving,${BASE}`],
+    ].sort(),
+  );
+  const [ou] = await eventsOf(f.db.pool, await guidOf(f, `OU=Moved,${BASE}`));
+  const [below] = await eventsOf(f.db.pool, jon);
+  t.equal(below?.metadata.usn, ou?.metadata.usn, "at the OU's write");
+  t.equal(await f.sync(), 0, "and once");
 });
 
 t.test("two modifies of one entry between passes are two changes, in order", async (t) => {
