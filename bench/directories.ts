@@ -36,7 +36,7 @@ import {
  * capture at once, 389's changelog is read every interval).
  */
 const ENTRIES = benchSize(10_000);
-const LAG_SAMPLES = 100;
+const LAG_SAMPLES = 200;
 const INTERVAL = 250;
 const run = promisify(execFile);
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
