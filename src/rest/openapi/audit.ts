@@ -32,7 +32,7 @@ export function auditPaths(): Json {
         operationId: "getSigningKeys",
         summary: "The public keys that check signed exports",
         description:
-          'A JWK set (RFC 7517) of Ed25519 keys (RFC 8037). An export asked for with `export={"sign":true}` carries the `Annal-Signature` trailer, signed by the key its statement names (`kid`); `annal verify-export <file> <signature> --keys <this URL>` checks it offline.',
+          'A JWK set (RFC 7517) of Ed25519 keys (RFC 8037). An export asked for with `export={"sign":true}` carries the `Annal-Signature` trailer, signed by the key its statement names (`kid`); `annal verify-export <file> <signature> --keys <this URL>` checks it offline, as do `openssl` and `sha256sum` (the format: docs/signed-exports.md).',
         tags: ["audit"],
         security: [],
         responses: {
