@@ -13,9 +13,17 @@ import {
   type CaptureSource,
 } from "../src/capture/index.ts";
 import { createDirectoryClient, loadDirectorySchema } from "../src/directory/index.ts";
-import { baseEntries, launchSlapd, SLAPD_BASE, SLAPD_ROOT_DN, toLdif } from "../src/slapd/index.ts";
+import {
+  baseEntries,
+  launchSlapd,
+  SLAPD_BASE,
+  SLAPD_ROOT_DN,
+  toLdif,
+  toLdifChunks,
+} from "../src/slapd/index.ts";
 import { EventStore } from "../src/store/index.ts";
 import { startDirsrv } from "../test/support/dirsrv.ts";
+import { adOrganizationalUnit, adUser, startSambaDC } from "../test/support/samba.ts";
 import {
   benchDatabase,
   benchSize,
@@ -28,8 +36,9 @@ import {
 } from "./support.ts";
 
 /**
- * The same directory on OpenLDAP (capture from its accesslog) and on 389 Directory Server
- * (capture from its Retro Changelog), in one run: annal's first-start import of `ENTRIES`
+ * The same directory on OpenLDAP (capture from its accesslog), on 389 Directory Server
+ * (capture from its Retro Changelog) and on Samba's Active Directory domain controller (over
+ * LDAPS, capture by uSNChanged), in one run: annal's first-start import of `ENTRIES`
  * people against a paged `ldapsearch` of the same entries on the same server (the baseline),
  * and the capture lag of a write (from the write's answer to its event in the log) with the
  * capture worker as `annal start` runs it (interval 250 ms: slapd's accesslog watch wakes
@@ -58,8 +67,18 @@ interface Server {
   readonly url: string;
   readonly bindDN: string;
   readonly password: string;
+  /** The naming context, the people's parent, their type's filter, and their DNs. */
+  readonly base: string;
+  readonly peopleBase: string;
+  readonly peopleFilter: string;
+  readonly people: readonly string[];
+  readonly tls?: { readonly caFile: string; readonly serverName: string };
+  /** The page size of the baseline's `ldapsearch -E pr=`: AD's MaxPageSize is 1,000. */
+  readonly pageSize: number;
   stop(): Promise<void>;
 }
+
+const SLAPD_PEOPLE = people.map((person) => person.dn);
 
 interface Row {
   readonly server: string;
@@ -70,7 +89,7 @@ interface Row {
 
 export async function directoriesBenchmark(): Promise<void> {
   const rows: Row[] = [];
-  for (const start of [startOpenLdap, start389]) {
+  for (const start of [startOpenLdap, start389, startSamba]) {
     const server = await start();
     try {
       rows.push(await measure(server));
@@ -86,7 +105,7 @@ export async function directoriesBenchmark(): Promise<void> {
     .join("\n");
   recordResults(
     "directories",
-    `## Every directory: OpenLDAP and 389 Directory Server side by side
+    `## Every directory: OpenLDAP, 389 Directory Server and Active Directory side by side
 
 \`npm run bench -- directories${sizeOption()}\` · ${new Date().toISOString().slice(0, 10)} · ${machine()}
 
@@ -95,7 +114,11 @@ snapshots and checkpoint); the baseline a paged \`ldapsearch\` of the same entri
 server in the same run. The lag is from a write's answer to its event in the log, ${LAG_SAMPLES}
 writes one after another, with the capture worker as \`annal start\` runs it (interval
 ${INTERVAL} ms): slapd's accesslog watch wakes capture at once; 389's Retro Changelog is read
-every interval (389 offers no persistent search on it that annal uses).
+every interval (389 offers no persistent search on it that annal uses). Samba's AD DC holds
+the same people as users, loaded with ldbadd before it starts, read over LDAPS (its own CA)
+in pages of 1,000 (AD's MaxPageSize), with the domain's own few hundred objects beside them
+(the rates count the people only); capture asks it for \`uSNChanged\` past its checkpoint every
+interval.
 
 | server (capture source) | import, entries/s | ldapsearch, entries/s | import ÷ ldapsearch | lag p50 ms | lag p99 ms |
 |---|---|---|---|---|---|
@@ -119,6 +142,11 @@ async function startOpenLdap(): Promise<Server> {
     url: slapd.url,
     bindDN: SLAPD_ROOT_DN,
     password,
+    base: SLAPD_BASE,
+    peopleBase: `ou=people,${SLAPD_BASE}`,
+    peopleFilter: "(objectClass=inetOrgPerson)",
+    people: SLAPD_PEOPLE,
+    pageSize: 500,
     stop: () => slapd.stop(),
   };
 }
@@ -131,7 +159,47 @@ async function start389(): Promise<Server> {
     url: ds.url,
     bindDN: ds.bindDN,
     password: ds.password,
+    base: SLAPD_BASE,
+    peopleBase: `ou=people,${SLAPD_BASE}`,
+    peopleFilter: "(objectClass=inetOrgPerson)",
+    people: SLAPD_PEOPLE,
+    pageSize: 500,
     stop: () => ds.stop(),
+  };
+}
+
+/**
+ * Samba's AD DC with the same people as users (OU=People, loaded with ldbadd before it starts),
+ * over LDAPS verified against its own CA, as annal reads AD (ops/examples/ad).
+ */
+async function startSamba(): Promise<Server> {
+  const ou = "OU=People,DC=example,DC=test";
+  const users = people.map((person, i) =>
+    adUser(`user${i}`, {
+      parent: ou,
+      attributes: {
+        sn: person.attributes.sn,
+        mail: person.attributes.mail,
+        displayName: person.attributes.cn,
+      },
+    }),
+  );
+  const dc = await startSambaDC({
+    seedLdif: toLdifChunks([adOrganizationalUnit("People"), ...users]),
+  });
+  return {
+    name: "Samba AD DC (ad)",
+    source: "ad",
+    url: dc.url,
+    bindDN: dc.bindDN,
+    password: dc.password,
+    base: dc.base,
+    peopleBase: ou,
+    peopleFilter: "(&(objectClass=user)(!(objectClass=computer)))",
+    people: users.map((user) => user.dn),
+    tls: { caFile: dc.caFile, serverName: dc.serverName },
+    pageSize: 1000,
+    stop: () => dc.stop(),
   };
 }
 
@@ -150,14 +218,24 @@ async function measure(server: Server): Promise<Row> {
         "-w",
         server.password,
         "-b",
-        SLAPD_BASE,
+        server.base,
         "-E",
-        "pr=500/noprompt",
+        `pr=${server.pageSize}/noprompt`,
         "(objectClass=*)",
         "*",
         "+",
       ],
-      { maxBuffer: 1 << 30 },
+      {
+        maxBuffer: 1 << 30,
+        // Over LDAPS, the DC's own CA. Its certificate names the DC's host name and the
+        // server is reached by address, which libldap cannot be told to check instead: the
+        // certificate is asked for and checked against the CA by annal, not by ldapsearch.
+        ...(server.tls
+          ? {
+              env: { ...process.env, LDAPTLS_CACERT: server.tls.caFile, LDAPTLS_REQCERT: "allow" },
+            }
+          : {}),
+      },
     ),
   );
   const db = await benchDatabase();
@@ -166,6 +244,7 @@ async function measure(server: Server): Promise<Row> {
     bindDN: server.bindDN,
     password: server.password,
     timeoutMs: 60_000,
+    ...(server.tls ? { tls: server.tls } : {}),
   });
   try {
     const context: CaptureContext = {
@@ -173,12 +252,10 @@ async function measure(server: Server): Promise<Row> {
       store: await EventStore.open(db.pool),
       directory,
       normalizer: createNormalizer(await loadDirectorySchema(directory), {
-        types: [
-          { name: "user", base: `ou=people,${SLAPD_BASE}`, filter: "(objectClass=inetOrgPerson)" },
-        ],
+        types: [{ name: "user", base: server.peopleBase, filter: server.peopleFilter }],
         capture: { redact: [...BUILT_IN_REDACTED_ATTRIBUTES] },
       }),
-      base: SLAPD_BASE,
+      base: server.base,
       log: quiet,
     };
     const importSeconds = await time(() => ensureImported(context, server.source));
@@ -192,7 +269,7 @@ async function measure(server: Server): Promise<Row> {
     try {
       for (let i = 0; i < LAG_SAMPLES; i++) {
         const before = await head(context);
-        await directory.modify(people[i]!.dn, [
+        await directory.modify(server.people[i]!, [
           { operation: "replace", attribute: "title", values: `Title ${i}` },
         ]);
         const written = performance.now();
