@@ -22,7 +22,14 @@ export type { CaptureContext, CaptureResult } from "./context.ts";
 export { readCaptureCheckpoint } from "./checkpoints.ts";
 export { CAPTURE_LOCK_APPLICATION, retireCaptureQueue, startCaptureWorker } from "./worker.ts";
 export type { CaptureSchedule, CaptureWorker } from "./worker.ts";
-export { causedWrites, claimWriteIntent, recordWriteIntent, writeFingerprint } from "./intents.ts";
+export {
+  causedWrites,
+  claimWriteIntent,
+  recordWriteIntent,
+  withdrawnIfRefused,
+  writeFingerprint,
+  type WriteIntent,
+} from "./intents.ts";
 export type { WriteCause } from "./intents.ts";
 export { readStoredText, storableText } from "./stored-value.ts";
 export { changeBetween } from "./changes.ts";

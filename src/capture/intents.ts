@@ -1,6 +1,6 @@
 import type { Pool, Queryable } from "../db/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
-import { normalizeDN } from "../directory/index.ts";
+import { DirectoryError, normalizeDN } from "../directory/index.ts";
 
 /** Why annal is about to write: the event (or request) the write is caused by. */
 export interface WriteCause {
@@ -44,14 +44,23 @@ export function writeFingerprint(
   }
 }
 
-/** Notes that `actor` is about to make the write `fingerprint` to `dn` because of `cause`. */
+/** A note of intent: `withdraw` takes it back when the directory refused its write. */
+export interface WriteIntent {
+  withdraw(): Promise<void>;
+}
+
+/**
+ * Notes that `actor` is about to make the write `fingerprint` to `dn` because of `cause`.
+ * Withdraw the note when the write is refused (`withdrawnIfRefused`): a note left open could
+ * be taken by someone else's change of the same entry, where the directory records no author.
+ */
 export async function recordWriteIntent(
   db: Queryable,
   intent: { dn: string; actor: string; fingerprint: string } & WriteCause,
-): Promise<void> {
-  await db.query(
+): Promise<WriteIntent> {
+  const inserted = await db.query<{ id: string }>(
     `INSERT INTO directory_write_intents (dn_norm, actor_norm, fingerprint, causation_id, correlation_id)
-     VALUES ($1, $2, $3, $4, $5)`,
+     VALUES ($1, $2, $3, $4, $5) RETURNING id`,
     [
       normalizeDN(intent.dn),
       normalizeActor(intent.actor),
@@ -60,6 +69,32 @@ export async function recordWriteIntent(
       intent.correlationId ?? null,
     ],
   );
+  const id = inserted.rows[0]!.id;
+  return {
+    async withdraw() {
+      await db.query("DELETE FROM directory_write_intents WHERE id = $1", [id]);
+    },
+  };
+}
+
+/**
+ * Runs `write`; when the directory answered it with a failure (any LDAP result: a write is
+ * all or nothing, so nothing was written), withdraws `intent` before the error goes on. A
+ * write whose answer never came (the connection lost, a time limit of annal's) may have been
+ * made: its note stays, to be claimed by the change.
+ */
+export async function withdrawnIfRefused<T>(
+  intent: WriteIntent | void,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (intent && error instanceof DirectoryError && error.resultCode !== undefined) {
+      await intent.withdraw();
+    }
+    throw error;
+  }
 }
 
 /**
@@ -112,7 +147,7 @@ const NEAR_SECONDS = 30;
 
 /**
  * Takes the oldest note matching a captured change of a directory that records no author
- * (Active Directory): by the entry (its DN, or the DN before a rename), the kind of write,
+ * (Active Directory; 389's Retro Changelog for a delete): by the entry (its DN, or the DN before a rename), the kind of write,
  * and the time, a note made within `NEAR_SECONDS` of `at`. A modify is known by the attributes
  * it changed, which must all be among those the note's write touched (the change is observed
  * from states, so its operations are unknown). Without an author, a change made by someone
@@ -185,20 +220,20 @@ export function causedWrites(
     });
   return {
     async add(dn, attributes, opts) {
-      await note(dn, opts?.as, writeFingerprint({ kind: "add" }));
-      return client.add(dn, attributes, opts);
+      const intent = await note(dn, opts?.as, writeFingerprint({ kind: "add" }));
+      return withdrawnIfRefused(intent, () => client.add(dn, attributes, opts));
     },
     async modify(dn, changes, opts) {
-      await note(dn, opts?.as, writeFingerprint({ kind: "modify", changes }));
-      return client.modify(dn, changes, opts);
+      const intent = await note(dn, opts?.as, writeFingerprint({ kind: "modify", changes }));
+      return withdrawnIfRefused(intent, () => client.modify(dn, changes, opts));
     },
     async modifyDN(dn, newRDN, opts) {
-      await note(dn, opts?.as, writeFingerprint({ kind: "modrdn", newRDN }));
-      return client.modifyDN(dn, newRDN, opts);
+      const intent = await note(dn, opts?.as, writeFingerprint({ kind: "modrdn", newRDN }));
+      return withdrawnIfRefused(intent, () => client.modifyDN(dn, newRDN, opts));
     },
     async delete(dn, opts) {
-      await note(dn, opts?.as, writeFingerprint({ kind: "delete" }));
-      return client.delete(dn, opts);
+      const intent = await note(dn, opts?.as, writeFingerprint({ kind: "delete" }));
+      return withdrawnIfRefused(intent, () => client.delete(dn, opts));
     },
   };
 }

@@ -10,7 +10,7 @@ import {
 } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { recordIsolated } from "./failures.ts";
-import { claimWriteIntent, writeFingerprint } from "./intents.ts";
+import { claimWriteIntent, claimWriteIntentNear, writeFingerprint } from "./intents.ts";
 import { lastEntryState } from "./last-state.ts";
 import type { Normalizer } from "./normalize.ts";
 
@@ -102,12 +102,21 @@ export async function recordLoggedWrites<R extends AccesslogRecord>(
         async () => {
           const built = await changeFromAccesslog(normalizer, record, known?.state ?? null);
           if (!built) return undefined;
-          const cause = await claimWriteIntent(tx, {
-            dns: [record.dn, built.change.dn],
-            actor: record.actor,
-            fingerprint: fingerprintOf(normalizer, record),
-            boundAs: context.directory.bindDN,
-          });
+          const dns = [record.dn, built.change.dn];
+          const fingerprint = fingerprintOf(normalizer, record);
+          const at = log.occurredAt(record);
+          // 389's Retro Changelog names no author of a delete: annal's own is told by its note
+          // for the same entry and kind, made within seconds of the change's time. A note
+          // whose write the directory refused was withdrawn, so a delete made by anyone else
+          // takes none but one made while annal's own delete of that entry was on its way.
+          const cause = record.actor
+            ? await claimWriteIntent(tx, {
+                dns,
+                actor: record.actor,
+                fingerprint,
+                boundAs: context.directory.bindDN,
+              })
+            : at && (await claimWriteIntentNear(tx, { dns, fingerprint, at }));
           const result = await store.appendToStream(
             entryStream(built.change.entryUUID),
             [

@@ -52,6 +52,14 @@ export interface DirectoryWrite {
   readonly requestId: string;
 }
 
+/**
+ * What `beforeWrite` noted of a write, when it noted one: withdrawn when the directory refuses
+ * the write, so that no change of someone else's is taken for it.
+ */
+export interface WriteNote {
+  withdraw(): Promise<void>;
+}
+
 /** A header or query value of a REST backend: one, or several (sent once per value). */
 type RestValues = Readonly<Record<string, string | readonly string[]>>;
 
@@ -162,6 +170,6 @@ export interface GatewayContext {
   /** Languages of `Accept-Language`, most wanted first. */
   readonly languages: readonly string[];
   readonly log: Logger;
-  readonly beforeWrite: ((write: DirectoryWrite) => Promise<void>) | undefined;
+  readonly beforeWrite: ((write: DirectoryWrite) => Promise<WriteNote | void>) | undefined;
   readonly afterWrite: ((write: DirectoryWrite) => Promise<void>) | undefined;
 }

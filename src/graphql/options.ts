@@ -6,7 +6,7 @@ import type { DirectoryClient, DirectorySchema } from "../directory/index.ts";
 import type { Logger } from "../logger.ts";
 import type { LogPosition } from "../store/index.ts";
 import type { EngineDeps } from "../workflow/index.ts";
-import type { DirectoryWrite } from "./context.ts";
+import type { DirectoryWrite, WriteNote } from "./context.ts";
 import type { ProjectionSource } from "./gateway/projection-reads.ts";
 import type { Gateway } from "./gateway/schema.ts";
 
@@ -35,9 +35,10 @@ export interface GraphqlPluginOptions {
   readonly projection?: ProjectionSource;
   /**
    * Called just before each directory write (e.g. to note the write's cause so that capture
-   * links the change to it). If it throws, the write is not made and the mutation fails.
+   * links the change to it). If it throws, the write is not made and the mutation fails. The
+   * note it answers is withdrawn when the directory refuses the write.
    */
-  readonly beforeWrite?: (write: DirectoryWrite) => Promise<void>;
+  readonly beforeWrite?: (write: DirectoryWrite) => Promise<WriteNote | void>;
   /** The workflow engine the workflow fields command; without it they answer 503's code. */
   readonly workflows?: EngineDeps;
   /** A gateway built beforehand (`buildGateway`); built from `config` when left out. */

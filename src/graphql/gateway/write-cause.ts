@@ -1,5 +1,5 @@
 import type { Pool } from "../../db/index.ts";
-import { recordWriteIntent, writeFingerprint } from "../../capture/index.ts";
+import { recordWriteIntent, writeFingerprint, type WriteIntent } from "../../capture/index.ts";
 import type { EventStore } from "../../store/index.ts";
 import type { DirectoryWrite } from "../context.ts";
 import { DIRECTORY_WRITE_REQUESTED, type DirectoryWriteRequested } from "../../events/index.ts";
@@ -8,12 +8,13 @@ import { DIRECTORY_WRITE_REQUESTED, type DirectoryWriteRequested } from "../../e
  * Records a mutation's directory write in the log (`DirectoryWriteRequested` on the account's
  * stream `graphql-writes-<account id>`) and notes the write with that event as its cause, so
  * the change capture records names the mutation and the account it was made for. Called
- * just before the write; if it fails, the write is not made.
+ * just before the write; if it fails, the write is not made. The note is answered, to be
+ * withdrawn if the directory refuses the write (the request stays in the log: it was made).
  */
 export async function recordMutationWrite(
   deps: { readonly pool: Pool; readonly store: EventStore },
   write: DirectoryWrite,
-): Promise<void> {
+): Promise<WriteIntent> {
   const data: DirectoryWriteRequested = {
     requestId: write.requestId,
     operation: write.operation,
@@ -30,7 +31,7 @@ export async function recordMutationWrite(
       metadata: { actor: write.account.name, source: "graphql", correlationId: write.requestId },
     },
   ]);
-  await recordWriteIntent(deps.pool, {
+  return recordWriteIntent(deps.pool, {
     dn: write.dn,
     actor: write.actor,
     fingerprint: writeFingerprint(fingerprintOf(write)),

@@ -13,6 +13,7 @@ import {
   type AttributeValues,
   type Modification,
 } from "../../../directory/index.ts";
+import { withdrawnIfRefused } from "../../../capture/index.ts";
 import { AnnalError } from "../../../errors/index.ts";
 import { pausePoint } from "../../../pause-points.ts";
 import type { DirectoryWrite, GatewayContext } from "../../context.ts";
@@ -189,9 +190,18 @@ function describe(context: GatewayContext, write: WriteDescription): DirectoryWr
   };
 }
 
-/** Tells the app a write is about to be made (to note its cause); a failure stops the write. */
-async function writing(context: GatewayContext, write: WriteDescription): Promise<void> {
-  await context.beforeWrite?.(describe(context, write));
+/**
+ * Makes a write: tells the app first (to note its cause; a failure stops the write), then
+ * `send`s it; a write the directory refuses withdraws its note, which no other change may take.
+ */
+async function writeThrough(
+  context: GatewayContext,
+  write: WriteDescription,
+  send: () => Promise<unknown>,
+): Promise<void> {
+  const note = await context.beforeWrite?.(describe(context, write));
+  await withdrawnIfRefused(note, send);
+  await written(context, write);
 }
 
 /** The write is made: the app captures the change before the answer goes out. */
@@ -247,11 +257,11 @@ export const ldapAdd: DirectiveCompiler = (site) => {
       if (key === undefined) attributes.set(ava.type, [ava.value]);
       else if (!attributes.get(key)!.includes(ava.value)) attributes.get(key)!.push(ava.value);
     }
-    await writing(input.context, { operation: "add", dn });
-    await directory.add(dn, Object.fromEntries(attributes) as Record<string, AttributeValues>, {
-      as: writerDN(input.context),
-    });
-    await written(input.context, { operation: "add", dn });
+    await writeThrough(input.context, { operation: "add", dn }, () =>
+      directory.add(dn, Object.fromEntries(attributes) as Record<string, AttributeValues>, {
+        as: writerDN(input.context),
+      }),
+    );
     return reread(input, dn, typeName);
   };
 };
@@ -308,9 +318,9 @@ export const ldapModify: DirectiveCompiler = (site) => {
       });
     }
     const changes = modifications.map(({ operation, attribute }) => ({ operation, attribute }));
-    await writing(input.context, { operation: "modify", dn, changes });
-    await directory.modify(dn, modifications, { as: writerDN(input.context) });
-    await written(input.context, { operation: "modify", dn, changes });
+    await writeThrough(input.context, { operation: "modify", dn, changes }, () =>
+      directory.modify(dn, modifications, { as: writerDN(input.context) }),
+    );
     if (getNamedType(site.field.type).name === "DN") return dn;
     return reread(input, dn, shape.concrete);
   };
@@ -333,9 +343,9 @@ export const ldapModifyDn: DirectiveCompiler = (site) => {
     const newSuperior = formatDN([...rest, ...parseDN(base)]);
     const newDN = formatDN([rdn, ...parseDN(newSuperior)]);
     const write = { operation: "modifyDN", dn, newDN, newRDN: formatRDN(rdn) } as const;
-    await writing(input.context, write);
-    await directory.modifyDN(dn, formatRDN(rdn), { newSuperior, as: writerDN(input.context) });
-    await written(input.context, write);
+    await writeThrough(input.context, write, () =>
+      directory.modifyDN(dn, formatRDN(rdn), { newSuperior, as: writerDN(input.context) }),
+    );
     return reread(input, newDN, typeName);
   };
 };
@@ -351,9 +361,9 @@ export const ldapDelete: DirectiveCompiler = (site) => {
     const { directory } = directoryOf(input.context);
     const dn = await target(input);
     await entryOfType(input, dn, typeName, entryTypes);
-    await writing(input.context, { operation: "delete", dn });
-    await directory.delete(dn, { as: writerDN(input.context) });
-    await written(input.context, { operation: "delete", dn });
+    await writeThrough(input.context, { operation: "delete", dn }, () =>
+      directory.delete(dn, { as: writerDN(input.context) }),
+    );
     return dn;
   };
 };
