@@ -45,6 +45,11 @@ export class Recorders {
   readonly #scratch: Pool;
   readonly #base: string;
   #snapshot: DirectoryAt | undefined;
+  /**
+   * When the deployed counterpart of a simulated instance (by the simulated instance's id)
+   * wrote to the directory, as capture recorded it; none by default. See `#readMoment`.
+   */
+  deployedWrites: (instanceId: string) => readonly Date[] = () => [];
 
   /**
    * `past` is the live database, whose history projection gives the directory at a moment, or
@@ -82,10 +87,10 @@ export class Recorders {
     return {
       base: this.#base,
       get: async (dn, options) => {
-        const found = (await this.#entries()).find((entry) => sameDN(entry.dn, dn));
+        const found = (await this.#entries(cause.instanceId)).find((entry) => sameDN(entry.dn, dn));
         return found && pick(found, options?.attributes);
       },
-      search: (searchBase, options) => this.#search(searchBase, options),
+      search: (searchBase, options) => this.#search(cause.instanceId, searchBase, options),
       add: (dn, attributes, options) =>
         write(base("add", dn, Object.keys(attributes)), options?.as),
       modify: (dn, changes, options) =>
@@ -123,11 +128,12 @@ export class Recorders {
   }
 
   async *#search(
+    instanceId: string,
     searchBase: string,
     options: SearchOptions = {},
   ): AsyncIterable<readonly DirectoryEntry[]> {
     const scope = options.scope ?? "sub";
-    const found = (await this.#entries())
+    const found = (await this.#entries(instanceId))
       .filter((entry) => inScope(entry.dn, searchBase, scope))
       .filter(
         (entry) => options.filter === undefined || matchesFilter(options.filter, entry.attributes),
@@ -137,9 +143,26 @@ export class Recorders {
     yield found;
   }
 
-  /** The directory at the simulated moment, read again only once it changed since. */
-  async #entries(): Promise<DirectoryAt["entries"]> {
-    const at = await databaseClock(this.#scratch);
+  /**
+   * The moment a step of `instanceId` reads the directory at: the simulated moment, unless
+   * the deployed instance's own write was stamped in that moment's second, at or before it.
+   * A directory stamps a change with whole seconds (slapd's reqStart, modifyTimestamp), so the
+   * write the deployed step made a few milliseconds after an answer at 10:00:00.400 is
+   * recorded at 10:00:00, and the directory "at" the answer would already hold it: the
+   * simulated step would find its own work done (a member already added) and write nothing.
+   * It reads just before that write instead, as the deployed step found the directory.
+   */
+  #readMoment(instanceId: string, now: Date): Date {
+    const second = Math.floor(now.getTime() / 1000) * 1000;
+    const own = this.deployedWrites(instanceId)
+      .map((at) => at.getTime())
+      .filter((at) => at >= second && at <= now.getTime());
+    return own.length === 0 ? now : new Date(Math.min(...own) - 1);
+  }
+
+  /** The directory at the moment `instanceId` reads it, read again only once it changed. */
+  async #entries(instanceId: string): Promise<DirectoryAt["entries"]> {
+    const at = this.#readMoment(instanceId, await databaseClock(this.#scratch));
     const held = this.#snapshot;
     if (
       !held ||

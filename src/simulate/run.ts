@@ -109,7 +109,9 @@ export async function runSimulation(
         log: options.log ?? silent,
         ...(options.calendars ? { calendars: options.calendars } : {}),
       };
-      const runs = await new Simulation(deps, options).run();
+      const simulation = new Simulation(deps, options);
+      recorders.deployedWrites = (instanceId) => simulation.deployedWrites(instanceId);
+      const runs = await simulation.run();
       const steps = await stepNames(scratch.pool);
       return { runs, recording: recorders.recording, steps };
     } finally {
@@ -132,6 +134,13 @@ class Simulation {
   constructor(deps: EngineDeps, options: RunOptions) {
     this.#deps = deps;
     this.#options = options;
+  }
+
+  /** When the deployed run a simulated instance (or its child) re-enacts wrote, if any. */
+  deployedWrites(instanceId: string): Date[] {
+    const run = this.#byInstance.get(instanceId);
+    const past = run && this.#options.past.get(run.start.instanceId);
+    return (past?.writes ?? []).map((write) => new Date(write.at));
   }
 
   async run(): Promise<SimulatedRun[]> {

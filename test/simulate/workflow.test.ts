@@ -228,6 +228,40 @@ t.test(
       t.equal(report.instances.length, 2);
     });
 
+    t.test(
+      "the deployed version simulated as answered does what it did: its step reads the directory as the deployed step found it, not after that step's own write in the answer's second",
+      async (t) => {
+        const deployed = await loadDefinitionFile(path.join(dir, "deployed", "access-request.ts"));
+        const report = await simulateWorkflow({
+          pool: c.db.pool,
+          simulated: deployed,
+          period: { from, to },
+          dialogs: "as-answered",
+          fallback: "unanswered",
+          base: BASE,
+          calendars: OFFICE,
+        });
+        const [first] = report.instances;
+        // What makes the case: the approval's write, stamped with whole seconds, falls in the
+        // answer's second, at or before the answer (nextSecond before completeDialog).
+        const answeredAt = Date.parse(String(first!.simulated.dialogs[0]!.at));
+        const writtenAt = Date.parse(first!.deployed.writes[0]!.at);
+        t.equal(Math.floor(writtenAt / 1000), Math.floor(answeredAt / 1000), "same second");
+        t.ok(writtenAt <= answeredAt, "stamped at or before the answer");
+        t.match(first, {
+          deployed: { writes: [{ operation: "modify", dn: ON_CALL, step: "add the member" }] },
+          simulated: {
+            status: "COMPLETED",
+            result: { outcome: "approved" },
+            writes: [{ operation: "modify", dn: ON_CALL, step: "add the member" }],
+          },
+          differences: { status: false, result: false, onlySimulated: [], onlyDeployed: [] },
+        });
+        t.same(first!.simulated.writes[0]!.values, { member: { added: [asker.dn] } });
+        t.match(report.summary, { differing: 0, writes: { deployed: 1, simulated: 1 } });
+      },
+    );
+
     t.test("nothing reached the directory or the live log", async (t) => {
       t.same(await members(), before.members, "on-call's members");
       t.equal(await entries(), before.entries, "the directory's entries");
