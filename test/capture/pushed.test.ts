@@ -6,6 +6,7 @@ import {
 } from "../../src/capture/index.ts";
 import { accesslogWritesAfter } from "../../src/capture/from-accesslog.ts";
 import { ACCESSLOG_ATTRIBUTES, ACCESSLOG_BINARY } from "../../src/capture/accesslog.ts";
+import type { CaptureContext } from "../../src/capture/index.ts";
 import { PushedWrites } from "../../src/capture/pushed.ts";
 import {
   createDirectoryClient,
@@ -31,6 +32,16 @@ function countingAccesslogSearches(f: CaptureFixture) {
     },
   });
   return { counts, context: { ...f.context, directory } };
+}
+
+/** The fixture's log, with its warnings and errors told to `sink` instead. */
+function recordingLog(
+  f: CaptureFixture,
+  sink: (level: "warn" | "error", message: string) => void,
+): CaptureContext["log"] {
+  const to = (level: "warn" | "error") =>
+    ((_: unknown, message?: string) => sink(level, message ?? "")) as CaptureContext["log"]["warn"];
+  return { ...f.context.log, warn: to("warn"), error: to("error") };
 }
 
 /** The accesslog's records after capture's checkpoint, as the watch would push them. */
@@ -107,12 +118,10 @@ t.test("a pushed record is taken only where it follows capture's checkpoint", as
   const f = await captureFixture(t);
   await f.sync();
   const logged: { level: string; message: string }[] = [];
-  const log = {
-    ...f.context.log,
-    warn: (_: unknown, message: string) => void logged.push({ level: "warn", message }),
-    error: (_: unknown, message: string) => void logged.push({ level: "error", message }),
+  const context = {
+    ...f.context,
+    log: recordingLog(f, (level, message) => logged.push({ level, message })),
   };
-  const context = { ...f.context, log };
   const pushedTo = (opened: string) => {
     const gaps = { count: 0 };
     const pushed = new PushedWrites(context, opened, { onGap: () => gaps.count++ });
@@ -202,11 +211,7 @@ t.test("writes made at once by many clients are each recorded once by the push",
   const worker = await startCaptureWorker(
     {
       ...context,
-      log: {
-        ...f.context.log,
-        warn: (_: unknown, message: string) => void complaints.push(message),
-        error: (_: unknown, message: string) => void complaints.push(message),
-      },
+      log: recordingLog(f, (_, message) => complaints.push(message)),
     },
     { source: "accesslog", interval: 600_000, reconcileInterval: 600_000, snapshotInterval: 0 },
   );
