@@ -5,8 +5,9 @@
  * changes gets that write's USN, so the attributes of an object grouped by their local USN are
  * the writes whose results still show, one group a write, in the order the DC applied them.
  *
- * AD serves it as `msDS-ReplAttributeMetaData` (XML text, constructed), which Samba (4.17) does
- * not; both serve the stored form, `replPropertyMetaData` (MS-DRSR 5.167
+ * AD serves it as `msDS-ReplAttributeMetaData` (XML text, constructed: `parseReplMetadataXml`),
+ * which Samba (4.17) answers with nothing; Samba serves the stored form, `replPropertyMetaData`
+ * (MS-DRSR 5.167
  * `PROPERTY_META_DATA_EXT_VECTOR`, little-endian): `dwVersion` (1), a reserved word, `cNumEntries`,
  * a reserved word, then per attribute 48 bytes: `attrType` (an ATTRTYP), `dwVersion`,
  * `timeChanged` (seconds since 1601), the originating DC's `uuidDsaOriginating` (16 bytes),
@@ -14,9 +15,14 @@
  */
 export const REPL_METADATA_ATTRIBUTE = "replPropertyMetaData";
 
+/** The same as XML, one value an attribute (MS-ADTS 3.1.1.4.5.19.1): a Windows DC's. */
+export const REPL_METADATA_XML_ATTRIBUTE = "msDS-ReplAttributeMetaData";
+
 export interface AttributeMetadata {
   /** The attribute's OID, when its ATTRTYP is in the default prefix table; else undefined. */
   readonly oid: string | undefined;
+  /** Its name, where the metadata gives it (the XML form). */
+  readonly name?: string;
   /** How many times the attribute was written since the object was made. */
   readonly version: number;
   /** When its last write was made, to the second. */
@@ -45,6 +51,26 @@ export function parseReplMetadata(bytes: Buffer): AttributeMetadata[] | undefine
       changedAt: new Date(Number(seconds) * 1000),
       localUsn: bytes.readBigUInt64LE(at + 40),
     });
+  }
+  return entries;
+}
+
+/**
+ * The metadata from `msDS-ReplAttributeMetaData`'s values, each a `DS_REPL_ATTR_META_DATA`
+ * element (`pszAttributeName`, `dwVersion`, `ftimeLastOriginatingChange`, `usnLocalChange`, ...);
+ * values that are not one are left out.
+ */
+export function parseReplMetadataXml(values: readonly string[]): AttributeMetadata[] {
+  const entries: AttributeMetadata[] = [];
+  for (const value of values) {
+    const field = (tag: string) => new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(value)?.[1];
+    const name = field("pszAttributeName");
+    const version = Number(field("dwVersion"));
+    const changedAt = new Date(field("ftimeLastOriginatingChange") ?? "");
+    const usn = field("usnLocalChange");
+    if (!name || !Number.isSafeInteger(version) || Number.isNaN(changedAt.getTime())) continue;
+    if (!usn || !/^\d+$/.test(usn)) continue;
+    entries.push({ oid: undefined, name, version, changedAt, localUsn: BigInt(usn) });
   }
   return entries;
 }

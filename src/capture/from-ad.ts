@@ -16,7 +16,13 @@ import {
   type ADController,
   type ADPlace,
 } from "./ad.ts";
-import { parseReplMetadata, REPL_METADATA_ATTRIBUTE } from "./ad-metadata.ts";
+import {
+  parseReplMetadata,
+  parseReplMetadataXml,
+  REPL_METADATA_ATTRIBUTE,
+  REPL_METADATA_XML_ATTRIBUTE,
+  type AttributeMetadata,
+} from "./ad-metadata.ts";
 import { changeBetween } from "./changes.ts";
 import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
@@ -43,7 +49,7 @@ import { entryState, stateIdentity, type Normalizer } from "./normalize.ts";
  * What annal can and cannot tell apart (AD keeps an object's latest state, no log of writes):
  * - Writes to one object between two passes that left different attributes are separate
  *   changes, each at its own time, in the DC's order: the object's replication metadata
- *   (`replPropertyMetaData`, see ad-metadata.ts) gives every attribute the USN and time of its
+ *   (`msDS-ReplAttributeMetaData`, or on Samba `replPropertyMetaData`: ad-metadata.ts) gives every attribute the USN and time of its
  *   last write. Each change holds the attributes whose last write it was; a rename or move is
  *   the write that changed `name`.
  * - A value a later write overwrote before the pass is gone: its write is seen only if it left
@@ -108,7 +114,11 @@ export async function adHead(context: Pick<CaptureContext, "directory">): Promis
 
 /** An object read by a pass: live (its entry) or a tombstone. */
 type Observed =
-  | { readonly kind: "live"; readonly entry: DirectoryEntry; readonly metadata: Buffer | undefined }
+  | {
+      readonly kind: "live";
+      readonly entry: DirectoryEntry;
+      readonly metadata: readonly AttributeMetadata[] | undefined;
+    }
   | {
       readonly kind: "deleted";
       readonly uuid: string;
@@ -140,18 +150,32 @@ async function readChanged(
       "uSNCreated",
       "whenChanged",
       REPL_METADATA_ATTRIBUTE,
+      REPL_METADATA_XML_ATTRIBUTE,
       ...identityAttributes(normalizer.identity),
     ],
     binaryAttributes: [...normalizer.schema.binaryAttributes(), REPL_METADATA_ATTRIBUTE],
     pageSize,
   })) {
     for (const entry of page) {
-      const { [REPL_METADATA_ATTRIBUTE]: raw, ...attributes } = entry.attributes;
-      const metadata = raw?.[0];
+      // Metadata is not the entry's: it is taken out before the entry becomes a state.
+      const attributes: DirectoryEntry["attributes"] = {};
+      let xml: readonly (string | Buffer)[] | undefined;
+      let blob: string | Buffer | undefined;
+      for (const [name, values] of Object.entries(entry.attributes)) {
+        const lower = name.toLowerCase();
+        if (lower === REPL_METADATA_XML_ATTRIBUTE.toLowerCase()) xml = values;
+        else if (lower === REPL_METADATA_ATTRIBUTE.toLowerCase()) blob = values[0];
+        else attributes[name] = values;
+      }
       observed.push({
         kind: "live",
         entry: { ...entry, attributes },
-        metadata: Buffer.isBuffer(metadata) ? metadata : undefined,
+        metadata:
+          xml && xml.length > 0
+            ? parseReplMetadataXml(xml.map(String))
+            : Buffer.isBuffer(blob)
+              ? parseReplMetadata(blob)
+              : undefined,
       });
     }
   }
@@ -226,7 +250,7 @@ async function recordChanges(
           after,
           usn: BigInt(usn),
           at: whenChanged(object.entry) ?? new Date(),
-          metadata: object.metadata ? parseReplMetadata(object.metadata) : undefined,
+          metadata: object.metadata,
           since: checkpoint.usn,
         }),
       );
@@ -347,7 +371,7 @@ export function writesOf(
     readonly after: EntryState;
     readonly usn: bigint;
     readonly at: Date;
-    readonly metadata: ReturnType<typeof parseReplMetadata>;
+    readonly metadata: readonly AttributeMetadata[] | undefined;
     readonly since: bigint;
   },
 ): Step[] {
@@ -359,7 +383,8 @@ export function writesOf(
     if (!group)
       groups.set(attribute.localUsn, (group = { at: attribute.changedAt, names: new Set() }));
     if (attribute.changedAt > group.at) group.at = attribute.changedAt;
-    const name = attribute.oid && normalizer.schema.canonical(attribute.oid);
+    const known = attribute.name ?? attribute.oid;
+    const name = known && (normalizer.schema.canonical(known) ?? attribute.name);
     if (name) group.names.add(name.toLowerCase());
   }
   // A uSNChanged past every attribute's last write is a write of linked values (`member`),

@@ -1,6 +1,10 @@
 import t from "tap";
 import { parseADPlace, formatADPlace } from "../../src/capture/ad.ts";
-import { attributeOid, parseReplMetadata } from "../../src/capture/ad-metadata.ts";
+import {
+  attributeOid,
+  parseReplMetadata,
+  parseReplMetadataXml,
+} from "../../src/capture/ad-metadata.ts";
 import { writesOf } from "../../src/capture/from-ad.ts";
 import { DirectorySchema, type AttributeType } from "../../src/directory/index.ts";
 import type { EntryState } from "../../src/events/index.ts";
@@ -25,6 +29,32 @@ t.test("replPropertyMetaData: each attribute's version, time and local USN", asy
     "sAMAccountName",
   );
   t.equal(parseReplMetadata(Buffer.from("not metadata")), undefined);
+});
+
+t.test("msDS-ReplAttributeMetaData, a Windows DC's XML, one value an attribute", async (t) => {
+  const value = (name: string, version: number, time: string, usn: number) =>
+    `<DS_REPL_ATTR_META_DATA>\n\t<pszAttributeName>${name}</pszAttributeName>\n\t<dwVersion>${version}</dwVersion>\n\t<ftimeLastOriginatingChange>${time}</ftimeLastOriginatingChange>\n\t<uuidLastOriginatingDsaInvocationID>967a695f-a199-4c05-a79f-672843cceef7</uuidLastOriginatingDsaInvocationID>\n\t<usnOriginatingChange>${usn}</usnOriginatingChange>\n\t<usnLocalChange>${usn}</usnLocalChange>\n\t<pszLastOriginatingDsaDN>CN=NTDS Settings,CN=DC1,CN=Servers,CN=Default-First-Site-Name,CN=Sites,CN=Configuration,DC=example,DC=test</pszLastOriginatingDsaDN>\n</DS_REPL_ATTR_META_DATA>\n\u0000`;
+  const metadata = parseReplMetadataXml([
+    value("title", 2, "2026-12-07T03:22:00Z", 3998),
+    value("description", 1, "2026-12-07T03:21:59Z", 3997),
+    "<not metadata/>",
+  ]);
+  t.same(metadata, [
+    {
+      oid: undefined,
+      name: "title",
+      version: 2,
+      changedAt: new Date("2026-12-07T03:22:00Z"),
+      localUsn: 3998n,
+    },
+    {
+      oid: undefined,
+      name: "description",
+      version: 1,
+      changedAt: new Date("2026-12-07T03:21:59Z"),
+      localUsn: 3997n,
+    },
+  ]);
 });
 
 t.test("ATTRTYPs through the default prefix table; others unknown", async (t) => {
@@ -70,7 +100,7 @@ const at = (second: number) => new Date(Date.UTC(2026, 11, 7, 3, 0, second));
 
 t.test("writes between passes: one change a write, in USN order as numbers", async (t) => {
   const metadata = [
-    { oid: "2.5.4.12", version: 3, changedAt: at(9), localUsn: 1000n },
+    { oid: undefined, name: "TITLE", version: 3, changedAt: at(9), localUsn: 1000n },
     { oid: "2.5.4.13", version: 1, changedAt: at(5), localUsn: 999n },
     { oid: "1.2.840.113556.1.4.1", version: 2, changedAt: at(7), localUsn: 1000n },
     { oid: "2.5.4.0", version: 1, changedAt: at(1), localUsn: 10n },
