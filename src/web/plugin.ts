@@ -1,7 +1,16 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { UnauthenticatedError, type Authentication } from "../auth/index.ts";
 import { buildWebAssets, type WebAsset } from "./assets.ts";
 import { SHELL_CSP, shellPage } from "./shell.ts";
+import { PACKAGE_ROOT } from "../package-root.ts";
+
+/**
+ * annal's icon (src/web/client/favicon.svg drawn at 16, 32 and 48 pixels, as PNGs in an ICO):
+ * every page of annal's origin has it, signed in or not, as browsers ask for `/favicon.ico`.
+ */
+const FAVICON = path.join(PACKAGE_ROOT, "src", "web", "client", "favicon.ico");
 
 export interface WebPluginOptions {
   /** The one authentication: `/app` is for signed-in people (or a bearer token's account). */
@@ -46,7 +55,16 @@ export function webPlugin(options: WebPluginOptions) {
       .send(shellPage(version));
   };
 
+  let icon: Buffer | undefined;
   return async (server: FastifyInstance): Promise<void> => {
+    server.get("/favicon.ico", async (_request, reply) => {
+      icon ??= readFileSync(FAVICON);
+      return reply
+        .type("image/x-icon")
+        .header("cache-control", "public, max-age=86400")
+        .header("x-content-type-options", "nosniff")
+        .send(icon);
+    });
     server.get("/app", shell);
     server.get("/app/*", (request, reply) => shell(request, reply));
     server.get<{ Params: { file: string } }>("/app/assets/:file", async (request, reply) => {

@@ -9,7 +9,7 @@ export function shellPage(assetsVersion: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>annal</title>
-<link rel="icon" href="data:,">
+<link rel="icon" href="/favicon.ico">
 <link rel="stylesheet" href="/app/assets/app.css?v=${assetsVersion}">
 <script type="module" src="/app/assets/app.js?v=${assetsVersion}"></script>
 </head>

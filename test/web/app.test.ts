@@ -42,6 +42,7 @@ export default defineWorkflow({
 `;
 
 const LENA = "uid=lnovak,ou=finance,ou=people,dc=example,dc=org";
+const MARTA = "uid=mtorres,ou=finance,ou=people,dc=example,dc=org";
 const DAY = 86_400_000;
 
 t.test(
@@ -132,6 +133,14 @@ dir = "${REPO}/ops/demo/hooks"
       "an operator and auditor sees every page",
     );
 
+    // The directory opens on people, not on the first type by name (groups).
+    t.equal(await page.inputValue("#search-type"), "users", "the directory opens on people");
+    // annal's icon, as browsers ask for it.
+    const icon = await fetch(`${app.url}/favicon.ico`);
+    t.equal(icon.status, 200, "/favicon.ico answers");
+    t.equal(icon.headers.get("content-type"), "image/x-icon");
+    t.same([...new Uint8Array(await icon.arrayBuffer()).slice(0, 4)], [0, 0, 1, 0], "an ICO");
+
     // Find a person.
     await page.selectOption("#search-type", "users");
     await page.fill("#search-text", "Novak");
@@ -202,6 +211,18 @@ dir = "${REPO}/ops/demo/hooks"
     await page.click("#catalog >> text=Ask to join a group");
     await page.locator("#start-form").waitFor();
     t.equal(await page.locator("#start-form label").count(), 2, "a field for each parameter");
+    await page.goBack();
+    await page.locator("#catalog").waitFor();
+    t.equal(
+      await page
+        .locator("#catalog li", { hasText: "Ask to join a group" })
+        .locator(".description")
+        .textContent(),
+      "Asks for group and reason.",
+      "a card says what the workflow asks for",
+    );
+    await page.click("#catalog >> text=Ask to join a group");
+    await page.locator("#start-form").waitFor();
     await shot("5-workflow-start-form");
 
     await page.click("#nav >> text=Inbox");
@@ -220,7 +241,10 @@ dir = "${REPO}/ops/demo/hooks"
     await card.getByLabel("Approve", { exact: true }).check();
     await card.getByLabel("Comment", { exact: true }).fill("welcome to the rota");
     await card.getByRole("button", { name: "Send answer" }).click();
-    await card.locator("text=Answered").waitFor();
+    // The answered question leaves the inbox, and a line says so.
+    await page.locator("#inbox-done", { hasText: "Answered" }).waitFor();
+    t.equal(await card.count(), 0, "the answered card is gone");
+    t.match(await page.locator("#inbox-done").textContent(), /the question is completed/);
     await shot("7-inbox-answered");
 
     await eventually(
@@ -246,10 +270,11 @@ dir = "${REPO}/ops/demo/hooks"
       { what: "the membership in Kateřina's history", timeout: 60_000 },
     );
     const membership = page.locator("#timeline li.membership");
-    t.match(
-      await membership.textContent(),
-      /added to group cn=on-call,ou=groups,dc=example,dc=org/,
-    );
+    // The group by its name, its DN on hover.
+    const group = membership.locator(".what .person");
+    await membership.locator(".what .person[data-named='1']").waitFor();
+    t.equal(await group.textContent(), "on-call", "the group by name");
+    t.equal(await group.getAttribute("title"), "cn=on-call,ou=groups,dc=example,dc=org");
     t.match(
       await membership.locator(".cause.workflow").textContent(),
       /workflow access-request, step “add the member”, approved by Priya Rossi/,
@@ -259,18 +284,58 @@ dir = "${REPO}/ops/demo/hooks"
     // The instance behind it: its state, events and the change it made.
     await membership.locator(".cause a").click();
     await page.locator("#instance-state", { hasText: "COMPLETED" }).waitFor();
+    // The result's decidedBy (an account name) is the person, by display name.
+    await page
+      .locator('dt[data-key="decidedBy"] + dd .person', { hasText: "Priya Rossi" })
+      .waitFor();
     t.match(await page.locator("#instance-changes").textContent(), /member/);
     t.ok((await page.locator("#instance-events li").count()) >= 4, "the instance's events");
     await shot("9-instance");
 
-    // The change feed, live: a change recorded while it is open shows up on top.
+    // The change feed, live: a change recorded while it is open shows up on top, its entry by
+    // name.
     await page.click("#nav >> text=Changes");
     await page.locator("#feed").waitFor();
+    await ready();
     await history.modify(lena, { title: ["Lead Analyst"] }, { actor: PROSSI });
-    const fresh = page.locator("#feed li.new", { hasText: "lnovak" });
+    const fresh = page.locator("#feed li.new", { hasText: "Lena Novak" });
     await fresh.waitFor({ timeout: 30_000 });
     t.match(await fresh.textContent(), /title/);
     await shot("10-change-feed");
+
+    // A page at a time: more changes than a page holds (of someone else than Lena, whose
+    // history stays short for the phone's screenshot below).
+    const marta = await history.add({
+      dn: MARTA,
+      type: "user",
+      attributes: {
+        objectClass: ["inetOrgPerson"],
+        uid: ["mtorres"],
+        cn: ["Marta Torres"],
+        sn: ["Torres"],
+      },
+    });
+    for (let i = 0; i < 30; i++) {
+      await history.modify(marta, { telephoneNumber: [`+44 20 7946 ${1000 + i}`] });
+    }
+    await history.settled();
+    await page.goto(`${app.url}/app/changes`);
+    await ready();
+    t.equal(await page.locator("#feed > li").count(), 25, "one page of changes");
+    const older = page.locator("#feed-older");
+    t.ok(await older.isVisible(), "and a button for older ones");
+    const onePage = (await page.evaluate("document.documentElement.scrollHeight")) as number;
+    t.ok(onePage < 3000, `the page is ${onePage} pixels tall`);
+    await older.click();
+    await eventually(
+      async () => ((await page.locator("#feed > li").count()) > 25 ? true : undefined),
+      { what: "the older changes below" },
+    );
+    // Entries by name, their DN on hover, as the members are.
+    const entry = page.locator("#feed > li .what > a .person").first();
+    await page.locator("#feed > li .what > a .person[data-named='1']").first().waitFor();
+    t.equal(await entry.textContent(), "Marta Torres");
+    t.equal(await entry.getAttribute("title"), MARTA);
     // Filtered by the server: only what the actor made, however far back.
     await page.goto(`${app.url}/app/changes?actor=prossi&entryType=users`);
     await ready();

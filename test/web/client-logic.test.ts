@@ -2,6 +2,7 @@ import t from "tap";
 import { deadlineStatus } from "../../src/web/client/deadlines.ts";
 import { languagesOf, pickLanguage } from "../../src/web/client/languages.ts";
 import { diffAttributes, valueChanges } from "../../src/web/client/versions.ts";
+import { namedKeys } from "../../src/web/client/dn.ts";
 
 // The web application's pure parts, in Node: what its pages in Chromium are drawn from.
 
@@ -60,4 +61,13 @@ t.test("a multi-language value is read in the viewer's language, else English", 
   t.equal(pickLanguage(parts, ["ja"]).text, "Sales");
   t.equal(languagesOf("a~b in a sentence"), undefined, "not every tilde");
   t.equal(languagesOf("Sales"), undefined);
+});
+
+t.test("a workflow's data names an entry once: its DN by the name given beside it", async (t) => {
+  const group = "cn=on-call,ou=groups,dc=example,dc=org";
+  const found = namedKeys({ group, groupName: "on-call", reason: "the rota" });
+  t.same(found.shown, ["group", "reason"], "groupName is not shown again");
+  t.same([...found.names], [["group", "on-call"]]);
+  // A name beside a value that is no DN is data of its own.
+  t.same(namedKeys({ group: "on-call", groupName: "on-call" }).shown, ["group", "groupName"]);
 });

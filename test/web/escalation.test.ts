@@ -91,7 +91,12 @@ t.test(
       ["now", "ahead", "ahead", "ahead"],
       "opened, two levels, the final",
     );
-    t.match(await chain.locator('li[data-level="1"]').textContent(), /someone else is asked/);
+    // Who a level asks is found when it comes: the page says so, not "someone else".
+    t.match(
+      await chain.locator('li[data-level="1"]').textContent(),
+      /asks whom the workflow finds then, instead/,
+    );
+    t.match(await card.locator(".asked").textContent(), /^asked: you alone$/);
     t.match(await chain.locator('li[data-level="final"]').textContent(), /times out/);
     await shot("inbox-escalation-ahead");
 

@@ -32,9 +32,11 @@ export default defineWorkflow({
   name: "order-badge",
   version: 1,
   title: "Order a badge",
-  parameters: z.object({
-    kind: z.enum(["visitor", "contractor", "staff"]).meta({ title: "Kind of badge" }),
-  }),
+  parameters: z
+    .object({
+      kind: z.enum(["visitor", "contractor", "staff"]).meta({ title: "Kind of badge" }),
+    })
+    .meta({ description: "A badge for the office doors, sent to you by post." }),
   access: { start: [] },
   async run(flow, { kind }) {
     return { kind };
@@ -109,6 +111,22 @@ timerInterval = "200ms"
     await ready();
     t.equal(await page.locator("#who").textContent(), "Kateřina Rossi");
 
+    // Each workflow's card says what it is for: the parameters' own description, else what it
+    // asks for.
+    await page.goto(`${app.url}/app/workflows`);
+    await page.locator("#catalog").waitFor();
+    const cardOf = (title: string) => page.locator("#catalog li", { hasText: title });
+    t.equal(
+      await cardOf("Order a badge").locator(".description").textContent(),
+      "A badge for the office doors, sent to you by post.",
+    );
+    t.equal(
+      await cardOf("Ask to join a group").locator(".description").textContent(),
+      "Asks for group and reason.",
+    );
+    t.match(await cardOf("Ask to join a group").textContent(), /Anyone signed in may start it/);
+    await shot("start-catalog");
+
     // An enum is a choice of its values, under the schema's title.
     await page.goto(`${app.url}/app/workflows/order-badge`);
     await page.locator("#start-form").waitFor();
@@ -171,9 +189,16 @@ timerInterval = "200ms"
     await card.locator(".requester .person", { hasText: "Kateřina Rossi" }).waitFor();
     t.same(
       (await card.locator("dl.data > dt").allTextContents()).sort(),
-      ["Group", "Group name", "Reason", "Requester"],
-      "labels, not keys",
+      ["Group", "Reason", "Requester"],
+      "labels, not keys; the group once, by its name",
     );
+    const groupValue = card.locator('dl.data > dt[data-key="group"] + dd .person');
+    t.equal(await groupValue.textContent(), "on-call");
+    t.equal(await groupValue.getAttribute("title"), ON_CALL, "its DN on hover");
+    // The card takes the page's width, beside nothing else.
+    const cardBox = (await card.boundingBox())!;
+    const mainBox = (await page.locator("main").boundingBox())!;
+    t.ok(cardBox.width > mainBox.width * 0.8, `the card is ${cardBox.width} of ${mainBox.width}`);
     await card.locator("dl.data > dd .person", { hasText: "Kateřina Rossi" }).waitFor();
     t.equal(
       await card

@@ -79,8 +79,8 @@ export function escalationView(
         ": ",
         level.assignees === null
           ? level.mode === "add"
-            ? "more people are asked too"
-            : "someone else is asked instead"
+            ? "also asks whom the workflow finds then"
+            : "asks whom the workflow finds then, instead"
           : [
               level.mode === "add" ? "also asks " : "asks ",
               ...joinViews(level.assignees.map(assigneeView), " and "),

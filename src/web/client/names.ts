@@ -1,5 +1,6 @@
 import { query, rest } from "./api.ts";
 import { h, rdnValue } from "./dom.ts";
+import { dnKey } from "./dn.ts";
 import { entryTypes } from "./types.ts";
 
 /**
@@ -8,12 +9,7 @@ import { entryTypes } from "./types.ts";
  * type for every DN asked for in the same turn), and kept for the page's life.
  */
 
-/** Whether a value reads as a DN (`uid=a,ou=people,...`): at least two `name=value` parts. */
-export const looksLikeDn = (value: string): boolean =>
-  /^[A-Za-z][\w.-]*=[^,]+,[A-Za-z][\w.-]*=/.test(value);
-
-/** DNs compare without case and without spaces around the separators. */
-export const dnKey = (dn: string): string => dn.replace(/\s*([,=+])\s*/g, "$1").toLowerCase();
+export { dnKey, looksLikeDn } from "./dn.ts";
 
 const known = new Map<string, Promise<string | undefined>>();
 let batch = new Map<string, (name: string | undefined) => void>();

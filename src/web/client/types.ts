@@ -10,7 +10,10 @@ export interface EntryType {
 
 let types: Promise<EntryType[]> | undefined;
 
-/** The entry types, read from the REST channel's OpenAPI description (`/api.json`). */
+/**
+ * The entry types, read from the REST channel's OpenAPI description (`/api.json`), in the
+ * order the configuration lists them.
+ */
 export function entryTypes(): Promise<EntryType[]> {
   types ??= rest<{ paths: Record<string, { get?: { "x-annal-entry-type"?: string } }> }>(
     "/api.json",
@@ -22,7 +25,7 @@ export function entryTypes(): Promise<EntryType[]> {
         found.push({ segment: match[1]!, name: item.get?.["x-annal-entry-type"] ?? match[1]! });
       }
     }
-    return found.sort((a, b) => a.segment.localeCompare(b.segment));
+    return found;
   });
   // A failure (a lost connection) is not kept: the next page asks again.
   types.catch(() => {

@@ -1,5 +1,6 @@
 import { gql } from "../api.ts";
 import { announce, errorBox, fill, h, time } from "../dom.ts";
+import { personView } from "../names.ts";
 import type { PageContext } from "../router.ts";
 
 interface DelegationNode {
@@ -7,11 +8,11 @@ interface DelegationNode {
   state: string;
   from: string;
   until: string;
-  delegator: { name: string };
-  delegate: { name: string };
+  delegator: { name: string; dn: string | null };
+  delegate: { name: string; dn: string | null };
 }
 
-const FIELDS = `id state from until delegator { name } delegate { name }`;
+const FIELDS = `id state from until delegator { name dn } delegate { name dn }`;
 
 /** `/app/delegations`: the viewer's delegations, given and received; make one, end one. */
 export async function delegationsPage(context: PageContext): Promise<void> {
@@ -28,16 +29,48 @@ export async function delegationsPage(context: PageContext): Promise<void> {
     return;
   }
   const result = h("div", { class: "result", "aria-live": "polite" });
-  const to = h("input", { name: "to", required: "", placeholder: "login, e.g. owojcik" });
-  const from = h("input", { name: "from", placeholder: "now" });
-  const until = h("input", { name: "until", required: "", placeholder: "now+7d or 2026-12-24" });
+  const to = h("input", {
+    id: "delegate-to",
+    name: "to",
+    required: "",
+    autocomplete: "off",
+    placeholder: "a login, e.g. owojcik",
+    "aria-describedby": "delegate-hint",
+  });
+  const from = h("input", {
+    id: "delegate-from",
+    name: "from",
+    placeholder: "now",
+    "aria-describedby": "delegate-hint",
+  });
+  const until = h("input", {
+    id: "delegate-until",
+    name: "until",
+    required: "",
+    placeholder: "now+7d or 2026-12-24",
+    "aria-describedby": "delegate-hint",
+  });
   const form = h(
     "form",
-    { id: "delegate-form", class: "start" },
-    h("label", null, "Delegate my dialogs to ", to),
-    h("label", null, "from ", from),
-    h("label", null, "until ", until),
-    h("button", { type: "submit" }, "Delegate"),
+    { id: "delegate-form", class: "delegate", "aria-label": "Delegate my dialogs" },
+    h(
+      "div",
+      { class: "delegate-fields" },
+      h(
+        "div",
+        { class: "field grow" },
+        h("label", { for: "delegate-to" }, "Delegate my dialogs to"),
+        to,
+      ),
+      h("div", { class: "field" }, h("label", { for: "delegate-from" }, "From"), from),
+      h("div", { class: "field" }, h("label", { for: "delegate-until" }, "Until"), until),
+      h("button", { type: "submit" }, "Delegate"),
+    ),
+    h(
+      "p",
+      { class: "hint", id: "delegate-hint" },
+      "The delegate is named by their login. From and until take a date (2026-12-24), a moment or one relative to now (now+7d); without a start, the delegation begins at once.",
+    ),
     result,
   );
   form.addEventListener("submit", (event) => {
@@ -60,38 +93,47 @@ export async function delegationsPage(context: PageContext): Promise<void> {
       ? h("p", null, given ? "You have delegated nothing." : "Nobody delegated to you.")
       : h(
           "table",
-          { id: given ? "given" : "received" },
+          { id: given ? "given" : "received", class: "delegations" },
           h(
-            "tr",
+            "thead",
             null,
-            h("th", null, given ? "To" : "From"),
-            h("th", null, "Period"),
-            h("th", null, "State"),
-            h("th", null, ""),
-          ),
-          ...list.map((d) => {
-            const end = h("button", { type: "button", class: "link" }, "End now");
-            end.addEventListener("click", () => {
-              void (async () => {
-                try {
-                  await gql(`mutation($id: ID!) { endDelegation(id: $id) { id } }`, { id: d.id });
-                  announce("Delegation ended");
-                  await delegationsPage(context);
-                } catch (error) {
-                  fill(result, errorBox(error));
-                }
-              })();
-            });
-            const open = d.state === "active" || d.state === "scheduled";
-            return h(
+            h(
               "tr",
-              { "data-delegation": d.id },
-              h("td", null, given ? d.delegate.name : d.delegator.name),
-              h("td", null, time(d.from), " – ", time(d.until)),
-              h("td", null, d.state),
-              h("td", null, given && open ? end : ""),
-            );
-          }),
+              null,
+              h("th", { scope: "col" }, given ? "To" : "From"),
+              h("th", { scope: "col" }, "Period"),
+              h("th", { scope: "col" }, "State"),
+              h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Action")),
+            ),
+          ),
+          h(
+            "tbody",
+            null,
+            ...list.map((d) => {
+              const end = h("button", { type: "button", class: "link" }, "End now");
+              end.addEventListener("click", () => {
+                void (async () => {
+                  try {
+                    await gql(`mutation($id: ID!) { endDelegation(id: $id) { id } }`, { id: d.id });
+                    announce("Delegation ended");
+                    await delegationsPage(context);
+                  } catch (error) {
+                    fill(result, errorBox(error));
+                  }
+                })();
+              });
+              const open = d.state === "active" || d.state === "scheduled";
+              const other = given ? d.delegate : d.delegator;
+              return h(
+                "tr",
+                { "data-delegation": d.id },
+                h("td", null, personView(other.dn, other.name)),
+                h("td", null, time(d.from), " – ", time(d.until)),
+                h("td", null, d.state),
+                h("td", null, given && open ? end : ""),
+              );
+            }),
+          ),
         );
   fill(
     main,

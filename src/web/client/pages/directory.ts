@@ -31,10 +31,23 @@ export function entryName(node: Record<string, unknown>): string {
   return String(first(node.displayName) ?? first(node.cn) ?? rdnValue(String(node.dn)));
 }
 
+/** Names of an entry type of people, as a configuration names it. */
+const PEOPLE = /^(users?|persons?|people|employees?|staff|accounts?)$/i;
+
+/**
+ * The type the directory opens on: people, who are what a person looks for first; else the
+ * first type configured.
+ */
+export function peopleFirst<T extends { segment: string; name: string }>(
+  types: readonly T[],
+): T | undefined {
+  return types.find((t) => PEOPLE.test(t.name) || PEOPLE.test(t.segment)) ?? types[0];
+}
+
 /** `/app/directory`: search the entries of a type with the REST channel's filters. */
 export async function directorySearch({ main, query: q }: PageContext): Promise<void> {
   const types = await entryTypes();
-  const type = q.get("type") ?? types[0]?.segment ?? "";
+  const type = q.get("type") ?? peopleFirst(types)?.segment ?? "";
   const text = q.get("q") ?? "";
   const typeSelect = h(
     "select",

@@ -3,13 +3,27 @@ import { actorView, causeView } from "../cause.ts";
 import { announce, errorBox, fill, h, link, localInputValue, time } from "../dom.ts";
 import { navigate, type PageContext } from "../router.ts";
 import { memberChanges, memberChangesView } from "../member-changes.ts";
-import { dnView } from "../names.ts";
+import { personView } from "../names.ts";
 import { entryTypes, segmentOfType, type ChangeNode, type ChangePage } from "../types.ts";
 
 /** How often an open feed asks for newer changes (polling the public REST channel). */
 export const FEED_POLL_MS = 3000;
 
+/** Changes a page of the feed shows; older ones come a page at a time, when asked for. */
+export const FEED_PAGE = 25;
+
 const CHANGE_TYPES = ["add", "modify", "modrdn", "delete"] as const;
+
+/**
+ * The attributes a change touched: a modify's by name; an add's or a delete's (every
+ * attribute of the entry) counted, the names on hover.
+ */
+function attributesView(change: ChangeNode): HTMLElement {
+  const names = change.attributes.join(", ");
+  return change.type === "add" || change.type === "delete"
+    ? h("span", { class: "attrs", title: names }, `${change.attributes.length} attributes`)
+    : h("span", { class: "attrs" }, names);
+}
 
 /**
  * `/app/changes`: the global change feed, newest first, filtered by the entry's type, the kind
@@ -87,7 +101,8 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     );
   });
   const status = h("p", { class: "hint", id: "feed-status" });
-  const list = h("ol", { class: "timeline feed", id: "feed" });
+  const list = h("ol", { class: "feed", id: "feed" });
+  const older = h("button", { type: "button", id: "feed-older", hidden: true }, "Older changes");
   fill(
     main,
     h("h1", null, "Changes"),
@@ -100,6 +115,7 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     ),
     status,
     list,
+    older,
   );
 
   const segments = new Map<string, string | undefined>();
@@ -112,6 +128,8 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
   const itemOf = async (change: ChangeNode) => {
     const segment = await segmentOf(change.entryType);
     const members = await memberChanges(change, segment).catch(() => undefined);
+    // The entry by name, as its members are: its DN on hover.
+    const entry = personView(change.dn);
     return h(
       "li",
       { class: `change ${change.type}`, "data-change": change.changeId },
@@ -119,20 +137,14 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
       h(
         "div",
         { class: "what" },
-        h("strong", null, change.type),
+        h("span", { class: `kind ${change.type}` }, change.type),
         " ",
-        segment
-          ? link(`/app/directory/${segment}/${change.entryUUID}/history`, dnView(change.dn))
-          : dnView(change.dn),
-      ),
-      h(
-        "div",
-        { class: "attrs" },
-        change.attributes.join(", "),
+        segment ? link(`/app/directory/${segment}/${change.entryUUID}/history`, entry) : entry,
+        change.attributes.length > 0 ? [" ", attributesView(change)] : null,
         members ? memberChangesView(members) : null,
       ),
       h("div", { class: "who" }, "by ", actorView(change.actor)),
-      h("div", { class: "why" }, "why: ", causeView(change.cause)),
+      h("div", { class: "why" }, causeView(change.cause)),
     );
   };
 
@@ -145,17 +157,33 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
     since: filters.since || undefined,
   };
   let newest: string | null = null;
+  let oldest: string | null = null;
   let shown = 0;
-  try {
+  const shownText = () =>
+    `${shown} latest ${shown === 1 ? "change" : "changes"} shown${older.hidden ? "" : "; older ones below"}.`;
+  /** A page of changes before `before` (the latest without), appended below the others. */
+  const olderPage = async (before: string | null) => {
     const page = await rest<ChangePage>(
-      `/api/changes${query({ ...restFilters, include: "nodes,patch,pageInfo", last: 100 })}`,
+      `/api/changes${query({ ...restFilters, include: "nodes,patch,pageInfo", last: FEED_PAGE, before })}`,
     );
-    newest = page.pageInfo?.endCursor ?? null;
-    const kept: HTMLElement[] = [];
-    kept.push(...(await Promise.all([...page.nodes].reverse().map(itemOf))));
-    list.append(...kept);
-    shown = kept.length;
-    fill(status, `${shown} latest ${shown === 1 ? "change" : "changes"} shown.`);
+    if (before === null) newest = page.pageInfo?.endCursor ?? null;
+    oldest = page.pageInfo?.startCursor ?? oldest;
+    list.append(...(await Promise.all([...page.nodes].reverse().map(itemOf))));
+    shown += page.nodes.length;
+    older.hidden = !page.pageInfo?.hasPreviousPage;
+    fill(status, shownText());
+  };
+  older.addEventListener("click", () => {
+    older.disabled = true;
+    void olderPage(oldest)
+      .then(() => announce(`${shown} changes shown`))
+      .catch((error: unknown) => fill(status, errorBox(error)))
+      .finally(() => {
+        older.disabled = false;
+      });
+  });
+  try {
+    await olderPage(null);
   } catch (error) {
     fill(status, errorBox(error));
     return;
@@ -178,10 +206,7 @@ export async function feedPage({ main, query: q, signal }: PageContext): Promise
         }
         if (added > 0) {
           shown += added;
-          fill(
-            status,
-            `${shown} changes shown; ${added} new at ${new Date().toLocaleTimeString()}.`,
-          );
+          fill(status, `${shownText()} ${added} new at ${new Date().toLocaleTimeString()}.`);
           announce(`${added} new ${added === 1 ? "change" : "changes"}`);
         }
       } catch (error) {

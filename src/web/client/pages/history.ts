@@ -323,9 +323,10 @@ export async function historyPage({ main, params, signal }: PageContext): Promis
             "div",
             { class: "what" },
             h("strong", null, "added to group "),
+            // The group by name (its cn), the DN on hover.
             groups
-              ? link(`/app/directory/${groups}/${change.entryUUID}/history`, dnView(change.dn))
-              : dnView(change.dn),
+              ? link(`/app/directory/${groups}/${change.entryUUID}/history`, personView(change.dn))
+              : personView(change.dn),
           ),
           h("div", { class: "who" }, "by ", actorView(change.actor)),
           h("div", { class: "why" }, "why: ", causeView(change.cause)),

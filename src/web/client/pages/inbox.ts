@@ -3,7 +3,15 @@ import { announce, errorBox, fill, h, link, time } from "../dom.ts";
 import { personView } from "../names.ts";
 import type { PageContext } from "../router.ts";
 import { schemaForm, type JsonSchema } from "../schema-form.ts";
-import { ESCALATION_FIELDS, escalationView, type EscalationNode } from "../escalation.ts";
+import {
+  assigneeView,
+  ESCALATION_FIELDS,
+  escalationView,
+  joinViews,
+  type EscalationNode,
+} from "../escalation.ts";
+import { dnKey } from "../names.ts";
+import type { Viewer } from "../viewer.ts";
 import { dataView, deadline } from "../workflow-data.ts";
 
 interface DialogNode {
@@ -24,7 +32,7 @@ interface DialogNode {
 const DIALOG_FIELDS = `id name workflow state form data until openedAt assignees delegatedBy { name } instance { id startedBy { name dn } } ${ESCALATION_FIELDS}`;
 
 /** `/app/inbox`: the viewer's open dialogs, oldest first, each with its form. */
-export async function inboxPage({ main }: PageContext): Promise<void> {
+export async function inboxPage({ main, viewer }: PageContext): Promise<void> {
   fill(main, h("h1", null, "Inbox"), h("p", { class: "loading" }, "Loading…"));
   let dialogs: DialogNode[];
   try {
@@ -37,23 +45,57 @@ export async function inboxPage({ main }: PageContext): Promise<void> {
     fill(main, h("h1", null, "Inbox"), errorBox(error));
     return;
   }
-  fill(
-    main,
-    h("h1", null, "Inbox"),
-    dialogs.length === 0
-      ? h("p", { id: "inbox-empty" }, "Nothing waits for you.")
-      : h(
-          "ul",
-          { class: "cards", id: "inbox" },
-          ...dialogs.map((dialog) =>
-            h("li", { class: "card", "data-dialog": dialog.id }, dialogCard(dialog)),
-          ),
-        ),
+  const done = h("div", { id: "inbox-done", "aria-live": "polite" });
+  const empty = () => h("p", { id: "inbox-empty" }, "Nothing waits for you.");
+  const list = h("ul", { class: "cards inbox", id: "inbox" });
+  // An answered question leaves the inbox: its card goes, and a line above says so.
+  const answered = (dialog: DialogNode, card: HTMLElement, state: string) => {
+    fill(
+      done,
+      h(
+        "p",
+        { class: "ok", role: "status" },
+        `Answered “${dialog.name}” of ${dialog.workflow}: the question is ${state}. `,
+        dialog.instance ? link(`/app/instances/${dialog.instance.id}`, "Follow its instance") : "",
+      ),
+    );
+    card.remove();
+    if (list.childElementCount === 0) list.replaceWith(empty());
+    announce(`Answered; ${list.childElementCount} open`);
+  };
+  list.append(
+    ...dialogs.map((dialog) => {
+      const card = h("li", { class: "card", "data-dialog": dialog.id });
+      card.append(dialogCard(dialog, viewer, (state) => answered(dialog, card, state)));
+      return card;
+    }),
   );
+  fill(main, h("h1", null, "Inbox"), done, dialogs.length === 0 ? empty() : list);
   announce(`${dialogs.length} open ${dialogs.length === 1 ? "question" : "questions"}`);
 }
 
-function dialogCard(dialog: DialogNode): HTMLElement {
+/**
+ * Who is asked besides the viewer: each by name (a group as its name), the viewer as "you"
+ * (by their DN, or a group of theirs, or a delegation), in the order the workflow gave.
+ */
+function askedView(dialog: DialogNode, viewer: Viewer): HTMLElement {
+  const mine = new Set([viewer.dn, ...viewer.principals].filter(Boolean).map((p) => dnKey(p!)));
+  const others = dialog.assignees.filter((a) => !mine.has(dnKey(a)));
+  const you = dialog.assignees.length > others.length || dialog.delegatedBy !== null;
+  if (others.length === 0) return h("p", { class: "meta asked" }, "asked: you alone");
+  return h(
+    "p",
+    { class: "meta asked" },
+    "asked: ",
+    ...joinViews([...(you ? ["you"] : []), ...others.map(assigneeView)], " and "),
+  );
+}
+
+function dialogCard(
+  dialog: DialogNode,
+  viewer: Viewer,
+  onAnswered: (state: string) => void,
+): HTMLElement {
   const form = schemaForm(dialog.form);
   const result = h("div", { class: "result", "aria-live": "polite" });
   const submit = h("button", { type: "submit" }, "Send answer");
@@ -85,18 +127,25 @@ function dialogCard(dialog: DialogNode): HTMLElement {
       " · ",
       deadline(dialog.until),
     ),
-    dataView(dialog.data),
-    dialog.escalation
-      ? h(
-          "details",
-          { class: "escalation-box", open: true },
-          h("summary", null, "Escalation"),
-          escalationView(dialog.escalation, dialog),
-        )
-      : null,
-    form.element,
-    submit,
-    result,
+    askedView(dialog, viewer),
+    h(
+      "div",
+      { class: "dialog-body" },
+      h(
+        "div",
+        { class: "dialog-about" },
+        dataView(dialog.data),
+        dialog.escalation
+          ? h(
+              "details",
+              { class: "escalation-box", open: true },
+              h("summary", null, "Escalation"),
+              escalationView(dialog.escalation, dialog),
+            )
+          : null,
+      ),
+      h("div", { class: "dialog-answer" }, form.element, submit, result),
+    ),
   );
   element.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -107,17 +156,7 @@ function dialogCard(dialog: DialogNode): HTMLElement {
           `mutation($id: ID!, $answer: JSON!) { completeDialog(id: $id, answer: $answer) { id state } }`,
           { id: dialog.id, answer: form.value() },
         );
-        fill(
-          result,
-          h(
-            "p",
-            { class: "ok", role: "status" },
-            `Answered: the question is ${answered.completeDialog.state}.`,
-          ),
-        );
-        element.classList.add("answered");
-        for (const control of element.querySelectorAll("input, select, textarea, button"))
-          (control as HTMLInputElement).disabled = true;
+        onAnswered(answered.completeDialog.state);
       } catch (error) {
         fill(result, errorBox(error));
         submit.disabled = false;

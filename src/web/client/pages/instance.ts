@@ -3,7 +3,7 @@ import { actorView, causeView } from "../cause.ts";
 import { DEADLINE_WORDS, deadlineStatus } from "../deadlines.ts";
 import { errorBox, fill, h, link, time, type Child } from "../dom.ts";
 import { CAUSE_FIELDS, causeFromGraphql, type GraphqlCause } from "../graphql-cause.ts";
-import { dnView, personView } from "../names.ts";
+import { personView } from "../names.ts";
 import type { PageContext } from "../router.ts";
 import {
   assigneeView,
@@ -167,6 +167,15 @@ function deadlinesList(i: InstanceDetail): HTMLElement {
 }
 
 function instanceView(i: InstanceDetail, context: PageContext, redraw: () => void): Child[] {
+  // Who acted on the instance, by account name: a result's `decidedBy: "prossi"` by name.
+  const people = new Map<string, string | null>();
+  for (const actor of [
+    i.startedBy,
+    ...i.dialogs.map((d) => d.answeredBy),
+    ...i.steps.map((step) => step.actingFor),
+  ]) {
+    if (actor?.dn) people.set(actor.name, actor.dn);
+  }
   const { viewer } = context;
   return [
     h("p", { class: "crumbs" }, link("/app/instances", "Instances")),
@@ -208,8 +217,8 @@ function instanceView(i: InstanceDetail, context: PageContext, redraw: () => voi
     ),
     instanceActions(i, redraw, viewer.access.has("operator")),
     h("h2", null, "Parameters"),
-    dataView(i.parameters) ?? h("p", null, "None."),
-    i.result !== null ? [h("h2", null, "Result"), dataView(i.result)] : null,
+    dataView(i.parameters, people) ?? h("p", null, "None."),
+    i.result !== null ? [h("h2", null, "Result"), dataView(i.result, people)] : null,
     h("h2", null, "Steps"),
     stepsTable(i),
     i.dialogs.length
@@ -225,7 +234,7 @@ function instanceView(i: InstanceDetail, context: PageContext, redraw: () => voi
                 `${d.name}: ${d.state}`,
                 d.answeredBy ? [" by ", personView(d.answeredBy.dn, d.answeredBy.name)] : "",
                 d.state === "pending" ? [" · ", deadline(d.until)] : null,
-                d.answer !== null ? dataView(d.answer) : null,
+                d.answer !== null ? dataView(d.answer, people) : null,
                 d.escalation ? escalationView(d.escalation, d) : null,
               ),
             ),
@@ -267,7 +276,7 @@ function instanceView(i: InstanceDetail, context: PageContext, redraw: () => voi
                 { class: "what" },
                 h("strong", null, c.changeType),
                 " ",
-                dnView(c.dn),
+                personView(c.dn),
                 ` (${c.attributes.join(", ")})`,
               ),
               h("div", { class: "who" }, "by ", actorView(c.actor)),
