@@ -3,7 +3,14 @@
  * `annal init` writes the project from the template (`starter/` at the package's top),
  * `annal test` runs its workflow tests, `annal exercise` its practice tasks.
  */
-export { initProject, projectManifest, TEMPLATE_DIR, type InitOptions } from "./init.ts";
+export {
+  FROM_DEMO,
+  initProject,
+  projectManifest,
+  STARTER_FILES,
+  TEMPLATE_DIR,
+  type InitOptions,
+} from "./init.ts";
 export {
   describeFailure,
   runProjectTests,

@@ -1,20 +1,57 @@
-import { cp, mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { AnnalError } from "../errors/index.ts";
 import { PACKAGE_ROOT } from "../package-root.ts";
+import { packIntoProject, runsFromCheckout } from "./vendor.ts";
 
 /** The template project, data beside the code like `ops/demo/`. */
 export const TEMPLATE_DIR = path.join(PACKAGE_ROOT, "starter");
 
 /**
+ * The template's own files, each by name (test/starter/init.test.ts holds the list to what git
+ * tracks under starter/): a file left beside them by hand is not copied into every project.
+ */
+export const STARTER_FILES: readonly string[] = [
+  "README.md",
+  "annal.toml",
+  "env.example",
+  "gitignore",
+  "tsconfig.json",
+  "hooks/README.md",
+  "tests/welcome.test.ts",
+  "workflows/welcome.ts",
+  "exercises/README.md",
+  ...[
+    "01-first-step",
+    "02-dialog-escalation",
+    "03-request-answer",
+    "04-child-workflow",
+    "05-business-deadline",
+    "06-compensation",
+  ].flatMap((task) =>
+    ["README.md", "workflow.test.ts", "workflow.ts"].map((file) => `exercises/${task}/${file}`),
+  ),
+];
+
+/**
  * The demo's HR and ticket hooks and the workflows they start (joiner, leaver, default-groups,
  * and the access request), copied into every new project from `ops/demo/`, where `npm start`
  * runs them: one copy of them in the package. A new project thus runs what `annal refresh`
- * drives and what the README's tutorial shows, as files of its own to read and change.
+ * drives and what the README's tutorial shows, as files of its own to read and change. Each
+ * by name, as STARTER_FILES: a scratch workflow left in ops/demo/workflows/ stays there.
  */
-const FROM_DEMO: readonly (readonly [from: string, to: string])[] = [
-  ["ops/demo/hooks", "hooks"],
-  ["ops/demo/workflows", "workflows"],
+export const FROM_DEMO: readonly (readonly [from: string, to: string])[] = [
+  ...["_employees.ts", "hr.ts", "tickets.ts"].map(
+    (file) => [`ops/demo/hooks/${file}`, `hooks/${file}`] as const,
+  ),
+  ...[
+    "access-request.ts",
+    "default-groups.ts",
+    "joiner.ts",
+    "leaver.ts",
+    "shared/directory.ts",
+    "shared/outbox.ts",
+  ].map((file) => [`ops/demo/workflows/${file}`, `workflows/${file}`] as const),
 ];
 
 /**
@@ -39,8 +76,14 @@ interface PackageVersions {
 export interface InitOptions {
   /** The directory to write the project into: new, or empty. */
   readonly dir: string;
-  /** How the project's package.json asks for annal (default `^<this version>`). */
+  /**
+   * How the project's package.json asks for annal. Default: from a checkout, this checkout
+   * packed into the project's `vendor/` (`file:./vendor/annal-<version>.tgz`: annal is on no
+   * registry); from an installed annal, `^<this version>`.
+   */
   readonly annal?: string;
+  /** Where init says what it does that takes a while (the pack). */
+  readonly say?: (line: string) => void;
 }
 
 /**
@@ -64,14 +107,18 @@ export async function initProject(options: InitOptions): Promise<string[]> {
     );
   }
   await mkdir(dir, { recursive: true });
-  await cp(TEMPLATE_DIR, dir, { recursive: true });
-  for (const [from, to] of FROM_DEMO) {
-    await cp(path.join(PACKAGE_ROOT, from), path.join(dir, to), { recursive: true });
+  const copies: (readonly [from: string, to: string])[] = [
+    ...STARTER_FILES.map((file) => [path.join(TEMPLATE_DIR, file), RENAMED[file] ?? file] as const),
+    ...FROM_DEMO.map(([from, to]) => [path.join(PACKAGE_ROOT, from), to] as const),
+  ];
+  for (const [from, to] of copies) {
+    await mkdir(path.dirname(path.join(dir, to)), { recursive: true });
+    await copyFile(from, path.join(dir, to));
   }
-  for (const [stored, name] of Object.entries(RENAMED)) {
-    await rename(path.join(dir, stored), path.join(dir, name));
-  }
-  const versions = await packageVersions(options.annal);
+  const annal =
+    options.annal ??
+    (runsFromCheckout() ? await packIntoProject(dir, options.say ?? (() => {})) : undefined);
+  const versions = await packageVersions(annal);
   await writeFile(
     path.join(dir, "package.json"),
     `${JSON.stringify(projectManifest(path.basename(dir), versions), null, 2)}\n`,

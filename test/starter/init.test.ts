@@ -1,10 +1,11 @@
+import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse } from "smol-toml";
 import t from "tap";
 import { findSecretLiterals } from "../../src/config/secrets.ts";
-import { initProject } from "../../src/starter/index.ts";
+import { FROM_DEMO, initProject, STARTER_FILES } from "../../src/starter/index.ts";
 import { runAnnal } from "../cli/support.ts";
 
 async function scratch(t: { teardown(fn: () => unknown): void }): Promise<string> {
@@ -15,7 +16,8 @@ async function scratch(t: { teardown(fn: () => unknown): void }): Promise<string
 
 t.test("annal init writes a project with annal as its dependency", async (t) => {
   const dir = path.join(await scratch(t), "hr-flows");
-  const run = await runAnnal(["init", dir]);
+  // --annal as from an installed annal; from a checkout it packs (init-offline.test.ts).
+  const run = await runAnnal(["init", dir, "--annal", "^0.1.0"]);
   t.equal(run.code, 0, run.stderr);
   for (const file of [
     "package.json",
@@ -46,9 +48,8 @@ t.test("annal init writes a project with annal as its dependency", async (t) => 
     dependencies: Record<string, string>;
     devDependencies: Record<string, string>;
   };
-  const own = JSON.parse(await readFile("package.json", "utf8")) as { version: string };
   t.equal(manifest.name, "hr-flows");
-  t.equal(manifest.dependencies.annal, `^${own.version}`);
+  t.equal(manifest.dependencies.annal, "^0.1.0");
   t.equal(manifest.scripts.start, "annal start");
   t.equal(manifest.scripts.test, "annal test");
   t.ok(manifest.devDependencies.node, "npm scripts run on the pinned Node.js");
@@ -80,5 +81,24 @@ t.test("annal init refuses a directory that is not empty", async (t) => {
   t.match(
     await readFile(path.join(empty, "package.json"), "utf8"),
     /"annal": "file:\.\.\/annal\.tgz"/,
+  );
+});
+
+t.test("annal init copies the files git keeps in starter/ and the demo's, by name", async (t) => {
+  const root = path.resolve(import.meta.dirname, "../..");
+  const tracked = (dir: string) =>
+    execFileSync("git", ["ls-files", dir], { cwd: root, encoding: "utf8" })
+      .split("\n")
+      .filter((file) => file !== "")
+      .sort();
+  t.same(
+    [...STARTER_FILES].map((file) => `starter/${file}`).sort(),
+    tracked("starter"),
+    "STARTER_FILES is what git keeps in starter/",
+  );
+  t.same(
+    FROM_DEMO.map(([from]) => from).sort(),
+    [...tracked("ops/demo/hooks"), ...tracked("ops/demo/workflows")].sort(),
+    "FROM_DEMO is what git keeps in ops/demo/hooks and ops/demo/workflows",
   );
 });

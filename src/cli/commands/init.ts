@@ -7,7 +7,11 @@ export const command: CommandModule = {
   async run(args, output) {
     const { values, positionals } = parseCommandLine(args, INIT);
     const dir = positionals[0]!;
-    const files = await initProject({ dir, ...(values.annal ? { annal: values.annal } : {}) });
+    const files = await initProject({
+      dir,
+      ...(values.annal ? { annal: values.annal } : {}),
+      say: (line) => output.err(`annal: ${line}`),
+    });
     for (const file of files) output.out(`wrote ${file}`);
     output.out(`next: cd ${dir} && npm install && npm test && npm start`);
     return 0;
