@@ -102,13 +102,22 @@ const INSUFFICIENT_ACCESS = 50;
  * What an import read that it could not store: entries without an identity are counted, said
  * once a read with a code and a hint, and counted in `/metrics`; an import that read entries
  * and stored none refuses, since a log without the directory's entries is no history of it.
+ * So does the import that starts a history (`source` "import") when it read nothing under the
+ * base but the base itself: the base is wrong, or the entries are hidden from annal's bind.
+ * A periodic snapshot of a directory that has since been emptied is no such case.
  */
 export function checkImportStored(
-  context: Pick<CaptureContext, "log">,
+  context: Pick<CaptureContext, "log" | "base">,
   source: string,
   read: { readonly entries: number; readonly stored: number; readonly unidentified: number },
   examples: readonly string[],
 ): void {
+  if (source === "import" && read.entries <= 1) {
+    throw new AnnalError(
+      "ANNAL_DIRECTORY_BASE_EMPTY",
+      `the directory's base ${context.base} holds no entry that annal's bind can read but itself ([directory] base), so the import would record no history`,
+    );
+  }
   if (read.unidentified > 0) {
     captureWithoutIdentity.inc({ source }, read.unidentified);
     context.log.warn(

@@ -164,6 +164,7 @@ function directoryUnusable(failure: unknown): Error {
  */
 const CAPTURE_REFUSALS = [
   "ANNAL_DIRECTORY_BASE_MISSING",
+  "ANNAL_DIRECTORY_BASE_EMPTY",
   "ANNAL_CAPTURE_SOURCE_MISSING",
   "ANNAL_IMPORT_STORED_NOTHING",
 ] as const;

@@ -64,6 +64,54 @@ t.test(
 );
 
 t.test(
+  "a base that holds nothing but itself is refused with a code, imports nothing, and /readyz names it",
+  async (t) => {
+    const EMPTY = "ou=empty,dc=example,dc=org";
+    const f = await captureFixture(t, {
+      seedLdif: `dn: ${EMPTY}\nobjectClass: organizationalUnit\nou: empty\n`,
+    });
+    const empty = { ...f.context, base: EMPTY };
+    await t.rejects(captureOnce(empty, "accesslog"), {
+      code: "ANNAL_DIRECTORY_BASE_EMPTY",
+      message: /ou=empty,dc=example,dc=org holds no entry/,
+    });
+    t.equal(await readCaptureCheckpoint(f.db.pool, "accesslog"), undefined, "nothing imported");
+    const stored = await f.db.pool.query("SELECT 1 FROM events WHERE type = 'EntrySnapshot'");
+    t.equal(stored.rowCount, 0, "not even the base's own entry");
+
+    const worker = await startCaptureWorker(empty, {
+      source: "accesslog",
+      interval: 50,
+      reconcileInterval: 600_000,
+      snapshotInterval: 0,
+    });
+    t.teardown(() => worker.stop());
+    const { server } = testServer(t, { pool: f.db.pool, config: config(EMPTY) });
+    const response = await eventually(
+      async () => {
+        const answer = await server.inject({ method: "GET", url: "/readyz" });
+        return answer.statusCode === 503 ? answer : undefined;
+      },
+      { what: "/readyz is 503 after the first failed pass" },
+    );
+    t.match(response.json().checks.capture, {
+      status: "failed",
+      code: "ANNAL_DIRECTORY_BASE_EMPTY",
+    });
+
+    // Once the base holds an entry, the next pass imports it and capture is ready.
+    await f.directory.add(`ou=first,${EMPTY}`, {
+      objectClass: ["organizationalUnit"],
+      ou: ["first"],
+    });
+    await eventually(
+      async () => (await readCaptureCheckpoint(f.db.pool, "accesslog")) !== undefined || undefined,
+      { what: "the import, once the base holds an entry" },
+    );
+  },
+);
+
+t.test(
   "an accesslog source that annal's bind cannot read is refused, not captured from in silence",
   async (t) => {
     const f = await captureFixture(t, { seedLdif });

@@ -100,6 +100,13 @@ export const DIRECTORY_CODES = {
     hint: "check [directory] base, and that the bind DN may read that entry and what is under it",
     surfaces: ["readyz"],
   },
+  ANNAL_DIRECTORY_BASE_EMPTY: {
+    status: 503,
+    meaning:
+      "The import found nothing under the configured directory base but the base's own entry: the base is not where the entries are, or the directory hides them from annal's bind; a history of no entries would pass for the directory's. Capture imports at its next pass once an entry is there.",
+    hint: "check [directory] base, and that the bind DN may read the entries under it (its access rules, and size or look-through limits); a directory that is still empty: add its first entry",
+    surfaces: ["readyz"],
+  },
   ANNAL_CAPTURE_SOURCE_MISSING: {
     status: 503,
     meaning:
