@@ -57,6 +57,9 @@ export async function readADController(
     throw new AnnalError(
       "ANNAL_CAPTURE_SOURCE_MISSING",
       "capture's source is \"ad\", and the directory's root DSE names no highestCommittedUSN, dsServiceName and defaultNamingContext: it is not an Active Directory domain controller",
+      {
+        hint: 'source = "ad" reads an Active Directory domain controller (Windows, or Samba\'s AD DC); for OpenLDAP set "accesslog", for 389 Directory Server "changelog", for any other server "poll"',
+      },
     );
   }
   const settings = await context.directory.get(service, {

@@ -262,6 +262,7 @@ t.test("a server that is no AD domain controller is refused", async (t) => {
   await t.rejects(captureOnce(f.context, "ad"), {
     code: "ANNAL_CAPTURE_SOURCE_MISSING",
     message: /root DSE names no highestCommittedUSN/,
+    hint: /for OpenLDAP set "accesslog"/,
   });
 });
 
