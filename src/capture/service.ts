@@ -50,7 +50,7 @@ export function createNormalizer(
 export async function ensureImported(
   context: CaptureContext,
   source: CaptureSource,
-  options: Pick<ImportOptions, "onProgress" | "writers" | "timings"> = {},
+  options: Pick<ImportOptions, "onProgress" | "writers" | "timings" | "signal"> = {},
 ): Promise<boolean> {
   return withSessionLock(context.pool, "annal:capture:import", async (client) => {
     if ((await readCaptureCheckpoint(client, source)) !== undefined) return false;
@@ -65,10 +65,13 @@ export async function ensureImported(
               await adHead(context)
             : // modifyTimestamp has whole seconds: start a second back and compare states.
               pollTime(new Date(Date.now() - 1000));
+    options.signal?.throwIfAborted();
     if (context.beforeFirstImport) {
       const seeded = await context.beforeFirstImport(context);
       context.log.info({ events: seeded }, "the log's past written before the first import");
     }
+    // Stopped meanwhile (a SIGTERM during a first start): the import is not begun.
+    options.signal?.throwIfAborted();
     context.log.info({ source }, "first start of capture: importing every entry");
     // One transaction for the whole import and the checkpoints: the projections meet the
     // import as one run of first snapshots, which they build in bulk, and an import cut short
@@ -115,10 +118,10 @@ export async function ensureImported(
 export async function captureOnce(
   context: CaptureContext,
   source: CaptureSource,
-  options: { reconcile?: boolean } = {},
+  options: { reconcile?: boolean; signal?: AbortSignal } = {},
 ): Promise<CaptureResult> {
   await checkedOnce(context, source);
-  await ensureImported(context, source);
+  await ensureImported(context, source, options.signal ? { signal: options.signal } : {});
   if (source === "accesslog") return captureFromAccesslog(context);
   if (source === "changelog") return captureFromChangelog(context);
   if (source === "ad") return captureFromAD(context);

@@ -77,7 +77,10 @@ export async function startCaptureWorker(
   context: CaptureContext,
   schedule: CaptureSchedule,
 ): Promise<CaptureWorker> {
-  const pass = (): Promise<CaptureResult> => captureOnce(context, schedule.source);
+  // A stop aborts a pass: the first start's import (whose transaction then rolls back, and
+  // the next start imports again) would otherwise hold the process for as long as it runs.
+  const pass = (): Promise<CaptureResult> =>
+    captureOnce(context, schedule.source, { signal: stopping.signal });
   const indexes = schedule.source === "accesslog" ? accesslogIndexCheck(context) : undefined;
   let successNotedAt = 0;
   let failing = false;
@@ -94,6 +97,7 @@ export async function startCaptureWorker(
       }
       return true;
     } catch (error) {
+      if (stopping.signal.aborted) return false; // stopped mid-pass: nothing failed
       failing = true;
       logLoopFailure(
         context.log,
