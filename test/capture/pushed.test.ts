@@ -233,16 +233,23 @@ t.test("writes made at once by many clients are each recorded once by the push",
     }),
   );
   const written = WRITERS * WRITES_EACH;
+  let seen = 0;
   const recorded = await eventually(
     async () => {
       const { rows } = await f.db.pool.query<{ value: string; n: number }>(
         `SELECT data->'after'->'attributes'->'description'->>0 AS value, count(*)::int AS n
            FROM events WHERE type = 'EntryModified' GROUP BY 1`,
       );
+      seen = rows.length;
       return rows.length === written ? rows : undefined;
     },
-    { what: `all ${written} writes recorded` },
-  );
+    // Generous: the suite's other files share the machine's two cores.
+    { what: `all ${written} writes recorded`, timeout: 120_000 },
+  ).catch((error: unknown) => {
+    throw new Error(`${seen} of ${written} recorded; complaints: ${complaints.join("; ")}`, {
+      cause: error,
+    });
+  });
   t.same(
     recorded.filter((row) => row.n !== 1),
     [],
