@@ -32,6 +32,9 @@ import { eventually } from "../support/eventually.ts";
 import { feed } from "../support/history.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { adGroup, adOrganizationalUnit, adUser, startSambaDC } from "../support/samba.ts";
+import { testPki } from "../support/certificates.ts";
+import { startSlapd as startTestSlapd } from "../support/slapd.ts";
+import { failureLines } from "../../src/cli/output.ts";
 
 /**
  * docs/connect-your-directory.md, held against real servers: every block it marks
@@ -632,5 +635,80 @@ t.test(
     const computers = typed.rows.filter((row) => /^CN=DC1,OU=Domain Controllers,/i.test(row.dn));
     t.equal(computers.length, 1, "the DC's computer object is imported");
     t.not(computers[0]?.type, "user", "a computer is no user");
+  },
+);
+
+t.test(
+  "the guide's TLS blocks: ldaps:// and StartTLS to slapd behind a CA of its own, and the failure it prints",
+  async (t) => {
+    const pki = await testPki();
+    t.teardown(() => pki.remove());
+    const ca = await pki.ca("annal guide CA");
+    const certificate = await pki.issue(ca, { commonName: "ldap.example.org" });
+    const annalPassword = "annal-tls-secret";
+    const slapd = await startTestSlapd({
+      seedLdif: `dn: ${ANNAL}\nobjectClass: organizationalRole\nobjectClass: simpleSecurityObject\ncn: annal\nuserPassword: ${sshaPassword(annalPassword)}\n`,
+      tls: { caFile: ca.certFile, ...certificate },
+    });
+    t.teardown(() => slapd.stop());
+    const ldaps = slapd.ldapsUrl!.replace(/\/$/, "");
+    const plain = slapd.url.replace(/\/$/, "");
+    // Only the address, the ports and the CA file are put in.
+    const put = (text: string) =>
+      text
+        .replaceAll("ldaps://192.0.2.10:636", ldaps)
+        .replaceAll("ldap://192.0.2.10:389", plain)
+        .replaceAll("192.0.2.10", "127.0.0.1")
+        .replaceAll("/etc/annal/directory-ca.pem", ca.certFile);
+    const directoryOf = (toml: string) => {
+      const settings = parseConfig(toml, {
+        path: "annal.toml",
+        env: { LDAP_PASSWORD: annalPassword },
+      }).directory!;
+      const directory = createDirectoryClient({
+        url: settings.url,
+        bindDN: settings.bindDN,
+        password: settings.password,
+        ...(settings.tls ? { tls: settings.tls } : {}),
+      });
+      t.teardown(() => directory.close());
+      return { settings, directory };
+    };
+
+    for (const name of ["tls-ldaps.toml", "tls-starttls.toml"]) {
+      const { settings, directory } = directoryOf(put(await checkedBlock(name)));
+      t.equal(settings.tls?.serverName, "ldap.example.org", `${name}: the name to check`);
+      // annal's first start over it: the import reads every entry through TLS.
+      const db = await testDatabase(t);
+      const context = {
+        pool: db.pool,
+        store: await EventStore.open(db.pool),
+        directory,
+        normalizer: createNormalizer(await loadDirectorySchema(directory), settings),
+        base: settings.base,
+        log: { info() {}, warn() {}, error() {}, debug() {} },
+      };
+      await ensureImported(context, "poll");
+      const imported = await db.pool.query("SELECT 1 FROM events WHERE type = 'EntrySnapshot'");
+      t.ok(imported.rowCount! >= 4, `${name}: the import read the directory over TLS`);
+    }
+
+    // The first block without its serverName: the certificate names a host, annal connects
+    // by address. What annal says is what the guide prints.
+    const unnamed = (await checkedBlock("tls-ldaps.toml"))
+      .split("\n")
+      .filter((line) => !line.startsWith("serverName"))
+      .join("\n");
+    const { directory } = directoryOf(put(unnamed));
+    const error = await directory.get("dc=example,dc=org").then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    t.match(error, { code: "ANNAL_LDAP_TLS_FAILED" });
+    t.equal(
+      `${failureLines(error).join("\n")}\n`,
+      put(await checkedBlock("tls-failed")),
+      "the guide prints what annal says",
+    );
   },
 );
