@@ -8,7 +8,9 @@ import { parseConfig } from "../../src/config/index.ts";
 import { captureOnce, readCaptureCheckpoint, startCaptureWorker } from "../../src/capture/index.ts";
 import { createDirectoryClient } from "../../src/directory/index.ts";
 import { sshaPassword } from "../../src/slapd/index.ts";
-import { captureFixture } from "../support/capture.ts";
+import { captureFixture, directoryCaptureFixture } from "../support/capture.ts";
+import { startSlapd } from "../support/slapd.ts";
+import { captureWithoutIdentity, metrics } from "../../src/metrics.ts";
 import { eventually } from "../support/eventually.ts";
 import { testServer } from "../http/support.ts";
 
@@ -152,6 +154,66 @@ t.test(
     t.match((await response.json()) as object, {
       status: "unready",
       checks: { capture: { status: "failed", code: "ANNAL_LDAP_UNAVAILABLE" } },
+    });
+  },
+);
+
+t.test(
+  "entries without the configured identity are counted, logged with a code and a hint, in /metrics, and an import of none is refused",
+  async (t) => {
+    // slapd's entries have entryUUID and never nsUniqueId: asked for 389's identity, it has none.
+    const slapd = await startSlapd({ seedLdif });
+    t.teardown(() => slapd.stop());
+    const f = await directoryCaptureFixture(t, {
+      server: slapd,
+      source: "accesslog",
+      identity: "nsUniqueId",
+    });
+    const warned: Record<string, unknown>[] = [];
+    const log = {
+      ...f.context.log,
+      warn: ((fields: Record<string, unknown>) =>
+        void warned.push(fields)) as typeof f.context.log.warn,
+    };
+    const context = { ...f.context, log };
+    const counted = async () =>
+      (await captureWithoutIdentity.get()).values.find((v) => v.labels.source === "import")
+        ?.value ?? 0;
+    const before = await counted();
+    await t.rejects(captureOnce(context, "accesslog"), {
+      code: "ANNAL_IMPORT_STORED_NOTHING",
+      message: /read \d+ entries and could store none/,
+    });
+    t.equal(await readCaptureCheckpoint(f.db.pool, "accesslog"), undefined, "nothing imported");
+    const warning = warned.find((fields) => fields.code === "ANNAL_ENTRY_WITHOUT_IDENTITY");
+    t.match(warning, { entries: Number, hint: /entryUUID/ }, "one warning with a code and a hint");
+    const examples = (warning?.examples ?? []) as string[];
+    t.ok(
+      examples.length > 0 && examples.every((dn) => dn.endsWith("dc=example,dc=org")),
+      `naming entries it could not record (${examples.join("; ")})`,
+    );
+    t.equal(await counted(), before + (warning?.entries as number), "counted in the metric");
+    const metricsText = await metrics.metrics();
+    t.match(metricsText, /annal_capture_entries_without_identity_total\{source="import"\} [1-9]/);
+
+    const worker = await startCaptureWorker(context, {
+      source: "accesslog",
+      interval: 50,
+      reconcileInterval: 600_000,
+      snapshotInterval: 0,
+    });
+    t.teardown(() => worker.stop());
+    const { server } = testServer(t, { pool: f.db.pool, config: config(slapd.base) });
+    const response = await eventually(
+      async () => {
+        const answer = await server.inject({ method: "GET", url: "/readyz" });
+        return answer.statusCode === 503 ? answer : undefined;
+      },
+      { what: "/readyz is 503 after the first failed pass" },
+    );
+    t.match(response.json().checks.capture, {
+      status: "failed",
+      code: "ANNAL_IMPORT_STORED_NOTHING",
     });
   },
 );
