@@ -24,12 +24,17 @@ export function applyChanges(
     const current = result[name] ?? [];
     let next: string[];
     switch (change.operation) {
-      case "add":
-        next = [...current, ...change.values.filter((v) => !current.includes(v))];
+      case "add": {
+        // Sets, not `includes`: adding to a group of 100,000 members compares each value once.
+        const present = new Set(current);
+        next = [...current, ...new Set(change.values.filter((v) => !present.has(v)))];
         break;
-      case "delete":
-        next = change.values.length === 0 ? [] : current.filter((v) => !change.values.includes(v));
+      }
+      case "delete": {
+        const removed = new Set(change.values);
+        next = change.values.length === 0 ? [] : current.filter((v) => !removed.has(v));
         break;
+      }
       case "replace":
         next = [...new Set(change.values)];
         break;
@@ -59,9 +64,65 @@ export function sortAttributes(attributes: AttributeMap): AttributeMap {
   return sorted;
 }
 
-/** The RFC 6902 patch that turns `before`'s user attributes into `after`'s. */
+/**
+ * The RFC 6902 patch that turns `before`'s user attributes into `after`'s. rfc6902 diffs two
+ * arrays by their edit distance, recursing once per value: right for the few values most
+ * attributes have, and beyond the stack for a group of 100,000 members (a one-member change to
+ * it could not be recorded). An attribute with more values than `SMALL_ARRAY` on both sides
+ * is diffed as the set of values it is (`largeArrayPatch`), in one pass.
+ */
 export function patchBetween(before: EntryState | null, after: EntryState | null): Operation[] {
-  return createPatch(before?.attributes ?? {}, after?.attributes ?? {});
+  const a = before?.attributes ?? {};
+  const b = after?.attributes ?? {};
+  const large = Object.keys(b).filter(
+    (name) => a[name] !== undefined && a[name].length + b[name]!.length > SMALL_ARRAY,
+  );
+  if (large.length === 0) return createPatch(a, b);
+  const rest = (attributes: AttributeMap) =>
+    Object.fromEntries(Object.entries(attributes).filter(([name]) => !large.includes(name)));
+  return [
+    ...createPatch(rest(a), rest(b)),
+    ...large.flatMap((name) => largeArrayPatch(`/${pointerToken(name)}`, a[name]!, b[name]!)),
+  ];
+}
+
+/** Values of an attribute, both sides together, up to which rfc6902's own diff is used. */
+const SMALL_ARRAY = 2000;
+
+/**
+ * The patch from `before` to `after`, two arrays of distinct values: each value `after` lacks
+ * removed (from the last, so the indexes hold), then each value `before` lacked added at its
+ * place. Where the values both hold are not in the same order (or a value is there twice), the
+ * attribute is replaced whole: still exact, only longer.
+ */
+export function largeArrayPatch(
+  path: string,
+  before: readonly string[],
+  after: readonly string[],
+): Operation[] {
+  const kept = new Set(after);
+  const had = new Set(before);
+  const replaced: Operation[] = [{ op: "replace", path, value: [...after] }];
+  if (kept.size !== after.length || had.size !== before.length) return replaced;
+  const operations: Operation[] = [];
+  const remaining: string[] = [];
+  for (let i = before.length - 1; i >= 0; i--) {
+    if (!kept.has(before[i]!)) operations.push({ op: "remove", path: `${path}/${i}` });
+  }
+  for (const value of before) if (kept.has(value)) remaining.push(value);
+  let next = 0;
+  for (let j = 0; j < after.length; j++) {
+    const value = after[j]!;
+    if (next < remaining.length && remaining[next] === value) next++;
+    else if (!had.has(value)) operations.push({ op: "add", path: `${path}/${j}`, value });
+    else return replaced;
+  }
+  return next === remaining.length ? operations : replaced;
+}
+
+/** An attribute name as a JSON Pointer token (RFC 6901: `~` as `~0`, `/` as `~1`). */
+function pointerToken(name: string): string {
+  return name.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
 /** Names of the user attributes whose values differ between the two states. */

@@ -43,6 +43,7 @@ export {
 export {
   NameSet,
   applyChanges,
+  largeArrayPatch,
   patchBetween,
   sameAttributes,
   sortAttributes,
