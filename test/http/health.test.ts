@@ -53,6 +53,22 @@ base = "dc=example,dc=org"`,
 );
 
 t.test(
+  "/readyz is 503 until capture's first import is recorded: before it nothing is captured",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const { server } = testServer(t, { pool, config: WITH_DIRECTORY });
+    await recordPassSucceeded(pool, "accesslog");
+    const building = await server.inject({ method: "GET", url: "/readyz" });
+    t.equal(building.statusCode, 503);
+    t.match(building.json().checks.capture, { status: "failed", code: "ANNAL_HISTORY_BUILDING" });
+    await pool.query(
+      "INSERT INTO capture_checkpoints (source, position) VALUES ('accesslog', '20261122083000.000001Z')",
+    );
+    t.equal((await server.inject({ method: "GET", url: "/readyz" })).statusCode, 200);
+  },
+);
+
+t.test(
   "/readyz shows capture's checkpoint, lag and last error, and fails when it keeps failing",
   async (t) => {
     const { pool } = await testDatabase(t);

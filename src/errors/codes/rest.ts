@@ -149,9 +149,9 @@ export const REST_CODES = {
   ANNAL_HISTORY_BUILDING: {
     status: 503,
     meaning:
-      "The entry is not in the history yet, and annal cannot say it does not exist: the first import of the directory (a first start), or its projection, is still under way. Answered with `Retry-After`.",
+      "The entry is not in the history yet, and annal cannot say it does not exist: the first import of the directory (a first start), or its projection, is still under way. Answered with `Retry-After`. On `/readyz`: capture's first import is not recorded yet, so nothing is captured.",
     hint: "ask again after Retry-After seconds; the first start's import of the directory is still being recorded",
-    surfaces: ["rest"],
+    surfaces: ["rest", "readyz"],
   },
   ANNAL_DURATION_INVALID: {
     status: 400,
