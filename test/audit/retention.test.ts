@@ -163,22 +163,3 @@ t.test("a partition left empty before the cut is dropped whole", async (t) => {
   await chainAll(pool);
   t.ok((await verifyChain(pool)).checked > 0);
 });
-
-t.test(
-  "a log that began after the horizon has nothing to fold, its first events not entries' either",
-  async (t) => {
-    const { pool } = await testDatabase(t);
-    const store = await EventStore.open(pool);
-    // As a demo's first start: events of other streams (a deployed workflow, the grants) first.
-    await store.appendToStream("workflow-definition-x", [
-      { type: "WorkflowDefinitionDeployed", data: { name: "x" }, occurredAt: day(10, 12) },
-    ]);
-    const history = await EntryHistory.start(t, pool, store);
-    await addPeople(history, day(10, 13));
-    await history.settled();
-    await chainAll(pool);
-    const report = await retainLog(CONFIG, pool, { now: NOW, dryRun: true });
-    t.equal(report.cut, undefined, "no cut: no event occurred before the horizon");
-    t.equal(report.streamsFolded, 0);
-  },
-);

@@ -133,9 +133,6 @@ async function retainInTransaction(
   const head = await readChainHead(tx);
   if (!head) return nothing;
   const cut = await findCut(tx, horizon, head.at);
-  // The log's first events (the deployed workflows, the activated grants) come before its
-  // first entry event, the cut: with none of them before the horizon, there is nothing to fold.
-  if (!(await occurredBefore(tx, cut, horizon))) return nothing;
   const covered = await linkBefore(tx, cut);
   if (!covered) return nothing;
   const chainHead = { position: covered.at.position, hash: covered.hash.toString("hex") };
@@ -243,17 +240,6 @@ async function findCut(tx: PoolClient, horizon: Date, head: LogPosition): Promis
   );
   const row = result.rows[0];
   return row ? logPositionOf(row) : head;
-}
-
-/** Whether an event before `cut` in log order occurred before `horizon`. */
-async function occurredBefore(tx: PoolClient, cut: LogPosition, horizon: Date): Promise<boolean> {
-  const params: unknown[] = [horizon];
-  const result = await tx.query<{ found: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM events AS e
-      WHERE e.occurred_at < $1 AND ${logPositionCompare("e", "<", cut, params)}) AS found`,
-    params,
-  );
-  return result.rows[0]!.found;
 }
 
 /** The chain's last link before `cut` in log order. */
