@@ -168,7 +168,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       },
     },
     audit: {},
-    retention: { interval: 86_400_000, streams: {} },
+    retention: { keep: { months: 84, ms: 0 }, interval: 86_400_000, streams: {} },
   });
   t.equal(config.database.url, undefined, "no url: the embedded PostgreSQL");
 });
