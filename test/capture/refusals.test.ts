@@ -1,11 +1,16 @@
 import pino from "pino";
-import t from "tap";
+import t, { type Test } from "tap";
 import { startAnnal } from "../../src/app/index.ts";
 import { freePort } from "../../src/ports.ts";
 import { appConfig } from "../support/app-config.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { parseConfig } from "../../src/config/index.ts";
-import { captureOnce, readCaptureCheckpoint, startCaptureWorker } from "../../src/capture/index.ts";
+import {
+  captureOnce,
+  readCaptureCheckpoint,
+  startCaptureWorker,
+  type CaptureContext,
+} from "../../src/capture/index.ts";
 import { createDirectoryClient } from "../../src/directory/index.ts";
 import { sshaPassword } from "../../src/slapd/index.ts";
 import { captureFixture, directoryCaptureFixture } from "../support/capture.ts";
@@ -35,6 +40,35 @@ base = "${base}"`,
     { path: "test.toml", env: { LDAP_PASSWORD: "x" } },
   );
 
+/**
+ * Runs capture's worker on `context` as annal does, and waits until /readyz names `code` as why
+ * capture cannot capture (before its first failed pass, /readyz is 503 too: capture's first
+ * import is not recorded).
+ */
+async function readyzNames(
+  t: Test,
+  context: CaptureContext,
+  annalConfig: ReturnType<typeof config>,
+  code: string,
+): Promise<void> {
+  const worker = await startCaptureWorker(context, {
+    source: "accesslog",
+    interval: 50,
+    reconcileInterval: 600_000,
+    snapshotInterval: 0,
+  });
+  t.teardown(() => worker.stop());
+  const { server } = testServer(t, { pool: context.pool, config: annalConfig });
+  const response = await eventually(
+    async () => {
+      const answer = await server.inject({ method: "GET", url: "/readyz" });
+      return answer.json().checks.capture.code !== "ANNAL_HISTORY_BUILDING" ? answer : undefined;
+    },
+    { what: `/readyz names ${code} after the first failed pass` },
+  );
+  t.match(response.json().checks.capture, { status: "failed", code });
+}
+
 t.test(
   "a base the directory does not have is refused with a code, imports nothing, and /readyz names it",
   async (t) => {
@@ -43,26 +77,7 @@ t.test(
     await t.rejects(captureOnce(missing, "accesslog"), { code: "ANNAL_DIRECTORY_BASE_MISSING" });
     t.equal(await readCaptureCheckpoint(f.db.pool, "accesslog"), undefined, "nothing imported");
 
-    const worker = await startCaptureWorker(missing, {
-      source: "accesslog",
-      interval: 50,
-      reconcileInterval: 600_000,
-      snapshotInterval: 0,
-    });
-    t.teardown(() => worker.stop());
-    const { server } = testServer(t, { pool: f.db.pool, config: config(missing.base) });
-    const response = await eventually(
-      async () => {
-        // Before it, /readyz is 503 too: capture's first import is not recorded.
-        const answer = await server.inject({ method: "GET", url: "/readyz" });
-        return answer.json().checks.capture.code !== "ANNAL_HISTORY_BUILDING" ? answer : undefined;
-      },
-      { what: "/readyz names the refusal after the first failed pass" },
-    );
-    t.match(response.json().checks.capture, {
-      status: "failed",
-      code: "ANNAL_DIRECTORY_BASE_MISSING",
-    });
+    await readyzNames(t, missing, config(missing.base), "ANNAL_DIRECTORY_BASE_MISSING");
   },
 );
 
@@ -82,26 +97,7 @@ t.test(
     const stored = await f.db.pool.query("SELECT 1 FROM events WHERE type = 'EntrySnapshot'");
     t.equal(stored.rowCount, 0, "not even the base's own entry");
 
-    const worker = await startCaptureWorker(empty, {
-      source: "accesslog",
-      interval: 50,
-      reconcileInterval: 600_000,
-      snapshotInterval: 0,
-    });
-    t.teardown(() => worker.stop());
-    const { server } = testServer(t, { pool: f.db.pool, config: config(EMPTY) });
-    const response = await eventually(
-      async () => {
-        // Before it, /readyz is 503 too: capture's first import is not recorded.
-        const answer = await server.inject({ method: "GET", url: "/readyz" });
-        return answer.json().checks.capture.code !== "ANNAL_HISTORY_BUILDING" ? answer : undefined;
-      },
-      { what: "/readyz names the refusal after the first failed pass" },
-    );
-    t.match(response.json().checks.capture, {
-      status: "failed",
-      code: "ANNAL_DIRECTORY_BASE_EMPTY",
-    });
+    await readyzNames(t, empty, config(EMPTY), "ANNAL_DIRECTORY_BASE_EMPTY");
 
     // Once the base holds an entry, the next pass imports it and capture is ready.
     await f.directory.add(`ou=first,${EMPTY}`, {
@@ -198,25 +194,6 @@ t.test(
     const metricsText = await metrics.metrics();
     t.match(metricsText, /annal_capture_entries_without_identity_total\{source="import"\} [1-9]/);
 
-    const worker = await startCaptureWorker(context, {
-      source: "accesslog",
-      interval: 50,
-      reconcileInterval: 600_000,
-      snapshotInterval: 0,
-    });
-    t.teardown(() => worker.stop());
-    const { server } = testServer(t, { pool: f.db.pool, config: config(slapd.base) });
-    const response = await eventually(
-      async () => {
-        // Before it, /readyz is 503 too: capture's first import is not recorded.
-        const answer = await server.inject({ method: "GET", url: "/readyz" });
-        return answer.json().checks.capture.code !== "ANNAL_HISTORY_BUILDING" ? answer : undefined;
-      },
-      { what: "/readyz names the refusal after the first failed pass" },
-    );
-    t.match(response.json().checks.capture, {
-      status: "failed",
-      code: "ANNAL_IMPORT_STORED_NOTHING",
-    });
+    await readyzNames(t, context, config(slapd.base), "ANNAL_IMPORT_STORED_NOTHING");
   },
 );
