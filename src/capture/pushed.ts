@@ -1,7 +1,7 @@
 import type { DirectoryEntry } from "../directory/index.ts";
 import { dnEquals, isDescendantOf } from "../directory/index.ts";
 import { readAccesslogEntry, type AccesslogRecord } from "./accesslog.ts";
-import type { CaptureContext, CaptureResult } from "./context.ts";
+import type { CaptureContext } from "./context.ts";
 import { ACCESSLOG } from "./from-accesslog.ts";
 import { recordLoggedWrites } from "./logged-writes.ts";
 
@@ -31,22 +31,16 @@ const WAITING_AT_MOST = 5000;
 export class PushedWrites {
   private readonly context: CaptureContext;
   private readonly onGap: () => void;
-  private readonly onRecorded: (result: CaptureResult) => void;
   private waiting: (() => Promise<DirectoryEntry>)[] = [];
   private running: Promise<void> | undefined;
   /** The place of the last record pushed (in the base or not), once known. */
   private follows: string | undefined;
 
   /** `opened`: the checkpoint the watch's search was opened from. */
-  constructor(
-    context: CaptureContext,
-    opened: string,
-    handlers: { onGap(): void; onRecorded?(result: CaptureResult): void },
-  ) {
+  constructor(context: CaptureContext, opened: string, handlers: { onGap(): void }) {
     this.context = context;
     this.follows = opened;
     this.onGap = handlers.onGap;
-    this.onRecorded = handlers.onRecorded ?? (() => {});
   }
 
   /** Takes a pushed entry; it is decoded and recorded in turn, after those before it. */
@@ -96,7 +90,6 @@ export class PushedWrites {
           );
         }
         if (result.gap) this.onGap();
-        else this.onRecorded(result);
       } catch (error) {
         this.follows = undefined;
         this.context.log.warn(
