@@ -1,6 +1,6 @@
 import { withTransaction, type Queryable } from "../db/index.ts";
 import { entryStream, type EntryState } from "../events/index.ts";
-import type { LogPosition } from "../store/index.ts";
+import { storedIdempotencyKeys, type LogPosition } from "../store/index.ts";
 import type { AccesslogRecord } from "./accesslog.ts";
 import { changeFromAccesslog } from "./changes.ts";
 import {
@@ -166,11 +166,7 @@ async function unrecorded<R extends AccesslogRecord>(
   records: readonly R[],
 ): Promise<string[]> {
   const keys = records.map((record) => `${log.source}:${log.id(record)}`);
-  const stored = await tx.query<{ key: string }>(
-    "SELECT idempotency_key AS key FROM events WHERE idempotency_key = ANY($1::text[])",
-    [keys],
-  );
-  const known = new Set(stored.rows.map((row) => row.key));
+  const known = await storedIdempotencyKeys(tx, keys);
   return records.filter((_, i) => !known.has(keys[i]!)).map((record) => log.id(record));
 }
 

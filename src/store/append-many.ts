@@ -90,14 +90,7 @@ export async function appendToStreams(
   const keys = appends.flatMap((a) =>
     a.events.flatMap((e) => (e.idempotencyKey ? [e.idempotencyKey] : [])),
   );
-  const stored = new Set<string>();
-  if (keys.length > 0) {
-    const found = await tx.query<{ key: string }>(
-      "SELECT idempotency_key AS key FROM events WHERE idempotency_key = ANY($1::text[])",
-      [keys],
-    );
-    for (const row of found.rows) stored.add(row.key);
-  }
+  const stored = await storedIdempotencyKeys(tx, keys);
 
   const rows: EventCopyRow[] = [];
   /** Streams that take fewer events than they were offered, and their right versions. */
@@ -162,4 +155,17 @@ async function movedSince(
     [streamIds, mark.position],
   );
   return new Set(result.rows.map((row) => row.stream_id));
+}
+
+/** Those of `keys` that events in the log already carry as their idempotency key. */
+export async function storedIdempotencyKeys(
+  db: Queryable,
+  keys: readonly string[],
+): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const found = await db.query<{ key: string }>(
+    "SELECT idempotency_key AS key FROM events WHERE idempotency_key = ANY($1::text[])",
+    [keys],
+  );
+  return new Set(found.rows.map((row) => row.key));
 }

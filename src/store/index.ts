@@ -22,7 +22,7 @@ export {
   beginLogReader,
 } from "./log-order.ts";
 export type { LogDirection, LogPositionRow } from "./log-order.ts";
-export { appendMark, appendToStreams } from "./append-many.ts";
+export { appendMark, appendToStreams, storedIdempotencyKeys } from "./append-many.ts";
 export type { AppendMark, AppendToStreamsOptions, StreamAppend } from "./append-many.ts";
 export { encodeCursor, decodeCursor } from "./cursor.ts";
 export { eventColumns, recordedEventAt } from "./rows.ts";
