@@ -25,7 +25,10 @@ t.test(
   "on a terminal, the line that says where annal serves is bold and green, and nothing alarms",
   async (t) => {
     // A terminal of its own: script(1) runs annal on a pseudo-terminal and copies what it
-    // shows; a Ctrl-C typed into it reaches annal as a terminal's does.
+    // shows; a Ctrl-C typed into it reaches annal as a terminal's does. `exec`: script runs
+    // the command through a shell, and /bin/sh (dash, when SHELL is unset as under CI) stays
+    // as annal's parent in the terminal's foreground group; the Ctrl-C reached it too, and
+    // whether it died of it (status 130) before annal's clean exit was a race.
     const env = annalEnv({ DATABASE_URL: databaseUrl, PORT: String(await freePort()) });
     const terminal = spawn(
       "script",
@@ -34,7 +37,7 @@ t.test(
         "--flush",
         "--return",
         "--command",
-        `${process.execPath} ${ANNAL_BIN} start`,
+        `exec ${process.execPath} ${ANNAL_BIN} start`,
         "/dev/null",
       ],
       { cwd: dir, env: { ...env, TERM: "xterm-256color" }, stdio: ["pipe", "pipe", "pipe"] },
