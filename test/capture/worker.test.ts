@@ -209,14 +209,18 @@ t.test(
     const waiting = await startCaptureWorker({ ...f.context, pool: counting }, schedule);
     t.teardown(() => waiting.stop());
     // Its lock connection (beside the pool) and the moment of its latest try for the lock.
+    // What the lock's connections last showed is kept, for the message when a try is not seen.
+    let seen: unknown[] = [];
     const tries = async () => {
-      const found = await pool.query<{ pid: number; at: Date }>(
-        `SELECT pid, state_change AS at FROM pg_stat_activity
-          WHERE application_name LIKE 'annal-capture-lock:%' AND pid <> $1
-            AND state = 'idle' AND query LIKE '%pg_try_advisory_lock%'`,
-        [holder],
+      const found = await pool.query<{ pid: number; at: Date; state: string; query: string }>(
+        `SELECT pid, state_change AS at, state, query FROM pg_stat_activity
+          WHERE application_name LIKE 'annal-capture-lock:%'`,
       );
-      return found.rows[0];
+      seen = found.rows;
+      return found.rows.find(
+        (row) =>
+          row.pid !== holder && row.state === "idle" && row.query.includes("pg_try_advisory_lock"),
+      );
     };
     const first = await eventually(tries, { what: "the waiting worker's first try" });
     const again = await eventually(
@@ -225,7 +229,11 @@ t.test(
         return now && now.at > first.at ? now : undefined;
       },
       { what: "the waiting worker's next try" },
-    );
+    ).catch((error: unknown) => {
+      throw new Error(
+        `${String(error)}; first try ${JSON.stringify(first)}; the lock's connections: ${JSON.stringify(seen)}`,
+      );
+    });
     t.equal(again.pid, first.pid, "it tries again on the same connection");
     t.equal(lent, 0, "the pool lent the waiting worker no connection");
   },
