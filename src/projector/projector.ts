@@ -77,6 +77,8 @@ export class Projector {
   private readonly options: ProjectorOptions;
   private readonly batchSize: number;
   private readonly pollInterval: number;
+  /** Notifications of appends so far: a loop that was not sleeping when one came reads again. */
+  private notifications = 0;
   private listener: pg.Client | undefined;
   private running = true;
   /** Loops sleeping until the next notification or their poll interval. */
@@ -154,7 +156,10 @@ export class Projector {
     listener.on("error", () => {});
     this.listener = listener;
     await listener.connect();
-    listener.on("notification", () => this.wakeAll());
+    listener.on("notification", () => {
+      this.notifications++;
+      this.wakeAll();
+    });
     await listener.query(`LISTEN ${quoteIdentifier(EVENTS_CHANNEL)}`);
   }
 
@@ -167,6 +172,8 @@ export class Projector {
       let indexesDropped = false;
       let applied: number;
       let turn = this.catchingUp.has(projection.name) ? await this.turns.take(rank) : undefined;
+      // A notification that comes while this loop reads or applies finds it not sleeping.
+      const notifiedBefore = this.notifications;
       if (!this.running) {
         turn?.(); // stopped while it waited for its turn
         return;
@@ -231,6 +238,8 @@ export class Projector {
         if (!this.running) return;
         logLoopFailure(log, error, { projection: projection.name }, "projection metrics failed");
       }
+      // Notified meanwhile: what was appended may be past the batch just read.
+      if (this.notifications !== notifiedBefore) continue;
       await this.sleep(this.pollInterval);
     }
   }

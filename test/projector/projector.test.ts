@@ -11,6 +11,7 @@ import { EventStore, type LogPosition } from "../../src/store/index.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { eventually } from "../support/eventually.ts";
 import { tallyProjection } from "../support/tally-projection.ts";
+import { armPausePoint } from "../support/pause-points.ts";
 
 const quiet = { info() {}, warn() {}, error() {} };
 
@@ -388,3 +389,32 @@ t.test("projections catching up from the start take turns, two at a time", async
   await waitForProjection(pool, "tally", positionOf(events[0]!));
   t.same(await tallyRows(pool), [{ stream_id: "a", ticks: 1, versions: [1], last: { n: 1 } }]);
 });
+
+t.test(
+  "a notification that comes while a projection is busy is not lost: it applies at once, not at the next poll",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    // A poll far beyond the test's wait: only the notification can wake the projection.
+    const projector = await Projector.start({
+      pool,
+      projections: [tallyProjection()],
+      log: quiet,
+      pollInterval: 600_000,
+    });
+    t.teardown(() => projector.stop());
+    const first = await store.appendToStream("a", [{ type: "Tick", data: { n: 1 } }]);
+    await waitForProjection(pool, "tally", positionOf(first.events[0]!));
+
+    // The projection has read its batch (the first of these) and stands before applying it;
+    // the second append commits and notifies while no loop sleeps.
+    const reading = armPausePoint(t, "projector.batch.beforeApply", { subject: "tally" });
+    const second = await store.appendToStream("a", [{ type: "Tick", data: { n: 2 } }]);
+    await reading.reached();
+    const third = await store.appendToStream("a", [{ type: "Tick", data: { n: 3 } }]);
+    reading.release();
+    await waitForProjection(pool, "tally", positionOf(second.events[0]!));
+    await waitForProjection(pool, "tally", positionOf(third.events[0]!), 10_000);
+    t.same((await tallyRows(pool))[0]?.ticks, 3, "every tick applied");
+  },
+);
