@@ -4,7 +4,10 @@ import pg from "pg";
 import type { AnnalConfig } from "../config/index.ts";
 import {
   createPool,
+  databaseAddress,
+  describeAddress,
   onAvailability,
+  type DatabaseAddress,
   startEmbeddedPostgres,
   type EmbeddedDatabase,
   type Pool,
@@ -21,8 +24,14 @@ const EMBEDDED_DATABASE = "annal";
 
 export interface OpenDatabase {
   readonly pool: Pool;
-  /** For logs and messages: the embedded data directory, or the URL with its password masked. */
+  /**
+   * For logs and messages: the embedded data directory, or the URL with its password masked,
+   * and how annal reaches it (`embedded PostgreSQL in .annal/postgres, over the Unix socket
+   * .annal/postgres/.s.PGSQL.41234`).
+   */
   readonly description: string;
+  /** How annal reaches the database: its Unix socket (the embedded server's), or TCP. */
+  readonly address: DatabaseAddress;
   readonly embedded: boolean;
   /** Ends the pool, then stops the embedded server (a clean shutdown keeps its data consistent). */
   close(): Promise<void>;
@@ -67,7 +76,14 @@ async function openPool(config: AnnalConfig, log: Logger): Promise<OpenDatabase>
   const bounds = { connectionTimeoutMs: connectionTimeout };
   if (url !== undefined) {
     const pool = createPool(url, poolSize, bounds);
-    return { pool, description: maskDatabaseUrl(url), embedded: false, close: () => pool.end() };
+    const address = databaseAddress(url);
+    return {
+      pool,
+      description: `${maskDatabaseUrl(url)}, ${describeAddress(address)}`,
+      address,
+      embedded: false,
+      close: () => pool.end(),
+    };
   }
 
   const stateDir = config.database.dataDir;
@@ -81,9 +97,11 @@ async function openPool(config: AnnalConfig, log: Logger): Promise<OpenDatabase>
       error instanceof EmbeddedDatabaseInUseError && (await runningEmbeddedServer(stateDir));
     if (!running) throw error;
     const pool = createPool(running.url, poolSize, bounds);
+    const address = databaseAddress(running.url);
     return {
       pool,
-      description: `the embedded PostgreSQL of the annal running as pid ${running.pid}`,
+      description: `the embedded PostgreSQL of the annal running as pid ${running.pid}, ${describeAddress(address)}`,
+      address,
       embedded: true,
       close: () => pool.end(),
     };
@@ -109,12 +127,15 @@ async function openPool(config: AnnalConfig, log: Logger): Promise<OpenDatabase>
     }
   };
   try {
+    // Over the server's Unix socket (`server.url`): the embedded server is on this machine.
     const databaseUrl = await ensureDatabase(server.url, EMBEDDED_DATABASE);
     await claim.publish(databaseUrl);
     const pool = createPool(databaseUrl, poolSize, bounds);
+    const address = databaseAddress(databaseUrl);
     return {
       pool,
-      description: `embedded PostgreSQL in ${server.dataDir}`,
+      description: `embedded PostgreSQL in ${server.dataDir}, ${describeAddress(address)}`,
+      address,
       embedded: true,
       close: async () => {
         try {

@@ -1,4 +1,5 @@
 export { startEmbeddedPostgres } from "./embedded.ts";
+export { databaseAddress, describeAddress, type DatabaseAddress } from "./address.ts";
 export type { EmbeddedDatabase, EmbeddedOptions } from "./embedded.ts";
 export {
   createPool,

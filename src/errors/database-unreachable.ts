@@ -68,6 +68,8 @@ export function isDatabaseUnreachable(error: unknown, depth = 0): boolean {
   ) {
     return true;
   }
+  // A Unix socket that is not there: its server is stopped (it removes the socket).
+  if (code === "ENOENT" && (error as { syscall?: unknown }).syscall === "connect") return true;
   if (typeof message === "string" && UNREACHABLE_MESSAGES.some((m) => message.startsWith(m))) {
     return true;
   }

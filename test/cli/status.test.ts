@@ -208,7 +208,11 @@ t.test(
     const { dir } = await configDir(t, "");
     const run = await runAnnal(["status"], { cwd: dir, env: { DATABASE_URL: db.url } });
     t.equal(run.code, 0, run.stderr);
-    t.match(run.stdout, /^processes: 0 running\n/);
+    t.match(
+      run.stdout,
+      /^database: postgres:\/\/.*, over (the Unix socket \/.*\.s\.PGSQL\.\d+|TCP to .*:\d+)\n\nprocesses: 0 running\n/,
+      "how it reached the database first",
+    );
     t.match(run.stdout, /capture: held by no process/);
     t.match(run.stdout, /queues:\n {2}no work waiting/);
     t.match(run.stdout, /failed work: 0\n/);

@@ -1,5 +1,10 @@
 /** `annal status`: every annal process attached to the database and where the work stands. */
-import { allProjections, openDatabase, prepareEventStore } from "../../app/index.ts";
+import {
+  allProjections,
+  openDatabase,
+  prepareEventStore,
+  type OpenDatabase,
+} from "../../app/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import { createLogger } from "../../logger.ts";
 import { readStatus, type AnnalStatus } from "../../operations/index.ts";
@@ -30,16 +35,22 @@ export async function annalStatus(
       projections: allProjections(config),
       ...(config.directory ? { captureSource: config.directory.capture.source } : {}),
     });
-    if (options.json) output.out(JSON.stringify(status));
-    else for (const line of statusLines(status)) output.out(line);
+    // How this command reached the database, as annal does with the same configuration.
+    const reached = {
+      description: database.description,
+      transport: database.address.transport,
+      address: database.address.address,
+    };
+    if (options.json) output.out(JSON.stringify({ database: reached, ...status }));
+    else for (const line of statusLines(status, database)) output.out(line);
     return 0;
   } finally {
     await database.close();
   }
 }
 
-function statusLines(status: AnnalStatus): string[] {
-  const lines: string[] = [];
+function statusLines(status: AnnalStatus, database: OpenDatabase): string[] {
+  const lines: string[] = [`database: ${database.description}`, ""];
   const processes = status.processes.map((p) => [
     p.parts.join(","),
     p.host,

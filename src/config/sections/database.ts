@@ -12,7 +12,7 @@ export function databaseSection(ctx: SectionContext) {
           .optional()
           .meta({
             description:
-              "Connection URL. Without it annal starts an embedded PostgreSQL with its data in `<dataDir>/postgres`.",
+              "Connection URL. Without it annal starts an embedded PostgreSQL with its data in `<dataDir>/postgres` and connects to it over its Unix socket (in that directory). A URL may name a server's Unix socket by its directory, as libpq does: `postgresql:///annal?host=/run/postgresql` or `postgres://annal@%2Frun%2Fpostgresql/annal`; any other host is reached over TCP. `annal status` and the start's line say which.",
             example: "postgres://annal:${PGPASSWORD}@db.internal:5432/annal",
           }),
         dataDir: localPath(ctx).prefault(".annal").meta({
