@@ -9,6 +9,7 @@ import { changesProjection } from "./changes/index.ts";
 import { entriesProjection } from "./entries/index.ts";
 import { entryVersionsProjection } from "./entry-versions/index.ts";
 import { failedWorkProjection } from "./failed-work/index.ts";
+import { reviewsProjection } from "./reviews/index.ts";
 import { workflowsProjection } from "./workflows/index.ts";
 
 export {
@@ -17,6 +18,7 @@ export {
   entriesProjection,
   entryVersionsProjection,
   failedWorkProjection,
+  reviewsProjection,
   workflowsProjection,
 };
 
@@ -28,4 +30,5 @@ export const allProjections: readonly AnyProjection[] = [
   failedWorkProjection,
   workflowsProjection,
   accessProjection,
+  reviewsProjection,
 ];

@@ -4,6 +4,7 @@ import { buildGateway, type Gateway } from "../graphql/index.ts";
 import { loadHooks, type HooksRegistry } from "../hooks/index.ts";
 import { checkTypeNames } from "../rest/index.ts";
 import { prepareDefinitions, type PreparedDefinition } from "../workflow/index.ts";
+import { prepareReviewItemDefinition } from "../reviews/built-in.ts";
 
 /** What the configuration's own files gave, checked: start serves them, verify only reads them. */
 export interface CheckedConfiguration {
@@ -39,6 +40,8 @@ export async function checkConfiguration(
   const hooks = await loadHooks({ dir: config.hooks?.dir });
   const gateway = await buildGateway(config);
   const workflows = await prepareDefinitions(config.workflows?.dir);
+  // Access reviews run their items on annal's own definition, deployed beside the files'.
+  if (config.reviews.length > 0) workflows.push(await prepareReviewItemDefinition());
   const development = options.development ?? false;
   const file = config.rules?.file;
   const rules =

@@ -123,3 +123,11 @@ export {
   type DelegationGranted,
 } from "./delegation.ts";
 export { MAIL_SENT, mailStream, type MailSent } from "./mail.ts";
+export {
+  REVIEW_EVENT_TYPES,
+  REVIEW_ITEM_WORKFLOW,
+  reviewCampaignStream,
+  type ReviewCampaignStarted,
+  type ReviewItem,
+  type ReviewItemsListed,
+} from "./review.ts";

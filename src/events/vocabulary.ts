@@ -24,6 +24,7 @@ import type { DelegationEnded, DelegationGranted } from "./delegation.ts";
 import type { DirectoryWriteRequested } from "./directory-write.ts";
 import type { EntryChange, EntrySnapshot } from "./entry.ts";
 import type { MailSent } from "./mail.ts";
+import type { ReviewCampaignStarted, ReviewItemsListed } from "./review.ts";
 import type {
   EntryErased,
   LogRetained,
@@ -115,6 +116,9 @@ export interface AnnalEventMap {
   readonly DelegationEnded: DelegationEnded;
   // Mail a custom endpoint sent (`mail-<account id>`).
   readonly MailSent: MailSent;
+  // An access review campaign (`review-campaign-<id>`): its start and its items.
+  readonly ReviewCampaignStarted: ReviewCampaignStarted;
+  readonly ReviewItemsListed: ReviewItemsListed;
 }
 
 export type AnnalEventType = keyof AnnalEventMap;

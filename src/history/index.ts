@@ -36,3 +36,4 @@ export { directoryAt, type DirectoryAt } from "./directory-at.ts";
 export { EntryNotFoundError, HistoryBuildingError, type EntryAbsence } from "./errors.ts";
 export { holdsDirectory, holdsDirectoryAt } from "./complete.ts";
 export { globalId, parseGlobalId, UUID } from "./global-id.ts";
+export { CAUSE_COLUMNS, CAUSE_JOIN, causeOf, type CauseRow } from "./cause.ts";

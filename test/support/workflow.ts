@@ -6,6 +6,7 @@ import { startJobs, type Jobs } from "../../src/jobs/index.ts";
 import {
   deployDefinitions,
   loadInstance,
+  prepareDefinitions,
   startWorkflowEngine,
   StickyRuns,
   type Actor,
@@ -14,6 +15,7 @@ import {
   type EngineDeps,
   type InstanceState,
   type InstanceStatus,
+  type PreparedDefinition,
   type WorkflowEngine,
 } from "../../src/workflow/index.ts";
 import { eventually } from "./eventually.ts";
@@ -84,6 +86,8 @@ export async function workflowFixture(
     stickyRuns?: number;
     /** Default true; false for a fixture that only gives commands (another process runs the engine). */
     startEngine?: boolean;
+    /** Definitions deployed beside the files of `dir` (annal's own: the review item's). */
+    builtIn?: readonly PreparedDefinition[];
   },
 ): Promise<WorkflowFixture> {
   const db = options.db ?? (await testDatabase(t));
@@ -92,7 +96,9 @@ export async function workflowFixture(
   const definitions = await deployDefinitions({
     pool: db.pool,
     store,
-    dir: options.dir,
+    ...(options.builtIn
+      ? { prepared: [...(await prepareDefinitions(options.dir)), ...options.builtIn] }
+      : { dir: options.dir }),
     log: silent,
   });
   const deps: EngineDeps = {

@@ -14,6 +14,7 @@ import { logSection } from "./log.ts";
 import { messagingSection } from "./messaging.ts";
 import { restSection } from "./rest.ts";
 import { retentionSection } from "./retention.ts";
+import { reviewsSection } from "./reviews.ts";
 import { rulesSection } from "./rules.ts";
 import { serverSection } from "./server.ts";
 import { templatingSection } from "./templating.ts";
@@ -35,6 +36,7 @@ export const sections = {
   hooks: hooksSection,
   workflows: workflowsSection,
   calendars: calendarsSection,
+  reviews: reviewsSection,
   rest: restSection,
   graphql: graphqlSection,
   i18n: i18nSection,

@@ -8,6 +8,7 @@ import { WEBHOOK_CODES } from "./hooks.ts";
 import { HTTP_CODES } from "./http.ts";
 import { PROGRAM_CODES } from "./program.ts";
 import { REST_CODES } from "./rest.ts";
+import { REVIEW_CODES } from "./reviews.ts";
 import { SCENARIO_CODES } from "./scenarios.ts";
 
 import { SIMULATE_CODES } from "./simulate.ts";
@@ -39,6 +40,7 @@ export const ERROR_CATALOG = {
   ...SCENARIO_CODES,
 
   ...SIMULATE_CODES,
+  ...REVIEW_CODES,
 
   ...AUDIT_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;

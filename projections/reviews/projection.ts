@@ -1,0 +1,180 @@
+import {
+  REVIEW_ITEM_WORKFLOW,
+  type RecordedAnnalEvent,
+  type ReviewItem,
+} from "../../src/events/index.ts";
+import type { Projection, ProjectionContext } from "../../src/projector/index.ts";
+import { REVIEWS_PROJECTION, reviewTables } from "./tables.ts";
+
+const HANDLES = [
+  "ReviewCampaignStarted",
+  "ReviewItemsListed",
+  "WorkflowStarted",
+  "DialogOpened",
+  "DialogEscalated",
+  "DialogCompleted",
+  "StepScheduled",
+  "StepCompleted",
+  "StepFailed",
+  "WorkflowCompleted",
+  "WorkflowRetried",
+] as const;
+type Handled = (typeof HANDLES)[number];
+
+/** The revocation steps of `annal.review-item`. */
+const REVOKE_STEPS = new Set(["revoke", "revoke undecided"]);
+
+/**
+ * `reviews`: access review campaigns (`review_campaigns`) and their items (`review_items`),
+ * from the campaigns' own events and the events of their items' instances of the built-in
+ * workflow `annal.review-item` (its dialog is the decision, its step the revocation). Events of
+ * other instances touch no row (their instance ids are in no item).
+ */
+export const reviewsProjection: Projection<Handled> = {
+  name: REVIEWS_PROJECTION,
+  version: 1,
+  handles: HANDLES,
+  tables: reviewTables,
+  async apply(events, context) {
+    for (const event of events) await applyOne(event, context);
+  },
+};
+
+async function applyOne(event: RecordedAnnalEvent<Handled>, { tx, table }: ProjectionContext) {
+  const items = table("review_items");
+  const instanceId = event.streamId.startsWith("workflow-")
+    ? event.streamId.slice("workflow-".length)
+    : null;
+  const update = (set: string, params: unknown[]) =>
+    tx.query(`UPDATE ${items} SET ${set}, position = $2 WHERE instance_id = $1`, [
+      instanceId,
+      event.position,
+      ...params,
+    ]);
+  switch (event.type) {
+    case "ReviewCampaignStarted": {
+      const d = event.data;
+      await tx.query(
+        `INSERT INTO ${table("review_campaigns")} (campaign_id, review, title, definition,
+           started_at, deadline, started_by, item_count, unreviewable, position)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          d.campaignId,
+          d.review,
+          d.title,
+          JSON.stringify(d.definition),
+          d.startedAt,
+          d.deadline,
+          JSON.stringify(d.startedBy),
+          d.itemCount,
+          JSON.stringify(d.unreviewable),
+          event.position,
+        ],
+      );
+      return;
+    }
+    case "ReviewItemsListed": {
+      const { campaignId, items: listed } = event.data;
+      const first = await tx.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${items} WHERE campaign_id = $1`,
+        [campaignId],
+      );
+      const start = first.rows[0]?.n ?? 0;
+      await tx.query(
+        `INSERT INTO ${items} (campaign_id, item_id, ordinal, kind, group_uuid, group_dn,
+           member_uuid, member_dn, member_norm, attribute, access_function, reviewers, since,
+           began, last_review, position)
+         SELECT $1, i."itemId", $3 + o - 1, i.kind, i."groupUUID", i."groupDn", i."memberUUID",
+                i."memberDn", lower(i."memberDn"), i.attribute, i."accessFunction",
+                ARRAY(SELECT jsonb_array_elements_text(x.value -> 'reviewers')), i.since,
+                x.value -> 'began', x.value -> 'lastReview', $2
+           FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS x(value, o),
+                jsonb_to_record(x.value) AS i("itemId" text, kind text, "groupUUID" uuid,
+                  "groupDn" text, "memberUUID" uuid, "memberDn" text, attribute text,
+                  "accessFunction" text, since timestamptz)`,
+        [campaignId, event.position, start, JSON.stringify(listed satisfies readonly ReviewItem[])],
+      );
+      return;
+    }
+    case "WorkflowStarted": {
+      const d = event.data;
+      if (d.definition.name !== REVIEW_ITEM_WORKFLOW) return;
+      const p = d.parameters as { campaignId?: string; itemId?: string };
+      await tx.query(
+        `UPDATE ${items} SET instance_id = $1, position = $2 WHERE campaign_id = $3 AND item_id = $4`,
+        [instanceId, event.position, p.campaignId, p.itemId],
+      );
+      return;
+    }
+    case "DialogOpened":
+      await update("dialog_id = $3, assignees = $4", [event.data.dialogId, event.data.assignees]);
+      return;
+    case "DialogEscalated":
+      await update("escalation_level = $3, assignees = $4", [
+        event.data.level,
+        event.data.assignees,
+      ]);
+      return;
+    case "DialogCompleted": {
+      const answer = (event.data.answer ?? {}) as { decision?: string; reason?: string };
+      await update(
+        `state = 'decided', decision = $3, reason = $4, decided_by = $5, decided_for = $6,
+         decided_at = $7, decision_position = $2`,
+        [
+          answer.decision ?? null,
+          answer.reason ?? null,
+          JSON.stringify(event.data.by),
+          event.data.for ? JSON.stringify(event.data.for) : null,
+          event.occurredAt,
+        ],
+      );
+      return;
+    }
+    case "StepScheduled":
+      if (!REVOKE_STEPS.has(event.data.name)) return;
+      await update(
+        `revocation = CASE WHEN revocation IS NULL OR revocation = 'pending' THEN 'pending' ELSE 'retrying' END`,
+        [],
+      );
+      return;
+    case "StepCompleted":
+      if (!REVOKE_STEPS.has(event.data.name)) return;
+      await update("revocation = $3, revocation_error = NULL", [
+        event.data.result === true ? "done" : "gone",
+      ]);
+      return;
+    case "StepFailed":
+      if (!REVOKE_STEPS.has(event.data.name)) return;
+      await update("revocation = $3, revocation_error = $4", [
+        event.data.retryAt === null ? "failed" : "retrying",
+        JSON.stringify(event.data.error),
+      ]);
+      return;
+    case "WorkflowRetried":
+      await update(
+        "revocation = CASE WHEN revocation = 'failed' THEN 'retrying' ELSE revocation END",
+        [],
+      );
+      return;
+    case "WorkflowCompleted": {
+      // The item's outcome: its revocation's (a step's completion may be carried by the
+      // instance's next event rather than a StepCompleted of its own), and an undecided end.
+      const result = (event.data.result ?? {}) as {
+        decision?: string;
+        undecided?: boolean;
+        removed?: boolean;
+      };
+      if (result.decision === "revoke") {
+        await update("revocation = $3, revocation_error = NULL", [
+          result.removed === true ? "done" : "gone",
+        ]);
+      }
+      if (result.undecided !== true) return;
+      await update(`state = 'undecided', decision = $3, decided_at = $4, decision_position = $2`, [
+        result.decision ?? "keep",
+        event.occurredAt,
+      ]);
+      return;
+    }
+  }
+}

@@ -1,0 +1,233 @@
+import type { Queryable } from "../db/index.ts";
+import { CHANGES } from "../../projections/changes/index.ts";
+import { ENTRIES } from "../../projections/entries/index.ts";
+import {
+  REVIEW_CAMPAIGNS,
+  REVIEW_ITEMS,
+  type ReviewCampaignRow,
+  type ReviewItemRow,
+} from "../../projections/reviews/index.ts";
+import { WORKFLOW_INSTANCES } from "../../projections/workflows/index.ts";
+
+/** An item with what became of it in the directory: the captured change of its revocation. */
+export interface ReviewItemView extends ReviewItemRow {
+  /** Whether the item is open past the campaign's deadline (its undecided outcome is owed). */
+  readonly overdue: boolean;
+  /** The item's instance's status (ERRORED: its revocation failed on every attempt). */
+  readonly instance_status: string | null;
+  /** The change capture recorded of its revocation: its log position and when, or null. */
+  readonly change_position: number | null;
+  readonly change_at: Date | null;
+}
+
+export interface ReviewProgress {
+  readonly total: number;
+  readonly open: number;
+  readonly decided: number;
+  readonly undecided: number;
+  readonly overdue: number;
+  readonly escalated: number;
+  readonly kept: number;
+  readonly revoked: number;
+  readonly revocationsFailed: number;
+  /** By reviewer: each principal an item is assigned to now, with its counts. */
+  readonly byReviewer: readonly {
+    readonly reviewer: string;
+    readonly open: number;
+    readonly decided: number;
+    readonly overdue: number;
+  }[];
+}
+
+export async function readCampaigns(
+  db: Queryable,
+  filter: { readonly review?: string } = {},
+): Promise<ReviewCampaignRow[]> {
+  const found = await db.query<ReviewCampaignRow>(
+    `SELECT * FROM ${REVIEW_CAMPAIGNS} WHERE $1::text IS NULL OR review = $1
+      ORDER BY started_at DESC, campaign_id`,
+    [filter.review ?? null],
+  );
+  return found.rows;
+}
+
+export async function readCampaign(
+  db: Queryable,
+  campaignId: string,
+): Promise<ReviewCampaignRow | undefined> {
+  const found = await db.query<ReviewCampaignRow>(
+    `SELECT * FROM ${REVIEW_CAMPAIGNS} WHERE campaign_id = $1`,
+    [campaignId],
+  );
+  return found.rows[0];
+}
+
+const ITEM_COLUMNS = `i.*, w.status AS instance_status,
+  (i.state = 'open' AND c.deadline <= $2) AS overdue,
+  rc.position AS change_position, rc.occurred_at AS change_at`;
+
+/** The captured change of an item's revocation: caused by one of its revocation steps. */
+const ITEM_JOINS = `JOIN ${REVIEW_CAMPAIGNS} AS c ON c.campaign_id = i.campaign_id
+  LEFT JOIN ${WORKFLOW_INSTANCES} AS w ON w.instance_id = i.instance_id
+  LEFT JOIN LATERAL (
+    SELECT ch.position, ch.occurred_at FROM events AS s
+      JOIN ${CHANGES} AS ch ON ch.causation_id = s.id::text
+     WHERE i.instance_id IS NOT NULL AND s.stream_id = 'workflow-' || i.instance_id::text
+       AND s.type = 'StepScheduled'
+     ORDER BY ch.position DESC LIMIT 1) AS rc ON true`;
+
+export interface ItemFilter {
+  readonly state?: "open" | "decided" | "undecided";
+  readonly overdue?: boolean;
+  /** Only items one of these principals may decide now. */
+  readonly assignedTo?: readonly string[];
+  readonly group?: string;
+  readonly after?: number;
+  readonly first?: number;
+}
+
+/** A campaign's items in their order, filtered; `now` (the database's clock) says what is overdue. */
+export async function readItems(
+  db: Queryable,
+  campaignId: string,
+  now: Date,
+  filter: ItemFilter = {},
+): Promise<ReviewItemView[]> {
+  const params: unknown[] = [campaignId, now];
+  const where = ["i.campaign_id = $1"];
+  if (filter.state) where.push(`i.state = $${params.push(filter.state)}`);
+  if (filter.overdue !== undefined) {
+    where.push(`(i.state = 'open' AND c.deadline <= $2) = $${params.push(filter.overdue)}`);
+  }
+  if (filter.assignedTo) where.push(`i.assignees && $${params.push(filter.assignedTo)}::text[]`);
+  if (filter.group) where.push(`lower(i.group_dn) = lower($${params.push(filter.group)})`);
+  if (filter.after !== undefined) where.push(`i.ordinal > $${params.push(filter.after)}`);
+  const limit = filter.first === undefined ? "" : `LIMIT $${params.push(filter.first)}`;
+  const found = await db.query<ReviewItemView>(
+    `SELECT ${ITEM_COLUMNS} FROM ${REVIEW_ITEMS} AS i ${ITEM_JOINS}
+      WHERE ${where.join(" AND ")} ORDER BY i.ordinal ${limit}`,
+    params,
+  );
+  return found.rows;
+}
+
+export async function readItem(
+  db: Queryable,
+  campaignId: string,
+  itemId: string,
+  now: Date,
+): Promise<ReviewItemView | undefined> {
+  const found = await db.query<ReviewItemView>(
+    `SELECT ${ITEM_COLUMNS} FROM ${REVIEW_ITEMS} AS i ${ITEM_JOINS}
+      WHERE i.campaign_id = $1 AND i.item_id = $3`,
+    [campaignId, now, itemId],
+  );
+  return found.rows[0];
+}
+
+/** A campaign's progress now: open, decided, undecided, overdue, escalated; by reviewer. */
+export async function readProgress(
+  db: Queryable,
+  campaignId: string,
+  now: Date,
+): Promise<ReviewProgress> {
+  const totals = await db.query<Record<string, number>>(
+    `SELECT count(*)::int AS total,
+            count(*) FILTER (WHERE i.state = 'open')::int AS open,
+            count(*) FILTER (WHERE i.state = 'decided')::int AS decided,
+            count(*) FILTER (WHERE i.state = 'undecided')::int AS undecided,
+            count(*) FILTER (WHERE i.state = 'open' AND c.deadline <= $2)::int AS overdue,
+            count(*) FILTER (WHERE i.escalation_level IS NOT NULL)::int AS escalated,
+            count(*) FILTER (WHERE i.decision = 'keep')::int AS kept,
+            count(*) FILTER (WHERE i.decision = 'revoke')::int AS revoked,
+            count(*) FILTER (WHERE i.revocation = 'failed')::int AS "revocationsFailed"
+       FROM ${REVIEW_ITEMS} AS i JOIN ${REVIEW_CAMPAIGNS} AS c ON c.campaign_id = i.campaign_id
+      WHERE i.campaign_id = $1`,
+    [campaignId, now],
+  );
+  const byReviewer = await db.query<{
+    reviewer: string;
+    open: number;
+    decided: number;
+    overdue: number;
+  }>(
+    `SELECT r.reviewer,
+            count(*) FILTER (WHERE i.state = 'open')::int AS open,
+            count(*) FILTER (WHERE i.state = 'decided')::int AS decided,
+            count(*) FILTER (WHERE i.state = 'open' AND c.deadline <= $2)::int AS overdue
+       FROM ${REVIEW_ITEMS} AS i JOIN ${REVIEW_CAMPAIGNS} AS c ON c.campaign_id = i.campaign_id,
+            unnest(CASE WHEN cardinality(i.assignees) > 0 THEN i.assignees ELSE i.reviewers END) AS r(reviewer)
+      WHERE i.campaign_id = $1
+      GROUP BY r.reviewer ORDER BY r.reviewer`,
+    [campaignId, now],
+  );
+  const t = totals.rows[0] ?? {};
+  return {
+    total: t.total ?? 0,
+    open: t.open ?? 0,
+    decided: t.decided ?? 0,
+    undecided: t.undecided ?? 0,
+    overdue: t.overdue ?? 0,
+    escalated: t.escalated ?? 0,
+    kept: t.kept ?? 0,
+    revoked: t.revoked ?? 0,
+    revocationsFailed: t.revocationsFailed ?? 0,
+    byReviewer: byReviewer.rows,
+  };
+}
+
+/**
+ * Who reviewed a member's membership of a group, when, and what they decided: every item of
+ * every campaign on it, the latest first.
+ */
+export async function reviewsOfMembership(
+  db: Queryable,
+  memberDn: string,
+  groupDn: string,
+  now: Date,
+): Promise<ReviewItemView[]> {
+  const found = await db.query<ReviewItemView>(
+    `SELECT ${ITEM_COLUMNS} FROM ${REVIEW_ITEMS} AS i ${ITEM_JOINS}
+      WHERE i.member_norm = lower($1) AND lower(i.group_dn) = lower($3)
+      ORDER BY c.started_at DESC`,
+    [memberDn, now, groupDn],
+  );
+  return found.rows;
+}
+
+/**
+ * The memberships the directory holds now that no campaign decided since `since` (e.g. in the
+ * last 12 months): each group's `member` and `uniqueMember` values with no decided item since.
+ */
+export async function unreviewedMemberships(
+  db: Queryable,
+  since: Date,
+  page: { readonly first: number; readonly offset: number },
+): Promise<
+  { groupUUID: string; groupDn: string; memberDn: string; lastReviewedAt: Date | null }[]
+> {
+  const found = await db.query<{
+    group_uuid: string;
+    group_dn: string;
+    member_dn: string;
+    last_reviewed_at: Date | null;
+  }>(
+    `SELECT g.entry_uuid AS group_uuid, g.dn AS group_dn, m.value AS member_dn,
+            (SELECT max(i.decided_at) FROM ${REVIEW_ITEMS} AS i
+              WHERE i.group_uuid = g.entry_uuid AND i.member_norm = lower(m.value)) AS last_reviewed_at
+       FROM ${ENTRIES} AS g,
+            unnest(ARRAY['member', 'uniqueMember']) AS a(name),
+            jsonb_array_elements_text(coalesce(g.attributes -> a.name, '[]'::jsonb)) AS m(value)
+      WHERE NOT EXISTS (SELECT 1 FROM ${REVIEW_ITEMS} AS i
+              WHERE i.group_uuid = g.entry_uuid AND i.member_norm = lower(m.value)
+                AND i.decided_at >= $1)
+      ORDER BY g.dn, m.value LIMIT $2 OFFSET $3`,
+    [since, page.first, page.offset],
+  );
+  return found.rows.map((row) => ({
+    groupUUID: row.group_uuid,
+    groupDn: row.group_dn,
+    memberDn: row.member_dn,
+    lastReviewedAt: row.last_reviewed_at,
+  }));
+}

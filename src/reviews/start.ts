@@ -1,0 +1,161 @@
+import { randomUUID } from "node:crypto";
+import {
+  annalEvent,
+  REVIEW_ITEM_WORKFLOW,
+  reviewCampaignStream,
+  type ReviewItem,
+} from "../events/index.ts";
+import { AnnalError } from "../errors/index.ts";
+import {
+  databaseClock,
+  startWorkflow,
+  type Actor,
+  type EngineDeps,
+  type Until,
+} from "../workflow/index.ts";
+import { deadline } from "../workflow/time.ts";
+import { actorRef } from "../workflow/access.ts";
+import type { ReviewDefinition } from "./definition.ts";
+import type { ReviewItemParameters } from "./item-workflow.ts";
+import { reviewItemsAt } from "./items.ts";
+
+/** Items a `ReviewItemsListed` event carries at most. */
+const ITEMS_PER_EVENT = 500;
+
+export interface StartedCampaign {
+  readonly campaignId: string;
+  readonly deadline: string;
+  readonly items: number;
+  readonly unreviewable: readonly { readonly group: string; readonly member: string }[];
+}
+
+/**
+ * Starts a campaign of `definition`: reads its items from the history at the database's clock
+ * (`reviewItemsAt`), records `ReviewCampaignStarted` and the items (`ReviewItemsListed`) on the
+ * campaign's stream in one transaction, and starts one instance of `annal.review-item` per item
+ * (idempotent by campaign and item: a start cut short is completed by `resumeCampaign`).
+ *
+ * @throws AnnalError `ANNAL_REVIEW_NOT_CONFIGURED` when annal deploys no review item definition.
+ */
+export async function startCampaign(
+  deps: EngineDeps,
+  definition: ReviewDefinition,
+  options: { readonly as: Actor },
+): Promise<StartedCampaign> {
+  if (!deps.definitions.current(REVIEW_ITEM_WORKFLOW)) {
+    throw new AnnalError(
+      "ANNAL_REVIEW_NOT_CONFIGURED",
+      `no review can start: this annal deploys no ${REVIEW_ITEM_WORKFLOW} definition`,
+      { hint: "configure the review as a [[reviews]] table in annal.toml and restart annal" },
+    );
+  }
+  const now = await databaseClock(deps.pool);
+  const { items, unreviewable } = await reviewItemsAt(deps.pool, definition, now);
+  const due = deadline(
+    untilOf(definition.deadline, definition.calendar),
+    now,
+    null,
+    deps.calendars,
+  )!;
+  const campaignId = randomUUID();
+  const events = [
+    annalEvent("ReviewCampaignStarted", {
+      campaignId,
+      review: definition.name,
+      title: definition.title ?? definition.name,
+      definition,
+      startedAt: now.toISOString(),
+      deadline: due,
+      startedBy: actorRef(options.as),
+      itemCount: items.length,
+      unreviewable,
+    }),
+  ];
+  for (let at = 0; at < items.length; at += ITEMS_PER_EVENT) {
+    events.push(
+      annalEvent("ReviewItemsListed", {
+        campaignId,
+        items: items.slice(at, at + ITEMS_PER_EVENT),
+      }) as never,
+    );
+  }
+  await deps.store.appendToStream(reviewCampaignStream(campaignId), events, {
+    expectedVersion: "no_stream",
+  });
+  await startItems(deps, definition, campaignId, due, items, options.as);
+  return { campaignId, deadline: due, items: items.length, unreviewable };
+}
+
+/** Starts the instances of a campaign's items that have none yet (after a start cut short). */
+export async function resumeCampaign(
+  deps: EngineDeps,
+  campaignId: string,
+  options: { readonly as: Actor },
+): Promise<number> {
+  const events = await deps.store.readStream(reviewCampaignStream(campaignId));
+  const started = events.find((e) => e.type === "ReviewCampaignStarted")?.data as
+    { definition: ReviewDefinition; deadline: string } | undefined;
+  if (!started) {
+    throw new AnnalError("ANNAL_REVIEW_NOT_FOUND", `no review campaign ${campaignId}`);
+  }
+  const items = events
+    .filter((e) => e.type === "ReviewItemsListed")
+    .flatMap((e) => (e.data as { items: ReviewItem[] }).items);
+  return startItems(deps, started.definition, campaignId, started.deadline, items, options.as);
+}
+
+async function startItems(
+  deps: EngineDeps,
+  definition: ReviewDefinition,
+  campaignId: string,
+  due: string,
+  items: readonly ReviewItem[],
+  as: Actor,
+): Promise<number> {
+  let created = 0;
+  for (const item of items) {
+    const parameters: ReviewItemParameters = {
+      campaignId,
+      itemId: item.itemId,
+      groupDn: item.groupDn,
+      memberDn: item.memberDn,
+      attribute: item.attribute,
+      reviewers: item.reviewers,
+      until: due,
+      escalation: definition.escalation.map((level) => ({
+        after: level.after,
+        to: level.to.flatMap((to) =>
+          to === "fallback"
+            ? definition.reviewers.fallback
+              ? [definition.reviewers.fallback]
+              : []
+            : [to],
+        ),
+        mode: level.mode,
+      })),
+      calendar: definition.calendar ?? null,
+      undecided: definition.undecided,
+      reasonRequiredForKeep: definition.reasonRequiredForKeep,
+      item: { ...item, campaignId, review: definition.name },
+    };
+    const result = await startWorkflow(deps, {
+      name: REVIEW_ITEM_WORKFLOW,
+      parameters,
+      as,
+      trusted: true,
+      startKey: `review:${campaignId}:${item.itemId}`,
+    });
+    if (result.created) created++;
+  }
+  return created;
+}
+
+/** The deadline as the engine reads it: business time counted in the named calendar. */
+function untilOf(text: string, calendar: string | undefined): Until {
+  if (calendar === undefined || !/bd|bh/.test(text)) return text;
+  const days = /(\d+)bd/.exec(text)?.[1];
+  const hours = /(\d+)bh/.exec(text)?.[1];
+  return days !== undefined
+    ? { businessDays: Number(days), ...(hours ? { businessHours: Number(hours) } : {}), calendar }
+    : { businessHours: Number(hours), calendar };
+}
