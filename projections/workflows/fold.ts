@@ -174,7 +174,9 @@ function apply(state: Mutable<InstanceState>, event: InstanceEvent): void {
   const at = event.occurredAt;
   switch (event.type) {
     case "StepScheduled": {
-      const { seq, name, attempt, actingFor } = event.data;
+      const { seq, name, attempt, actingFor = null, completed } = event.data;
+      // The step before's completion, when it rides along (one event a step).
+      if (completed) completeStep(calls, completed.seq, completed.result, at);
       const before = calls.get(seq);
       calls.set(seq, {
         kind: "step",
@@ -187,12 +189,9 @@ function apply(state: Mutable<InstanceState>, event: InstanceEvent): void {
       });
       return;
     }
-    case "StepCompleted": {
-      const call = calls.get(event.data.seq);
-      if (call?.kind !== "step") return;
-      calls.set(call.seq, { ...call, state: "completed", result: event.data.result, endedAt: at });
+    case "StepCompleted":
+      completeStep(calls, event.data.seq, event.data.result, at);
       return;
-    }
     case "StepFailed": {
       const call = calls.get(event.data.seq);
       if (call?.kind !== "step") return;
@@ -358,6 +357,18 @@ function apply(state: Mutable<InstanceState>, event: InstanceEvent): void {
       }
       return;
   }
+}
+
+/** A step's completion: a `StepCompleted`, or a `StepScheduled`'s `completed`. */
+function completeStep(
+  calls: Map<number, CallRecord>,
+  seq: number,
+  result: unknown,
+  at: Date,
+): void {
+  const call = calls.get(seq);
+  if (call?.kind !== "step") return;
+  calls.set(seq, { ...call, state: "completed", result, endedAt: at });
 }
 
 /** Whether the instance waits for something outside itself: an answer, a child, a retry. */

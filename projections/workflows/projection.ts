@@ -41,7 +41,7 @@ export const workflowsProjection: Projection<InstanceEventType> = {
       if (!state) continue;
       const last = list.at(-1)!;
       await writeInstance(context, state, last);
-      const touched = new Set(list.map((event) => callOf(event)).filter((seq) => seq !== null));
+      const touched = new Set(list.flatMap(callsOf));
       // A cancellation, a retry or a checkpoint changes calls without naming them.
       const all = list.some(
         (e) =>
@@ -56,9 +56,13 @@ export const workflowsProjection: Projection<InstanceEventType> = {
   },
 };
 
-function callOf(event: InstanceEvent): number | null {
+/** The calls an event names: its own, and the step a `StepScheduled` says completed before it. */
+function callsOf(event: InstanceEvent): number[] {
   const data = event.data as { seq?: unknown };
-  return typeof data.seq === "number" ? data.seq : null;
+  const own = typeof data.seq === "number" ? [data.seq] : [];
+  return event.type === "StepScheduled" && event.data.completed
+    ? [...own, event.data.completed.seq]
+    : own;
 }
 
 async function readStates(

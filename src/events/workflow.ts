@@ -78,7 +78,14 @@ export interface WorkflowStarted {
   readonly startKey: string | null;
 }
 
-/** A step's attempt is about to run (attempt 1), or to run again (a retry, attempt > 1). */
+/**
+ * A step's attempt is about to run (attempt 1), or to run again (a retry, attempt > 1).
+ *
+ * One event a step: when the call before completed a step and nothing else was recorded
+ * since, that completion rides along (`completed`) instead of being a `StepCompleted` of its
+ * own. Logs written before carry it as a `StepCompleted` (and `actingFor: null`): both read
+ * the same.
+ */
 export interface StepScheduled {
   /** The instance and its definition's name: what a directory change it causes names. */
   readonly instanceId: string;
@@ -86,8 +93,16 @@ export interface StepScheduled {
   readonly seq: number;
   readonly name: string;
   readonly attempt: number;
-  /** The account the step acts for (`{ as }`): its directory writes are made as them. */
-  readonly actingFor: ActorRef | null;
+  /** The account the step acts for (`{ as }`): its directory writes are made as them. Absent: none. */
+  readonly actingFor?: ActorRef | null;
+  /** The step (its call's `seq`) that completed just before, and its result: a `StepCompleted`'s. */
+  readonly completed?: StepCompletion;
+}
+
+/** A step's completion carried by the next `StepScheduled` (see there). */
+export interface StepCompletion {
+  readonly seq: number;
+  readonly result: unknown;
 }
 
 export interface StepCompleted {

@@ -1,4 +1,4 @@
-import type { ActorRef, RecordedError } from "../events/index.ts";
+import type { ActorRef, AnnalEventMap, RecordedError } from "../events/index.ts";
 import { isAnnalError } from "../errors/index.ts";
 import { validate } from "../schema/index.ts";
 import type { RecordedEvent } from "../store/index.ts";
@@ -36,6 +36,9 @@ export type StepOutcome =
   | { readonly kind: "retry"; readonly retryAt: string }
   | { readonly kind: "failed"; readonly thrown: RecordedError };
 
+/** A step's completion as the next `StepScheduled` carries it. */
+type StepCompletion = NonNullable<AnnalEventMap["StepScheduled"]["completed"]>;
+
 const DEFAULT_TIMEOUT = "5m";
 const DEFAULT_RETRY: Required<RetryPolicy> = { maxAttempts: 5, initialDelay: "1s", maxDelay: "5m" };
 
@@ -70,13 +73,15 @@ export async function runStep(
 ): Promise<StepOutcome> {
   const { seq, name, options, attempt } = step;
   const actingFor: ActorRef | null = options.as ?? null;
+  const completed = completedJustBefore(flow);
   flow.record("StepScheduled", {
     instanceId: flow.instanceId,
     workflow: runner.workflow,
     seq,
     name,
     attempt,
-    actingFor,
+    ...(actingFor ? { actingFor } : {}),
+    ...(completed ? { completed } : {}),
   });
   const scheduled = (await runner.flush(flow)).at(-1)!;
   let bindings: Record<string, unknown>;
@@ -120,6 +125,19 @@ export async function runStep(
   flow.record("StepFailed", { seq, name, attempt, error: recorded, retryAt });
   flow.effects.timers.push({ instanceId: flow.instanceId, dueAt: retryAt, reason: `retry ${seq}` });
   return { kind: "retry", retryAt };
+}
+
+/**
+ * The completion of the step just before, taken from the flow's pending events when it is the
+ * last of them (nothing recorded since): it rides along with the next step's `StepScheduled`,
+ * one event a step instead of two. Any other pending completion stays a `StepCompleted`.
+ */
+function completedJustBefore(flow: ReplayFlow): StepCompletion | undefined {
+  const last = flow.pending.at(-1);
+  if (last?.type !== "StepCompleted") return undefined;
+  flow.pending.pop();
+  const { seq, result } = last.data as AnnalEventMap["StepCompleted"];
+  return { seq, result };
 }
 
 function fail(

@@ -172,3 +172,34 @@ export function actor(
     access: options.access ?? [],
   };
 }
+
+/**
+ * The step completions in an instance's events, in order, of either shape the log holds: a
+ * `StepCompleted`, or the `completed` a `StepScheduled` carries for the step just before it.
+ */
+export function stepCompletions(
+  events: readonly { readonly type: string; readonly data: unknown }[],
+): { seq: number; result: unknown }[] {
+  return events.flatMap((event) => {
+    const data = event.data as {
+      seq: number;
+      result?: unknown;
+      completed?: { seq: number; result?: unknown };
+    };
+    if (event.type === "StepCompleted") return [{ seq: data.seq, result: data.result ?? null }];
+    if (event.type === "StepScheduled" && data.completed) {
+      return [{ seq: data.completed.seq, result: data.completed.result ?? null }];
+    }
+    return [];
+  });
+}
+
+/**
+ * The log's step completions as SQL rows (`stream_id`, `seq`), of either shape (see
+ * `stepCompletions`): a subquery to select from.
+ */
+export const STEP_COMPLETIONS = `(
+  SELECT stream_id, (data->>'seq')::int AS seq FROM events WHERE type = 'StepCompleted'
+  UNION ALL
+  SELECT stream_id, (data->'completed'->>'seq')::int FROM events
+   WHERE type = 'StepScheduled' AND data ? 'completed')`;

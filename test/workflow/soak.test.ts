@@ -4,7 +4,7 @@ import t from "tap";
 import { startWorkflow } from "../../src/workflow/index.ts";
 import { eventually } from "../support/eventually.ts";
 import { testDatabase } from "../support/postgres.ts";
-import { actor, definitionsDir, workflowFixture } from "../support/workflow.ts";
+import { actor, definitionsDir, STEP_COMPLETIONS, workflowFixture } from "../support/workflow.ts";
 
 t.setTimeout(600_000);
 
@@ -134,13 +134,13 @@ t.test(
     t.equal(wrong, 0, "every instance ended as its code implies");
     const twice = await f.pool.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (
-         SELECT stream_id, data->>'seq' FROM events WHERE type = 'StepCompleted'
-          GROUP BY stream_id, data->>'seq' HAVING count(*) > 1) AS d`,
+         SELECT stream_id, seq FROM ${STEP_COMPLETIONS} AS c
+          GROUP BY stream_id, seq HAVING count(*) > 1) AS d`,
     );
     t.equal(twice.rows[0]!.n, 0, "no step's result was recorded twice");
     const lost = await f.pool.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM events AS e WHERE e.type = 'WorkflowCompleted'
-          AND (SELECT count(*) FROM events AS c WHERE c.stream_id = e.stream_id AND c.type = 'StepCompleted') <> 5`,
+          AND (SELECT count(*) FROM ${STEP_COMPLETIONS} AS c WHERE c.stream_id = e.stream_id) <> 5`,
     );
     t.equal(lost.rows[0]!.n, 0, "every completed instance has each of its five results once");
   },
