@@ -4,7 +4,7 @@
  * entry at the first start and periodically.
  */
 export { captureFromAccesslog, accesslogHead } from "./from-accesslog.ts";
-export { formatGeneralizedTime } from "./accesslog.ts";
+export { formatGeneralizedTime, parseGeneralizedTime } from "./accesslog.ts";
 export { captureByPolling, reconcileByPolling } from "./from-polling.ts";
 export { captureFromAD } from "./from-ad.ts";
 export { importEntries, importTimings, countEntries } from "./import.ts";

@@ -8,6 +8,7 @@ import { RestError } from "./errors.ts";
 import { ExportGate } from "./export/gate.ts";
 import { sendProblem } from "../http/index.ts";
 import { answerChanges } from "./routes/changes.ts";
+import { answerExtract } from "./routes/extracts.ts";
 import { answerLogHead, answerPublicKeys } from "./routes/audit.ts";
 import { loadSigningKey, publishSigningKey, type SigningKey } from "../audit/index.ts";
 import { docsRoutes } from "./routes/docs.ts";
@@ -106,6 +107,13 @@ export function restPlugin(deps: RestDeps) {
     // them by whoever holds it.
     await server.register(async (keys) => {
       keys.get("/api/keys", (_request, reply) => answerPublicKeys(context, reply));
+    });
+    // The extracts answer Parquet, not JSON: outside the data routes' Accept check.
+    await server.register(async (extracts) => {
+      extracts.addHook("onRequest", deps.authentication.require("read"));
+      extracts.get<{ Params: { file: string } }>("/api/extracts/:file", (request, reply) =>
+        answerExtract(context, request, reply, request.params.file),
+      );
     });
     await server.register(async (data) => {
       data.addHook("onRequest", deps.authentication.require("read"));

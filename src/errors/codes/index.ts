@@ -3,6 +3,7 @@ import { AUTH_CODES } from "./auth.ts";
 import { DIRECTORY_CODES } from "./directory.ts";
 import { ENDPOINT_CODES } from "./endpoints.ts";
 import { EXERCISE_CODES } from "./exercise.ts";
+import { EXTRACT_CODES } from "./extract.ts";
 import { GRAPHQL_ERROR_CODES } from "./graphql.ts";
 import { WEBHOOK_CODES } from "./hooks.ts";
 import { HTTP_CODES } from "./http.ts";
@@ -43,6 +44,7 @@ export const ERROR_CATALOG = {
   ...REVIEW_CODES,
 
   ...AUDIT_CODES,
+  ...EXTRACT_CODES,
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -7,6 +7,7 @@ import { EXPORT_FORMATS } from "../export/formats.ts";
 import { MAX_URL_LENGTH } from "../../http/index.ts";
 import { REST_ERROR_CODES } from "./error-codes.ts";
 import { auditPaths, auditSchemas } from "./audit.ts";
+import { extractPaths } from "./extracts.ts";
 import { parameterComponents } from "./parameters.ts";
 import { commonSchemas, entrySchema, searchResponseSchema } from "./schemas.ts";
 
@@ -286,6 +287,7 @@ export function openApiDocument(input: DescriptionInput): Json {
       })),
       { name: "changes", description: "The change feed of every entry" },
       { name: "audit", description: "The log's hash chain and the keys that sign exports" },
+      { name: "extracts", description: "The history as Parquet files, for analytics" },
       { name: "description", description: "This description and the documentation" },
     ],
     paths: {
@@ -294,6 +296,7 @@ export function openApiDocument(input: DescriptionInput): Json {
         get: changesOperation("getChanges", "The change feed", "changes", false),
       },
       ...auditPaths(),
+      ...extractPaths(),
       "/api": {
         get: {
           operationId: "getApiDescription",

@@ -1,0 +1,100 @@
+import { once } from "node:events";
+import { createWriteStream } from "node:fs";
+import { rename } from "node:fs/promises";
+import path from "node:path";
+import Cursor from "pg-cursor";
+import type { PoolClient } from "../db/index.ts";
+import { ParquetRowGroups, type ByteSink, type ColumnSpec } from "./parquet.ts";
+import type { ExtractContext, ExtractQuery, ExtractTable } from "./tables.ts";
+
+/**
+ * The rows of `query`, `batchSize` at a time from a cursor, each converted by the table: the
+ * database hands over one batch, which becomes one row group, before the next is read.
+ */
+export async function* readBatches(
+  client: PoolClient,
+  table: ExtractTable,
+  query: ExtractQuery,
+  context: ExtractContext,
+  batchSize: number,
+): AsyncGenerator<Record<string, unknown>[]> {
+  const cursor = client.query(new Cursor<Record<string, unknown>>(query.sql, query.params));
+  try {
+    for (;;) {
+      const rows = await cursor.read(batchSize);
+      if (rows.length === 0) return;
+      yield rows.map((row) => table.row(row, context));
+      if (rows.length < batchSize) return;
+    }
+  } finally {
+    await cursor.close();
+  }
+}
+
+/** A sink into a file stream that waits for the stream to drain. */
+function streamSink(stream: NodeJS.WritableStream): ByteSink {
+  return async (bytes) => {
+    if (!stream.write(bytes)) await once(stream, "drain");
+  };
+}
+
+export interface SplitFilesOptions {
+  readonly folder: string;
+  /** The name of the n-th file (from 1), relative to `folder`, e.g. `closed-r3-0001.parquet`. */
+  readonly fileName: (n: number) => string;
+  readonly columns: readonly ColumnSpec[];
+  readonly rowsPerFile: number;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly onRows?: (rows: number) => void;
+}
+
+/**
+ * Writes batches of rows into Parquet files of at most `rowsPerFile` rows each (a batch is
+ * split where a file fills), each file under a temporary name until its footer is written
+ * (`*.parquet.partial`, which a reader's `*.parquet` glob does not see). Returns the files
+ * written, relative to `folder`'s parent's own naming (`fileName`'s).
+ */
+export async function writeSplitFiles(
+  batches: AsyncIterable<Record<string, unknown>[]>,
+  options: SplitFilesOptions,
+): Promise<{ files: string[]; rows: number }> {
+  const files: string[] = [];
+  let rows = 0;
+  let open: { file: ParquetRowGroups; stream: NodeJS.WritableStream; name: string } | undefined;
+  const close = async () => {
+    if (!open) return;
+    const { file, stream, name } = open;
+    open = undefined;
+    await file.finish();
+    stream.end();
+    await once(stream, "finish");
+    await rename(path.join(options.folder, `${name}.partial`), path.join(options.folder, name));
+    files.push(name);
+  };
+  try {
+    for await (let batch of batches) {
+      while (batch.length > 0) {
+        if (!open) {
+          const name = options.fileName(files.length + 1);
+          const stream = createWriteStream(path.join(options.folder, `${name}.partial`));
+          open = {
+            file: new ParquetRowGroups(options.columns, streamSink(stream), options.metadata),
+            stream,
+            name,
+          };
+        }
+        const room = options.rowsPerFile - open.file.rows;
+        const part = batch.length <= room ? batch : batch.slice(0, room);
+        batch = batch.length <= room ? [] : batch.slice(room);
+        await open.file.write(part);
+        rows += part.length;
+        options.onRows?.(rows);
+        if (open.file.rows >= options.rowsPerFile) await close();
+      }
+    }
+    await close();
+  } finally {
+    if (open) open.stream.end();
+  }
+  return { files, rows };
+}
