@@ -1,5 +1,6 @@
 import t from "tap";
 import pg from "pg";
+import { LogicalReplicationService, PgoutputPlugin, type Pgoutput } from "pg-logical-replication";
 import { startAnnal } from "../../src/app/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { createPool } from "../../src/db/index.ts";
@@ -7,7 +8,12 @@ import { EventStore, ensurePublication, type RecordedEvent } from "../../src/sto
 import { capturedLogger } from "../http/support.ts";
 import { eventually } from "../support/eventually.ts";
 import { privatePostgres, testDatabase } from "../support/postgres.ts";
-import { slotConfirmed, startConsumer, withSlot } from "../support/replication.ts";
+import {
+  acknowledgeThrough,
+  slotConfirmed,
+  startConsumer,
+  withSlot,
+} from "../support/replication.ts";
 
 // Logical decoding needs `wal_level = logical`, a server setting: this file's server is its own.
 const server = await privatePostgres({ settings: { wal_level: "logical" } });
@@ -185,6 +191,86 @@ t.test(
             : 1,
       );
       t.same(byLogOrder, expectedOf(all), "sorted by (transaction_id, position): the log's order");
+    });
+  },
+);
+
+t.test(
+  "a transaction whose commit record follows an acknowledged commit directly is sent after a restart",
+  async (t) => {
+    const db = await testDatabase(t, { server });
+    const store = await EventStore.open(db.pool);
+    await ensurePublication(db.pool, "annal_events");
+    const slot = "annal_events_back_to_back";
+    await withSlot(db.pool, slot, async () => {
+      const commits: { streams: string[]; start: string; end: string }[] = [];
+      let streams: string[] = [];
+      const service = new LogicalReplicationService(
+        { connectionString: db.url },
+        { acknowledge: { auto: false, timeoutSeconds: 0 } },
+      );
+      service.on("data", (_lsn: string, message: Pgoutput.Message) => {
+        if (message.tag === "insert") streams.push(String(message.new.stream_id));
+        if (message.tag === "commit") {
+          commits.push({ streams, start: message.commitLsn!, end: message.commitEndLsn! });
+          streams = [];
+        }
+      });
+      const errors: Error[] = [];
+      service.on("error", (error: Error) => errors.push(error));
+      const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: ["annal_events"] });
+      service.subscribe(plugin, slot).catch((error: Error) => errors.push(error));
+
+      // Two appends commit at once until their commit records lie back to back: the second
+      // one's starts where the first one's ends.
+      let pair: [(typeof commits)[number], (typeof commits)[number]] | undefined;
+      for (let attempt = 0; attempt < 20 && !pair; attempt++) {
+        const clients = [new pg.Client(db.url), new pg.Client(db.url)];
+        for (const [n, client] of clients.entries()) {
+          await client.connect();
+          await client.query("BEGIN");
+          await store.appendToStream(
+            `pair-${attempt}-${n}`,
+            [{ type: "Replicated", data: { n } }],
+            {
+              tx: client,
+            },
+          );
+        }
+        await Promise.all(clients.map((client) => client.query("COMMIT")));
+        await Promise.all(clients.map((client) => client.end()));
+        const mine = await eventually(
+          () => {
+            const found = commits.filter((c) => c.streams[0]?.startsWith(`pair-${attempt}-`));
+            return found.length === 2 ? found : undefined;
+          },
+          { what: `both appends of attempt ${attempt} replicated`, timeout: 60_000 },
+        );
+        if (mine[0]!.end === mine[1]!.start) pair = [mine[0]!, mine[1]!];
+      }
+      if (!pair) throw new Error("no two commits landed back to back in 20 attempts");
+      const [first, second] = pair;
+
+      // The client kept the first and acknowledged it, and stops before it keeps the second
+      // (as it would if it crashed there).
+      await acknowledgeThrough(service, first.end);
+      await eventually(async () => await slotConfirmed(db.pool, slot, first.end), {
+        what: "the server holds the acknowledgement",
+      });
+      await service.destroy();
+
+      const again = startConsumer(db.url, slot, "annal_events");
+      await eventually(() => again.kept.length > 0, {
+        what: "the restarted client receives the unacknowledged transaction",
+        timeout: 30_000,
+      });
+      await again.stop();
+      t.same(
+        again.kept.map((e) => e.streamId),
+        second.streams,
+        "the second transaction, and nothing acknowledged before it",
+      );
+      t.same([...errors, ...again.errors], []);
     });
   },
 );

@@ -23,14 +23,24 @@ export interface RestartableServer {
 
 type Teardown = { teardown(fn: () => unknown): void };
 
-/** A PostgreSQL cluster of the test's own; `url` is its admin URL (for `testDatabase`'s `server`). */
+/**
+ * A PostgreSQL cluster of the test's own; `url` is its admin URL (for `testDatabase`'s
+ * `server`). Server `settings` (`{ wal_level: "logical" }`) hold at every start.
+ */
 export async function restartablePostgres(
   t: Teardown,
+  options: { settings?: Readonly<Record<string, string>> } = {},
 ): Promise<RestartableServer & { readonly url: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), "annal-restart-pg-"));
   const dataDir = path.join(dir, "data");
   const port = await freePort();
-  let server: EmbeddedDatabase | undefined = await startEmbeddedPostgres({ dataDir, port });
+  const launch = () =>
+    startEmbeddedPostgres({
+      dataDir,
+      port,
+      ...(options.settings ? { settings: options.settings } : {}),
+    });
+  let server: EmbeddedDatabase | undefined = await launch();
   const url = server.url;
   t.teardown(async () => {
     await server?.stop();
@@ -47,7 +57,7 @@ export async function restartablePostgres(
       server = undefined;
     },
     async start() {
-      server ??= await startEmbeddedPostgres({ dataDir, port });
+      server ??= await launch();
     },
   };
 }
