@@ -114,6 +114,23 @@ attributes and events were erased, and why, never the values`,
   positionals: { min: 1, max: 1, what: "the entry: annal erase <entry id|dn> --reason <text>" },
 });
 
+export const EXTRACT = usage({
+  words: ["extract"],
+  synopsis: "<dir> [--tables t1,t2] [--rows-per-file N] [--config <file>]",
+  description: `write the history as Parquet into <dir> for DuckDB, Spark or a warehouse: events,
+changes, entry_versions (one row per version, valid_from to valid_to), memberships (intervals),
+workflow_instances, workflow_steps (--tables: some of them); a later run into the same <dir>
+writes only what changed since the log position its manifest (annal-extract.json) records;
+files of at most --rows-per-file rows (default 1000000); progress on standard error
+(docs/analytics.md)`,
+  options: {
+    ...CONFIG_OPTION,
+    tables: { type: "string" },
+    "rows-per-file": { type: "string" },
+  },
+  positionals: { min: 1, max: 1, what: "the folder: annal extract <dir>" },
+});
+
 export const VERIFY_EXPORT = usage({
   words: ["verify-export"],
   synopsis: "<file> <signature> --keys <file|url>",
@@ -365,6 +382,7 @@ export const COMMANDS: readonly Command[] = [
   { name: "log", usages: [LOG_VERIFY], load: () => import("./commands/log.ts") },
   { name: "retention", usages: [RETENTION_RUN], load: () => import("./commands/retention.ts") },
   { name: "erase", usages: [ERASE], load: () => import("./commands/erase.ts") },
+  { name: "extract", usages: [EXTRACT], load: () => import("./commands/extract.ts") },
   {
     name: "verify-export",
     usages: [VERIFY_EXPORT],
