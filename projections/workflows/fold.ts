@@ -176,7 +176,7 @@ function apply(state: Mutable<InstanceState>, event: InstanceEvent): void {
     case "StepScheduled": {
       const { seq, name, attempt, actingFor = null, completed } = event.data;
       // The step before's completion, when it rides along (one event a step).
-      if (completed) completeStep(calls, completed.seq, completed.result, at);
+      if (completed) completeStep(calls, completed.seq, completed.result ?? null, at);
       const before = calls.get(seq);
       calls.set(seq, {
         kind: "step",

@@ -102,7 +102,8 @@ export interface StepScheduled {
 /** A step's completion carried by the next `StepScheduled` (see there). */
 export interface StepCompletion {
   readonly seq: number;
-  readonly result: unknown;
+  /** The step's result; absent: null (a step that returned nothing). */
+  readonly result?: unknown;
 }
 
 export interface StepCompleted {

@@ -137,7 +137,8 @@ function completedJustBefore(flow: ReplayFlow): StepCompletion | undefined {
   if (last?.type !== "StepCompleted") return undefined;
   flow.pending.pop();
   const { seq, result } = last.data as AnnalEventMap["StepCompleted"];
-  return { seq, result };
+  // No nulls: a step that returned nothing (null, as `toJson` keeps it) says only which it was.
+  return result === null ? { seq } : { seq, result };
 }
 
 function fail(

@@ -201,3 +201,46 @@ t.test(
     t.same(await steps(), incremental, "a replay of the log gives the tables incremental gave");
   },
 );
+
+/** A step that returns nothing, then two more: its result is read back from the log in a replay. */
+const NOTHING = `
+import { defineWorkflow } from "annal";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "nothing",
+  version: 1,
+  parameters: z.object({}),
+  async run(flow) {
+    const first = await flow.step("void", () => {});
+    const second = await flow.step("two", () => 2);
+    return await flow.step("three", () => ({ first, second }));
+  },
+});
+`;
+
+t.test(
+  "a step that returned nothing says only its seq, and a replay reads it as the null the code saw",
+  async (t) => {
+    const dir = definitionsDir(t, { "nothing.ts": NOTHING });
+    // Two steps an advance, no parked runs: the third step comes after a wake that replays
+    // the first two from the log.
+    const f = await workflowFixture(t, { dir, stepsPerAdvance: 2, stickyRuns: 0 });
+    const { instanceId } = await startWorkflow(f, {
+      name: "nothing",
+      parameters: {},
+      as: actor("a"),
+    });
+    const done = await f.settled(instanceId, "COMPLETED");
+    t.same(done.result, { first: null, second: 2 });
+    const events = await readStream(f.pool, `workflow-${instanceId}`);
+    const second = events.find(
+      (e) => e.type === "StepScheduled" && (e.data as { seq: number }).seq === 2,
+    );
+    t.same((second?.data as { completed?: unknown }).completed, { seq: 1 }, "no null result");
+    t.equal(done.calls.get(1)?.kind === "step" && done.calls.get(1)?.state, "completed");
+    t.same(
+      stepCompletions(events).map((c) => c.result),
+      [null, 2, { first: null, second: 2 }],
+    );
+  },
+);
