@@ -1,13 +1,19 @@
 import t from "tap";
 import { startAnnal, type RunningAnnal } from "../../src/app/index.ts";
 import { createDirectoryClient } from "../../src/directory/index.ts";
-import { EventStore, type RecordedEvent } from "../../src/store/index.ts";
+import { EventStore, ensurePublication, type RecordedEvent } from "../../src/store/index.ts";
 import { capturedLogger } from "../http/support.ts";
 import { appConfig } from "../support/app-config.ts";
 import { person } from "../support/capture.ts";
 import { eventually } from "../support/eventually.ts";
-import { testDatabase } from "../support/postgres.ts";
-import { followPublication, lsnValue, slotConfirmed, withSlot } from "../support/replication.ts";
+import { privatePostgres, testDatabase } from "../support/postgres.ts";
+import {
+  followPublication,
+  lsnValue,
+  slotConfirmed,
+  startConsumer,
+  withSlot,
+} from "../support/replication.ts";
 import { restartablePostgres } from "../support/restartable.ts";
 import { startSlapd } from "../support/slapd.ts";
 
@@ -173,6 +179,58 @@ t.test(
         ["created"],
         "the first start made the publication; the later ones found it as it was",
       );
+    });
+  },
+);
+
+/**
+ * What docs/publication.md says of a slot whose client lags: with `max_slot_wal_keep_size`
+ * set, a checkpoint that finds the slot's WAL past the limit invalidates the slot, and its
+ * client is refused with an error when it comes back, instead of resuming with a gap.
+ */
+t.test(
+  "a slot that lags past max_slot_wal_keep_size is invalidated and its client refused, not fed a gap",
+  async (t) => {
+    const server = await privatePostgres({
+      settings: { wal_level: "logical", max_slot_wal_keep_size: "1MB" },
+    });
+    const db = await testDatabase(t, { server });
+    const store = await EventStore.open(db.pool);
+    await ensurePublication(db.pool, PUBLICATION);
+    const slot = "annal_events_lagging";
+    await withSlot(db.pool, slot, async () => {
+      const state = async () =>
+        (
+          await db.pool.query<{ wal_status: string; invalidation_reason: string | null }>(
+            "SELECT wal_status, invalidation_reason FROM pg_replication_slots WHERE slot_name = $1",
+            [slot],
+          )
+        ).rows[0];
+      t.match(await state(), { wal_status: "reserved", invalidation_reason: null });
+      // Events the client has not read yet; then WAL past the limit (each pass ends a segment)
+      // until a checkpoint removes the WAL the slot still needs.
+      for (let n = 0; n < 3; n++) {
+        await store.appendToStream("lagging", [{ type: "Replicated", data: { n } }]);
+      }
+      await eventually(
+        async () => {
+          await db.pool.query("SELECT pg_switch_wal()");
+          await store.appendToStream("filler", [{ type: "Replicated", data: {} }]);
+          await db.pool.query("CHECKPOINT");
+          return (await state())?.wal_status === "lost";
+        },
+        { what: "the checkpoint invalidates the slot", timeout: 60_000, interval: 100 },
+      );
+      t.match(await state(), { wal_status: "lost", invalidation_reason: "wal_removed" });
+
+      const consumer = startConsumer(db.url, slot, PUBLICATION);
+      await eventually(() => consumer.errors.length > 0, {
+        what: "the client is refused",
+      });
+      await consumer.stop();
+      const refusal = consumer.errors[0]?.message;
+      t.match(refusal, /invalidated|can no longer/, `the server says why: ${refusal}`);
+      t.same(consumer.kept, [], "nothing is streamed from a slot that lost its WAL");
     });
   },
 );
