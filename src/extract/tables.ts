@@ -82,14 +82,14 @@ async function checkpointOf(db: Queryable, projection: string): Promise<LogPosit
 }
 
 /**
- * `AND` the event at `positionColumn` came after `after` in log order: the event's row is
- * found by its position (the key of `events`) for its transaction id, which the projection's
- * row does not keep. Nothing on a first run (every row is after the start).
+ * The entry events after `after` (in log order), as `(entry_uuid, position)`: what a run that
+ * continues from `after` has to look at for versions and memberships that closed since, so
+ * that its work follows what changed rather than the size of the history.
  */
-function eventAfter(positionColumn: string, after: LogPosition, params: unknown[]): string {
-  if (isStart(after)) return "";
-  return `AND EXISTS (SELECT 1 FROM events AS closing WHERE closing.position = ${positionColumn}
-            AND ${logPositionCompare("closing", ">", after, params)})`;
+function entryEventsAfter(after: LogPosition, params: unknown[]): string {
+  return `SELECT substr(e.stream_id, 7)::uuid AS entry_uuid, e.position
+            FROM events AS e
+           WHERE e.stream_id LIKE 'entry-%' AND ${logPositionCompare("e", ">", after, params)}`;
 }
 
 const position = (row: Record<string, unknown>) => logPositionOf(row as unknown as LogPositionRow);
@@ -209,24 +209,29 @@ const entryVersionsTable: ExtractTable = {
   covered: (db) => checkpointOf(db, ENTRY_VERSIONS_PROJECTION),
   query(part, after) {
     const params: unknown[] = [];
+    const columns = `v.entry_uuid, v.version, v.dn, v.type, v.valid_from, v.valid_to, v.position,
+                     v.attributes, v.operational`;
     // A version is closed by the next version of its entry (a change, or the delete); the
-    // delete itself is no version of the entry's life and is not extracted.
-    const where =
-      part === "open"
-        ? "v.valid_to IS NULL"
-        : `v.valid_to IS NOT NULL ${eventAfter("next.position", after, params)}`;
+    // delete itself is no version of the entry's life and is not extracted. A first run takes
+    // every closed version; a later one those whose next version's event came after `after`.
+    if (part === "open" || isStart(after)) {
+      return {
+        sql: `SELECT ${columns} FROM ${ENTRY_VERSIONS} AS v
+               WHERE NOT v.deleted AND v.valid_to IS ${part === "open" ? "NULL" : "NOT NULL"}
+               ORDER BY v.entry_uuid, v.version`,
+        params,
+      };
+    }
     return {
-      sql: `SELECT v.entry_uuid, v.version, v.dn, v.type, v.valid_from, v.valid_to, v.position,
-                   v.attributes, v.operational
-              FROM ${ENTRY_VERSIONS} AS v
-              ${
-                part === "open"
-                  ? ""
-                  : `CROSS JOIN LATERAL (SELECT n.position FROM ${ENTRY_VERSIONS} AS n
-                       WHERE n.entry_uuid = v.entry_uuid AND n.version > v.version
-                       ORDER BY n.version LIMIT 1) AS next`
-              }
-             WHERE NOT v.deleted AND ${where}
+      sql: `WITH closing AS (${entryEventsAfter(after, params)})
+            SELECT ${columns}
+              FROM closing
+              JOIN ${ENTRY_VERSIONS} AS n ON n.entry_uuid = closing.entry_uuid
+                                         AND n.position = closing.position
+              CROSS JOIN LATERAL (SELECT p.* FROM ${ENTRY_VERSIONS} AS p
+                                   WHERE p.entry_uuid = n.entry_uuid AND p.version < n.version
+                                   ORDER BY p.version DESC LIMIT 1) AS v
+             WHERE NOT v.deleted AND v.valid_to IS NOT NULL
              ORDER BY v.entry_uuid, v.version`,
       params,
     };
@@ -250,10 +255,11 @@ const entryVersionsTable: ExtractTable = {
  * value. It starts with the first version of the island and ends where the last one ends
  * (null: still a member); `closing_position` is the event of the version that ended it.
  */
-const MEMBERSHIP_SPANS = `
+const membershipSpans = (touched: string | undefined) => `
   WITH groups AS (
     SELECT DISTINCT g.entry_uuid FROM ${ENTRY_VERSIONS} AS g
-     WHERE g.attributes ?| array['member', 'uniqueMember']),
+     WHERE g.attributes ?| array['member', 'uniqueMember']
+       ${touched === undefined ? "" : `AND g.entry_uuid IN (SELECT entry_uuid FROM (${touched}) AS t)`}),
   versions AS (
     SELECT v.entry_uuid, v.version, v.dn, v.type, v.valid_from, v.valid_to, v.deleted,
            v.position, v.attributes,
@@ -302,12 +308,18 @@ const membershipsTable: ExtractTable = {
   covered: (db) => checkpointOf(db, ENTRY_VERSIONS_PROJECTION),
   query(part, after) {
     const params: unknown[] = [];
+    // A later run's closed spans: those of the groups changed since `after`, ended by one
+    // of those changes.
+    const touched =
+      part === "closed" && !isStart(after) ? entryEventsAfter(after, params) : undefined;
     const where =
       part === "open"
         ? "s.valid_to IS NULL"
-        : `s.valid_to IS NOT NULL ${eventAfter("s.closing_position", after, params)}`;
+        : touched === undefined
+          ? "s.valid_to IS NOT NULL"
+          : `s.valid_to IS NOT NULL AND s.closing_position IN (SELECT position FROM (${touched}) AS c)`;
     return {
-      sql: `SELECT s.* FROM (${MEMBERSHIP_SPANS}) AS s WHERE ${where}
+      sql: `SELECT s.* FROM (${membershipSpans(touched)}) AS s WHERE ${where}
              ORDER BY s.group_uuid, lower(s.member_dn), s.valid_from`,
       params,
     };

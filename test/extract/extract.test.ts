@@ -178,6 +178,11 @@ t.test("a second run writes what changed since, and a glob sees every row once",
   await history.modify(staff, (a) => ({ ...a, member: [...a.member!, person("erin")] }), {
     at: at(6),
   });
+  await history.modify(
+    staff,
+    (a) => ({ ...a, member: a.member!.filter((m) => m !== person("carol")) }),
+    { at: at(6, 10) },
+  );
   await history.settled();
   const second = await extractToFolder(pool, { dir, schema: TEST_SCHEMA });
   t.equal(second.run, 2);
@@ -187,8 +192,17 @@ t.test("a second run writes what changed since, and a glob sees every row once",
   );
   t.same(
     closed.map((row) => row.entry_uuid).sort(),
-    [ids.alice!, staff].sort(),
-    "run 2 closed alice's version and staff's",
+    [ids.alice!, staff, staff].sort(),
+    "run 2 closed alice's version and two of staff's",
+  );
+  const ended = await db.rows(
+    `SELECT member_dn, valid_to::VARCHAR AS valid_to FROM read_parquet(
+       ${literal(path.join(dir, "memberships", "closed-r000002-*.parquet"))})`,
+  );
+  t.same(
+    ended,
+    [{ member_dn: person("carol"), valid_to: "2026-06-10 09:00:00+00" }],
+    "run 2 closed carol's membership",
   );
   const manifest = await readManifest(dir);
   for (const file of first.tables.find((x) => x.name === "entry_versions")!.files) {
