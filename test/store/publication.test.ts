@@ -69,6 +69,24 @@ t.test("ensurePublication creates the publication once and repairs one made by h
   t.same(starts.toSorted(), ["created", "unchanged", "unchanged"], "concurrent starts agree");
 });
 
+t.test("a table an operator added to the publication (a heartbeat table) is kept", async (t) => {
+  const { pool } = await testDatabase(t, { server });
+  t.equal(await ensurePublication(pool, "annal_events"), "created");
+  // As docs/publication.md has it for Debezium's heartbeat.
+  await pool.query(`CREATE SCHEMA debezium;
+    CREATE TABLE debezium.heartbeat (id int PRIMARY KEY, beat timestamptz NOT NULL);
+    ALTER PUBLICATION annal_events ADD TABLE debezium.heartbeat`);
+  t.equal(await ensurePublication(pool, "annal_events"), "unchanged", "the next start");
+  const published = await pool.query<{ name: string }>(
+    `SELECT schemaname || '.' || tablename AS name FROM pg_publication_tables
+      WHERE pubname = 'annal_events' ORDER BY 1`,
+  );
+  t.same(
+    published.rows.map((r) => r.name),
+    ["debezium.heartbeat", "public.events"],
+  );
+});
+
 t.test("annal start creates the publication [events] names", async (t) => {
   const { url, pool } = await testDatabase(t, { server });
   const config = parseConfig('[events]\npublication = "annal_feed"\n', {
