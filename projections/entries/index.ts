@@ -10,3 +10,10 @@ export {
   type EntriesRow,
 } from "./tables.ts";
 export { indexEntryValues, insertEntryValues } from "./values.ts";
+export {
+  sortPairIndex,
+  sortPairIndexName,
+  sortValueSql,
+  withSortPairs,
+  type SortPair,
+} from "./sort-pairs.ts";

@@ -8,10 +8,12 @@ import type { AnyProjection } from "./types.ts";
 export interface ReaderIndex {
   readonly name: string;
   readonly statement: string;
+  /** The table it indexes, as the statement names it (`"projection_entries"."entries"`). */
+  readonly table: string;
 }
 
 const NAMED =
-  /^\s*CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)\s+ON\s/i;
+  /^\s*CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)\s+ON\s+([^\s(]+)/i;
 
 /**
  * The projection's readers' indexes in `schema`, each by its name; undefined when one of them
@@ -25,9 +27,9 @@ export function readerIndexesOf(
   const statements = projection.indexes?.(tableIn(schema)) ?? [];
   const indexes: ReaderIndex[] = [];
   for (const statement of statements) {
-    const name = NAMED.exec(statement)?.[1];
-    if (!name) return undefined;
-    indexes.push({ name: name.toLowerCase(), statement });
+    const [, name, table] = NAMED.exec(statement) ?? [];
+    if (!name || !table) return undefined;
+    indexes.push({ name: name.toLowerCase(), statement, table });
   }
   return indexes;
 }
@@ -143,6 +145,14 @@ export async function buildReaderIndexes(options: {
     for (const index of missing) {
       stopped();
       await client.query(concurrently(index.statement));
+    }
+    // The planner knows an index expression's values (a sort pair's sort values: how many
+    // entries share one) only once ANALYZE has read them: until the table's next automatic
+    // ANALYZE it takes an equality on one for 1/200 of the table, and may sort a group of a
+    // sorted page rather than read it in the index's order.
+    for (const table of new Set(missing.map((index) => index.table))) {
+      stopped();
+      await client.query(`ANALYZE ${table}`);
     }
     log.info(
       {

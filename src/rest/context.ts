@@ -57,6 +57,8 @@ export interface ServedType {
   readonly names: TypeNames;
   readonly base: string;
   readonly filter: string;
+  /** `[[directory.types]] sortPairs`: the sorts read from an index of both values. */
+  readonly sortPairs?: readonly (readonly [string, string])[];
 }
 
 /** Everything the routes share, built once when the plugin registers. */

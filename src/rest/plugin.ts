@@ -66,7 +66,12 @@ export function restPlugin(deps: RestDeps) {
     const types = new Map<string, ServedType>(
       directoryTypes.map((type, index) => [
         names[index]!.path,
-        { names: names[index]!, base: type.base, filter: type.filter },
+        {
+          names: names[index]!,
+          base: type.base,
+          filter: type.filter,
+          sortPairs: (type.sortPairs ?? []).map(([a, b]) => [a!, b!] as const),
+        },
       ]),
     );
     const redacted = config.directory?.capture.redact ?? [...BUILT_IN_REDACTED_ATTRIBUTES];

@@ -40,6 +40,8 @@ export const BUILT_IN_REDACTED_ATTRIBUTES: readonly string[] = [
 export const IDENTITY_ATTRIBUTES = ["entryUUID", "nsUniqueId", "objectGUID"] as const;
 
 const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
+// An attribute's name, without options: what a sort key names.
+const SORT_ATTRIBUTE = /^[A-Za-z][A-Za-z0-9-]*$/;
 // An attribute description: a name with options (`userCertificate;binary`) or an OID.
 const ATTRIBUTE = /^(?:[A-Za-z][A-Za-z0-9-]*(?:;[A-Za-z0-9-]+)*|\d+(?:\.\d+)+)$/;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
@@ -64,6 +66,24 @@ function entryType() {
         .meta({
           description: "RFC 4515 filter an entry must match as well.",
           example: "(objectClass=inetOrgPerson)",
+        }),
+      sortPairs: z
+        .array(
+          z
+            .array(text().regex(SORT_ATTRIBUTE, "expected an attribute's name, such as sn"), {
+              error: 'expected a pair of attribute names, such as ["sn", "cn"]',
+            })
+            .length(2, 'expected a pair of attribute names, such as ["sn", "cn"]')
+            .refine(([first, second]) => first?.toLowerCase() !== second?.toLowerCase(), {
+              message: "expected two different attributes",
+            }),
+          { error: 'expected an array of pairs of attribute names, such as [["sn", "cn"]]' },
+        )
+        .optional()
+        .meta({
+          description:
+            "Pairs of attributes this type's pages are often sorted by, the first then the second (`sort=sn,cn`). Each pair gets an index of both sort values, so that such a page, also one filtered to one value of the first (`filter=sn eq \"Meyer\"`), is one range of that index, however many entries share the first value. Name each attribute as the directory's schema spells it (`givenName`, not `givenname`). The index is built in the background when annal starts (`CREATE INDEX CONCURRENTLY`); until then pages are served as without it.",
+          example: [["sn", "cn"]],
         }),
     },
     { error: "expected a table: [[directory.types]]" },

@@ -107,6 +107,7 @@ export async function searchEntries(
     filter: filter.ast,
     sort: sort.keys,
     selection: fields.selection,
+    ...(type.sortPairs ? { sortPairs: type.sortPairs } : {}),
   };
   const spec: SearchSpec = at ? { ...base, at } : base;
   const node = (row: SearchRow) =>

@@ -118,6 +118,12 @@ export async function walks(db: Queryable, sql: SearchSql, walkAbove: number): P
   // 5,000 matches of `sn sw "Me"` in every statement of a walk, and sorted them anyway.
   if (!sql.walk || (sql.cluster && !sql.pointCluster)) return false;
   if (!sql.filtered) return true;
+  // A configured sort pair reads a point cluster (`sn eq "Meyer"` by `sn,cn`) as one range of
+  // its index, however few or many it holds: no need to count them.
+  if (sql.pair && sql.pointCluster) {
+    const later = sql.laterValues();
+    return (await db.query(later.sql, [...later.params])).rows.length === 0;
+  }
   if (!Number.isFinite(walkAbove)) return false;
   const set = sql.matchSet;
   const params = set ? set.params : sql.params.slice(0, sql.whereParams);
@@ -324,7 +330,8 @@ class Reader {
 
   /**
    * Rows of the group of first key `key` beyond `position` (or from the group's start), at
-   * most `limit`: sorted, or, for a large group, walking the second key's index within it.
+   * most `limit`: sorted, or, for a large group, walking the second key's index within it; with
+   * a sort pair (`SearchSql.pair`), any group as one range of the pair's index.
    */
   private async group(
     key: string,
@@ -333,7 +340,8 @@ class Reader {
     position?: KeysetPosition,
   ): Promise<SearchRow[]> {
     const { db, sql } = this;
-    if (!(await this.large(key))) {
+    // A sort pair's index holds every group in the page's order: read, never sorted.
+    if (!sql.pair && !(await this.large(key))) {
       return readRows(
         db,
         sql,

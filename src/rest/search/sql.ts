@@ -5,7 +5,12 @@ import {
   type FilterNode,
   type ValueTestNode,
 } from "../../filters/index.ts";
-import { ENTRIES, ENTRY_VALUES, VALUE_KEY_LENGTH } from "../../../projections/entries/index.ts";
+import {
+  ENTRIES,
+  ENTRY_VALUES,
+  VALUE_KEY_LENGTH,
+  sortValueSql,
+} from "../../../projections/entries/index.ts";
 import { UUID, versionsAt } from "../../history/index.ts";
 import type { FieldSelection } from "../fields.ts";
 import type { SortKey } from "../sort.ts";
@@ -19,6 +24,11 @@ export interface SearchSpec {
   readonly selection: FieldSelection;
   /** Answer as the directory was at this moment (`entry_versions`), not as it is now. */
   readonly at?: Date;
+  /**
+   * The type's sort pairs (`[[directory.types]] sortPairs`): a sort by one of them reads each
+   * group of the first key's ties from the pair's index (`SearchSql.pair`).
+   */
+  readonly sortPairs?: readonly (readonly [string, string])[];
 }
 
 /** One column of the order: a sort key, or the entryUUID that breaks ties. */
@@ -92,6 +102,13 @@ export class SearchSql {
    * large group of the first key's ties walks this one's index (`groupWalkSource`).
    */
   readonly group: WalkedKey | undefined;
+  /**
+   * The walked key and the group's when they are a configured sort pair and the order within a
+   * group is the pair's index's (the second ascending, then the entry): each group is then one
+   * range of that index (`groupWalkSource`), whatever its size. Their sort values as that
+   * index spells them (`sortValueSql`).
+   */
+  readonly pair: { readonly first: string; readonly second: string } | undefined;
   /** The select list of `inner` without the sort columns. */
   readonly selectHead: string;
   /** The sort columns after the first (`selectTail`) and after the second (`groupTail`). */
@@ -172,6 +189,7 @@ export class SearchSql {
       columns.push({ alias: "entry_uuid", nullable: false, descending: false, cast: "uuid" });
     }
     this.columns = columns;
+    this.pair = this.group && sortPairOf(spec, columns);
     const select = [
       "e.entry_uuid",
       "e.dn",
@@ -354,6 +372,19 @@ export class SearchSql {
        WHERE g.type = ${this.typeParam} AND g.attribute = ${walk.attributeParam}::text
          AND g.value_key = ${groupParam}::text AND g.ordinal = 0 AND g.entry_uuid = ${entry})`;
     const s0 = `${groupParam}::text COLLATE "C" AS s0`;
+    if (this.pair) {
+      // The group is one value of the pair index's first column: a range of the index, in
+      // the page's order (the second's value, then the entry), the filter probed on each row.
+      const first = sortValueSql("e.attributes", this.pair.first);
+      const second = sortValueSql("e.attributes", this.pair.second);
+      const keyed = branch === "keyed";
+      // The attributes' names are parameters of every statement of the search: named.
+      const named = `${walk.attributeParam}::text IS NOT NULL AND ${group.attributeParam}::text IS NOT NULL`;
+      return `SELECT ${this.selectHead}, ${s0}, ${keyed ? second : `NULL::text COLLATE "C"`} AS s1${tail}
+        FROM ${this.source}
+       WHERE ${first} = ${groupParam}::text AND ${second} IS ${keyed ? "NOT NULL" : "NULL"}
+         AND ${named} AND ${this.where}`;
+    }
     if (branch === "keyed") {
       return `SELECT ${this.selectHead}, ${s0}, k.value_key AS s1${tail}
         FROM ${ENTRY_VALUES} AS k JOIN ${this.source} ON e.entry_uuid = k.entry_uuid
@@ -422,6 +453,23 @@ export class SearchSql {
       })
     );
   }
+}
+
+/**
+ * The first two sort keys as a configured sort pair (`SearchSpec.sortPairs`), when they are
+ * one, of user attributes (the pair's index reads `attributes`), and a group's order is the
+ * index's: the second key ascending, then the entry ascending, nothing else.
+ */
+function sortPairOf(
+  spec: SearchSpec,
+  columns: readonly OrderColumn[],
+): { first: string; second: string } | undefined {
+  const [first, second] = spec.sort;
+  if (first?.kind !== "attribute" || second?.kind !== "attribute") return undefined;
+  if (first.operational || second.operational || second.descending) return undefined;
+  if (columns.length !== 3 || columns[2]!.descending) return undefined;
+  const configured = (spec.sortPairs ?? []).some(([a, b]) => a === first.name && b === second.name);
+  return configured ? { first: first.name, second: second.name } : undefined;
 }
 
 /**
