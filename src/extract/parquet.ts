@@ -47,6 +47,17 @@ function leaf(name: string, kind: ColumnKind, repetition: "REQUIRED" | "OPTIONAL
   }
 }
 
+/**
+ * A UUID's 16 bytes from its text, by Buffer's hex decoding: hyparquet-writer checks and
+ * converts text itself, character by character, which was a tenth of an extract's time.
+ */
+function uuidBytes(value: unknown): unknown {
+  if (typeof value !== "string") return value ?? null;
+  const bytes = Buffer.from(value.replaceAll("-", ""), "hex");
+  if (bytes.length !== 16) throw new Error(`not a UUID: ${value}`);
+  return bytes;
+}
+
 /** The Parquet schema of `columns`, lists as the three-level LIST every reader knows. */
 export function parquetSchema(columns: readonly ColumnSpec[]): SchemaElement[] {
   const schema: SchemaElement[] = [{ name: "root", num_children: columns.length }];
@@ -132,7 +143,10 @@ export class ParquetRowGroups {
     if (rows.length === 0) return;
     const columnData = this.#columns.map((column) => ({
       name: column.name,
-      data: rows.map((row) => row[column.name] ?? null),
+      data:
+        column.kind === "uuid" && !column.list
+          ? rows.map((row) => uuidBytes(row[column.name]))
+          : rows.map((row) => row[column.name] ?? null),
     }));
     this.#rows += rows.length;
     await this.#writer.write({ columnData, rowGroupSize: rows.length });
