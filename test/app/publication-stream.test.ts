@@ -140,14 +140,18 @@ t.test(
         "the client has the writes made during and after PostgreSQL's restart",
       );
 
+      // annal stopped, the log is final: the client must end with exactly its new events.
+      await stopIt();
       const expected = (await logOrdered(store)).filter((e) => !before.has(e.id));
       await eventually(() => follower.kept.length >= expected.length, {
         what: `the client has the ${expected.length} events recorded since its slot was made`,
+        timeout: 60_000,
       });
       const streaming = follower.sessions.filter((s) => s.streaming);
       const acknowledged = follower.acknowledged()!;
       await eventually(async () => await slotConfirmed(db.pool, SLOT, acknowledged), {
         what: "the slot holds what the client acknowledged after the restart",
+        timeout: 60_000,
       });
       await follower.stop();
 
