@@ -4,7 +4,7 @@ import { buildGateway, type Gateway } from "../graphql/index.ts";
 import { loadHooks, type HooksRegistry } from "../hooks/index.ts";
 import { checkTypeNames } from "../rest/index.ts";
 import { prepareDefinitions, type PreparedDefinition } from "../workflow/index.ts";
-import { prepareReviewItemDefinition } from "../reviews/built-in.ts";
+import { prepareReviewItemDefinition } from "../reviews/index.ts";
 
 /** What the configuration's own files gave, checked: start serves them, verify only reads them. */
 export interface CheckedConfiguration {

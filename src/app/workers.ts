@@ -1,3 +1,4 @@
+import { startReviewSchedule } from "../reviews/index.ts";
 import { causedWrites, retireCaptureQueue, startCaptureWorker } from "../capture/index.ts";
 import { startHookWorkers } from "../hooks/index.ts";
 import { startWorkflowEngine, workflowsForChangeEvent } from "../workflow/index.ts";
@@ -62,6 +63,9 @@ export async function startWorkers(options: Services): Promise<Stoppable> {
         : {}),
     });
     parts.add("workflow engine", () => engine.stop());
+    // Quarterly access reviews start their campaign of each quarter (docs/access-reviews.md).
+    const reviewSchedule = startReviewSchedule(engineDeps, config.reviews, log);
+    parts.add("review schedule", () => reviewSchedule.stop());
     const retention = startPeriodicRetention(config, pool, log);
     parts.add("retention", () => retention.stop());
     return { stop: () => parts.stopAll() };

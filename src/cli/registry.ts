@@ -180,6 +180,53 @@ export const SESSIONS_REVOKE = usage({
   positionals: { min: 1, max: 1, what: "the session's id: annal sessions revoke <id>" },
 });
 
+export const REVIEW_START = usage({
+  words: ["review", "start"],
+  synopsis: "<name> [--json] [--config <file>]",
+  description: `start a campaign of the [[reviews]] table <name> now: its items are read from the
+history (each member of each group in scope, with when and how the membership began), recorded,
+and each becomes an open decision for its reviewers; prints the campaign's id, deadline and items`,
+  options: { ...CONFIG_OPTION, json: { type: "boolean" } },
+  positionals: { min: 1, max: 1, what: "the review's name: annal review start <name>" },
+});
+
+export const REVIEW_LIST = usage({
+  words: ["review", "list"],
+  synopsis: "[<name>] [--json] [--config <file>]",
+  description: "the campaigns (of the review <name>), the latest first, with their progress",
+  options: { ...CONFIG_OPTION, json: { type: "boolean" } },
+  positionals: { min: 0, max: 1, what: "" },
+});
+
+export const REVIEW_REPORT = usage({
+  words: ["review", "report"],
+  synopsis: "<campaign id> --out <file> [--config <file>]",
+  description: `write a campaign's report (every item, its decision, who, when, the directory change
+it caused with its log position) to --out, and its signature to <file>.sig: check both with
+annal verify-export <file> <file>.sig --keys <url>/api/keys`,
+  options: { ...CONFIG_OPTION, out: { type: "string" } },
+  positionals: { min: 1, max: 1, what: "the campaign's id: annal review report <id> --out <file>" },
+});
+
+export const SIMULATE_REVIEW = usage({
+  words: ["simulate", "review"],
+  synopsis: "<name|file> --at <time> [--out <file>] [--json] [--config <file>]",
+  description: `which items a campaign of the [[reviews]] table <name> (or of the first [[reviews]]
+table of a TOML file, a draft) would have had at a past moment, and who would have reviewed
+them, from the directory's history as it was then; writes nothing`,
+  options: {
+    ...CONFIG_OPTION,
+    at: { type: "string" },
+    out: { type: "string" },
+    json: { type: "boolean" },
+  },
+  positionals: {
+    min: 1,
+    max: 1,
+    what: "the review: annal simulate review <name|file> --at <time>",
+  },
+});
+
 export const SIMULATE = usage({
   words: ["simulate"],
   synopsis:
@@ -366,10 +413,15 @@ export const COMMANDS: readonly Command[] = [
   { name: "access", usages: [ACCESS_SHOW], load: () => import("./commands/access.ts") },
   {
     name: "simulate",
-    usages: [SIMULATE, SIMULATE_ACCESS],
+    usages: [SIMULATE, SIMULATE_ACCESS, SIMULATE_REVIEW],
     load: () => import("./commands/simulate.ts"),
   },
   { name: "verify", usages: [VERIFY], load: () => import("./commands/verify.ts") },
+  {
+    name: "review",
+    usages: [REVIEW_START, REVIEW_LIST, REVIEW_REPORT],
+    load: () => import("./commands/review.ts"),
+  },
   { name: "mail", usages: [MAIL], load: () => import("./commands/mail.ts") },
   { name: "init", usages: [INIT], load: () => import("./commands/init.ts") },
   { name: "test", usages: [TEST], load: () => import("./commands/test.ts") },

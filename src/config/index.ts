@@ -28,4 +28,5 @@ export type { RulesConfig } from "./sections/rules.ts";
 export type { MessagingConfig } from "./sections/messaging.ts";
 export type { TemplatingConfig } from "./sections/templating.ts";
 export { calendarsSection } from "./sections/calendars.ts";
+export { reviewsSection } from "./sections/reviews.ts";
 export { authorizationSection } from "./sections/authorization.ts";

@@ -1,3 +1,5 @@
+import type { SigningKey } from "../audit/index.ts";
+import type { ReviewDefinition } from "../reviews/index.ts";
 import type { Clock } from "../time/index.ts";
 import type { GraphQLField, GraphQLSchema } from "graphql";
 import type { AccessReport, Caller } from "../auth/index.ts";
@@ -143,6 +145,8 @@ export interface GatewayContext {
    * the gateway runs without one.
    */
   readonly workflows: { readonly engine: EngineDeps } | undefined;
+  /** The `[[reviews]]` definitions and the key that signs their reports (`reviewReport`). */
+  readonly reviews?: ReviewsContext;
   /** The database of the history projections, read through `src/history/` (`memberships`). */
   readonly history: Queryable;
   /** The directory, with this request's entry budget; undefined without one. */
@@ -172,4 +176,10 @@ export interface GatewayContext {
   readonly log: Logger;
   readonly beforeWrite: ((write: DirectoryWrite) => Promise<WriteNote | void>) | undefined;
   readonly afterWrite: ((write: DirectoryWrite) => Promise<void>) | undefined;
+}
+
+/** What the access review operations need besides the engine. */
+export interface ReviewsContext {
+  readonly definitions: readonly ReviewDefinition[];
+  readonly signingKey: () => Promise<SigningKey>;
 }

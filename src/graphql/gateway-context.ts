@@ -1,3 +1,4 @@
+import { reviewsContext } from "./reviews-context.ts";
 import { accessAt, type Caller } from "../auth/index.ts";
 import type { Logger } from "../logger.ts";
 import { momentOfOperation } from "./at-directive.ts";
@@ -84,6 +85,7 @@ export function gatewayContext(
     accessAt: (at) => accessAt(options.pool, at),
     history: options.pool,
     workflows: options.workflows && { engine: options.workflows },
+    reviews: reviewsContext(options),
     get directory() {
       return current()?.directory;
     },

@@ -1,3 +1,4 @@
+import { reviewsContext } from "./reviews-context.ts";
 import { GraphQLError } from "graphql";
 import { checkNotBeforeRetention } from "../audit/index.ts";
 import { accessAt, type Caller } from "../auth/index.ts";
@@ -64,6 +65,7 @@ export function momentContext(
     accessAt: (access) => accessAt(options.pool, access),
     history: options.pool,
     workflows: options.workflows && { engine: options.workflows },
+    reviews: reviewsContext(options),
     directory: then.directory,
     loaders: then.loaders,
     readsFrom: () => then,

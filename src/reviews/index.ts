@@ -7,7 +7,13 @@
 export type { ReviewDefinition } from "./definition.ts";
 export { prepareReviewItemDefinition } from "./built-in.ts";
 export { reviewItemsAt, type ReviewItems } from "./items.ts";
-export { resumeCampaign, startCampaign, type StartedCampaign } from "./start.ts";
+export {
+  HistoryBuildingPending,
+  resumeCampaign,
+  startCampaign,
+  type StartedCampaign,
+} from "./start.ts";
+export { quarterOf, scheduledCampaignId, SCHEDULE_ACTOR, startReviewSchedule } from "./schedule.ts";
 export { decideItems, type Decision, type DecisionOutcome } from "./decide.ts";
 export {
   readCampaign,

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Queryable } from "../db/index.ts";
-import { normalizeDN } from "../directory/index.ts";
+import { matchesFilter, normalizeDN } from "../directory/index.ts";
 import type { AttributeMap, ReviewItem } from "../events/index.ts";
 import { parseLdapFilter } from "../filters/index.ts";
 import { CAUSE_COLUMNS, CAUSE_JOIN, causeOf, versionsAt, type CauseRow } from "../history/index.ts";
@@ -146,23 +146,29 @@ function reviewersOf(
   return fallback === undefined ? [] : [fallback];
 }
 
+/**
+ * The entries as they were at `at` that list members and match the filter, under `base`. The
+ * filter is matched in memory on each candidate (`matchesFilter`, as the directory compares),
+ * so it reads typed and untyped entries alike.
+ */
 async function groupsMatching(
   db: Queryable,
   filterText: string,
   base: string | undefined,
   at: Date,
 ): Promise<VersionRow[]> {
-  const params: unknown[] = [at];
-  const relation = versionsAt({ at: "$1", params, filter: parseLdapFilter(filterText) });
+  const filter = parseLdapFilter(filterText);
+  const params: unknown[] = [at, [...MEMBER_ATTRIBUTES]];
   const rows = await db.query<VersionRow>(
-    `SELECT e.entry_uuid, e.dn, e.attributes FROM ${relation}`,
+    `SELECT e.entry_uuid, e.dn, e.attributes FROM ${versionsAt({ at: "$1", params })}
+      WHERE e.attributes ?| $2::text[]`,
     params,
   );
-  if (base === undefined) return rows.rows;
-  const under = norm(base);
+  const under = base === undefined ? undefined : norm(base);
   return rows.rows.filter((row) => {
     const dn = norm(row.dn);
-    return dn === under || dn.endsWith(`,${under}`);
+    if (under !== undefined && dn !== under && !dn.endsWith(`,${under}`)) return false;
+    return matchesFilter(filter, row.attributes as Record<string, readonly string[]>);
   });
 }
 

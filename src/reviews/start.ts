@@ -7,17 +7,33 @@ import {
 } from "../events/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import {
+  actorRef,
   databaseClock,
+  deadline,
   startWorkflow,
   type Actor,
   type EngineDeps,
   type Until,
 } from "../workflow/index.ts";
-import { deadline } from "../workflow/time.ts";
-import { actorRef } from "../workflow/access.ts";
+import { holdsDirectory } from "../history/index.ts";
+import { waitForProjection } from "../projector/index.ts";
+import { CHANGES_PROJECTION } from "../../projections/changes/index.ts";
+import { ENTRY_VERSIONS_PROJECTION } from "../../projections/entry-versions/index.ts";
+import { REVIEWS_PROJECTION } from "../../projections/reviews/index.ts";
 import type { ReviewDefinition } from "./definition.ts";
 import type { ReviewItemParameters } from "./item-workflow.ts";
 import { reviewItemsAt } from "./items.ts";
+
+/** `ANNAL_HISTORY_BUILDING`: a campaign cannot start before the history holds the directory. */
+export class HistoryBuildingPending extends AnnalError {
+  constructor(review: string) {
+    super(
+      "ANNAL_HISTORY_BUILDING",
+      `review ${review} cannot start yet: annal's first import of the directory is still being recorded`,
+      { headers: { "retry-after": "5" }, details: { retryAfter: 5 } },
+    );
+  }
+}
 
 /** Items a `ReviewItemsListed` event carries at most. */
 const ITEMS_PER_EVENT = 500;
@@ -35,12 +51,17 @@ export interface StartedCampaign {
  * campaign's stream in one transaction, and starts one instance of `annal.review-item` per item
  * (idempotent by campaign and item: a start cut short is completed by `resumeCampaign`).
  *
- * @throws AnnalError `ANNAL_REVIEW_NOT_CONFIGURED` when annal deploys no review item definition.
+ * @throws AnnalError `ANNAL_REVIEW_NOT_CONFIGURED` when annal deploys no review item definition,
+ *   `ANNAL_HISTORY_BUILDING` while capture's first import is not in the history yet.
  */
 export async function startCampaign(
   deps: EngineDeps,
   definition: ReviewDefinition,
-  options: { readonly as: Actor },
+  options: {
+    readonly as: Actor;
+    /** The campaign's id (a schedule's, the same in every process); default a new one. */
+    readonly campaignId?: string;
+  },
 ): Promise<StartedCampaign> {
   if (!deps.definitions.current(REVIEW_ITEM_WORKFLOW)) {
     throw new AnnalError(
@@ -48,6 +69,15 @@ export async function startCampaign(
       `no review can start: this annal deploys no ${REVIEW_ITEM_WORKFLOW} definition`,
       { hint: "configure the review as a [[reviews]] table in annal.toml and restart annal" },
     );
+  }
+  // The items are read from the history: every change recorded before the start must be in
+  // it, and it must hold the directory (capture's first import recorded and projected).
+  const head = await deps.store.head();
+  for (const projection of [ENTRY_VERSIONS_PROJECTION, CHANGES_PROJECTION, REVIEWS_PROJECTION]) {
+    await waitForProjection(deps.pool, projection, head, 30_000);
+  }
+  if (!(await holdsDirectory(deps.pool, ENTRY_VERSIONS_PROJECTION))) {
+    throw new HistoryBuildingPending(definition.name);
   }
   const now = await databaseClock(deps.pool);
   const { items, unreviewable } = await reviewItemsAt(deps.pool, definition, now);
@@ -57,7 +87,7 @@ export async function startCampaign(
     null,
     deps.calendars,
   )!;
-  const campaignId = randomUUID();
+  const campaignId = options.campaignId ?? randomUUID();
   const events = [
     annalEvent("ReviewCampaignStarted", {
       campaignId,

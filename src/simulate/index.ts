@@ -36,3 +36,9 @@ export {
   type AccessSimulationReport,
   type RefusedCommand,
 } from "./access.ts";
+export {
+  loadReviewFile,
+  reviewSimulationLines,
+  simulateReview,
+  type ReviewSimulation,
+} from "./review.ts";

@@ -46,7 +46,15 @@ export {
 } from "./errors.ts";
 export type { Actor } from "./access.ts";
 export type { ActorRef } from "../events/index.ts";
-export { OPERATOR, isAssignee, maySeeDefinition, maySeeInstance, seesAll } from "./access.ts";
+export {
+  OPERATOR,
+  actorRef,
+  isAssignee,
+  maySeeDefinition,
+  maySeeInstance,
+  seesAll,
+} from "./access.ts";
+export { deadline } from "./time.ts";
 export { deployDefinitions, prepareDefinitions, type PreparedDefinition } from "./deploy.ts";
 export { Definitions, definitionOf, type DeployedDefinition } from "./definitions.ts";
 export { bundleDefinition, bundleOptions, firstBuildError, loadBundle } from "./bundle.ts";

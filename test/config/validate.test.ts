@@ -16,6 +16,7 @@ t.test("an empty file gives every default and no directory", async (t) => {
     database: { dataDir: "/var/lib/annal/.annal", poolSize: 10, connectionTimeout: 10_000 },
     log: { level: "info" },
     calendars: [],
+    reviews: [],
     rest: {
       enabled: true,
       pageSize: 50,

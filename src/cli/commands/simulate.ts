@@ -12,6 +12,9 @@ import {
   accessReportLines,
   loadAccessFile,
   loadDefinitionFile,
+  loadReviewFile,
+  reviewSimulationLines,
+  simulateReview,
   readPeriod,
   readPolicy,
   reportLines,
@@ -23,7 +26,8 @@ import {
 import { calendarsOf, type Clock } from "../../time/index.ts";
 import type { CommandModule } from "../command.ts";
 import type { Output } from "../output.ts";
-import { SIMULATE, SIMULATE_ACCESS } from "../registry.ts";
+import { SIMULATE, SIMULATE_ACCESS, SIMULATE_REVIEW } from "../registry.ts";
+import { reviewNamed } from "./review.ts";
 import { parseCommandLine } from "../usage.ts";
 
 export interface SimulateCommandOptions {
@@ -121,6 +125,42 @@ export async function simulateAccessCommand(
   }
 }
 
+/**
+ * `annal simulate review <name|file> --at <moment>`: the items a campaign would have had then,
+ * and their reviewers, from the history. `<name>` a `[[reviews]]` table of annal.toml; a path
+ * to a `.toml` file, the first `[[reviews]]` table in it (a draft).
+ */
+export async function simulateReviewCommand(
+  options: {
+    readonly review: string;
+    readonly at?: string | undefined;
+    readonly out?: string | undefined;
+    readonly json?: boolean;
+  },
+  context: {
+    readonly clock: Clock;
+    readonly config: AnnalConfig;
+    open(): Promise<{ pool: Pool; close(): Promise<void> }>;
+  },
+  output: Output,
+): Promise<number> {
+  const at = simulationMoment(options.at, "--at", context.clock);
+  const definition = options.review.endsWith(".toml")
+    ? await loadReviewFile(options.review)
+    : reviewNamed(context.config, options.review);
+  const database = await context.open();
+  try {
+    const simulation = await simulateReview(database.pool, definition, at);
+    const json = JSON.stringify(simulation, null, 2);
+    if (options.out !== undefined) await writeFile(options.out, `${json}\n`);
+    if (options.json) output.out(json);
+    else for (const line of reviewSimulationLines(simulation)) output.out(line);
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
 async function opener(config: AnnalConfig) {
   const log = createLogger("warn", { destination: process.stderr });
   const database = await openDatabase(config, log);
@@ -135,6 +175,19 @@ async function opener(config: AnnalConfig) {
 
 export const command: CommandModule = {
   async run(args, output) {
+    if (args[0] === "review") {
+      const { values, positionals } = parseCommandLine(args.slice(1), SIMULATE_REVIEW);
+      const config = await loadConfig({ configPath: values.config, argv: [] });
+      return simulateReviewCommand(
+        { review: positionals[0]!, at: values.at, out: values.out, json: values.json === true },
+        {
+          clock: { now: new Date(), timeZone: config.rest.timeZone },
+          config,
+          open: () => opener(config),
+        },
+        output,
+      );
+    }
     if (args[0] === "access") {
       const { values, positionals } = parseCommandLine(args.slice(1), SIMULATE_ACCESS);
       const config = await loadConfig({ configPath: values.config, argv: [] });

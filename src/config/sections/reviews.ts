@@ -119,7 +119,7 @@ function review() {
         .default("manual")
         .meta({
           description:
-            '`"manual"`: started by `annal review start <name>` (or the `startReview` mutation); `"quarterly"`: started on the first day of January, April, July and October at 00:00 UTC, and by hand too.',
+            '`"manual"`: started by `annal review start <name>` (or the `startReview` mutation); `"quarterly"`: started by the workers on the first day of January, April, July and October (UTC), or at their first look after it, and by hand too.',
           example: "quarterly",
         }),
       deadline: text()

@@ -7,6 +7,15 @@ import { changes } from "./feed.ts";
 import { cancel, instance, instances, retry } from "./instances.ts";
 import { memberships } from "./memberships.ts";
 
+import {
+  decide,
+  membershipReviews,
+  reviewCampaign,
+  reviewCampaigns,
+  reviewReport,
+  startReview,
+  unreviewed,
+} from "./reviews.ts";
 import { simulate } from "./simulate.ts";
 import { catalog, start } from "./workflows.ts";
 
@@ -45,6 +54,11 @@ export function attachWorkflowResolvers(schema: GraphQLSchema): void {
     myDelegations: (_parent, _args, context) => myDelegations(context),
     memberships: (_parent, args, context) => memberships(context, args),
     simulateWorkflow: (_parent, args, context) => simulate(context, args),
+    reviewCampaigns: (_parent, args, context) => reviewCampaigns(context, args),
+    reviewCampaign: (_parent, args, context) => reviewCampaign(context, args),
+    membershipReviews: (_parent, args, context) => membershipReviews(context, args),
+    unreviewedMemberships: (_parent, args, context) => unreviewed(context, args),
+    reviewReport: (_parent, args, context) => reviewReport(context, args),
   });
   attach("Mutation", {
     startWorkflow: (_parent, args, context) => start(context, args),
@@ -53,5 +67,7 @@ export function attachWorkflowResolvers(schema: GraphQLSchema): void {
     retryInstance: (_parent, args, context) => retry(context, args),
     delegateDialogs: (_parent, args, context) => delegateDialogs(context, args),
     endDelegation: (_parent, args, context) => endOne(context, args),
+    startReview: (_parent, args, context) => startReview(context, args),
+    decideReviewItems: (_parent, args, context) => decide(context, args),
   });
 }
