@@ -238,3 +238,69 @@ t.test(
     });
   },
 );
+
+/**
+ * A crash of PostgreSQL (no shutdown checkpoint) loses what the slot's confirmed position was
+ * since the last checkpoint: the server alone would send those transactions again. The client
+ * starts from the LSN it acknowledged itself, so it gets none of them twice.
+ */
+t.test(
+  "after a crash of PostgreSQL the client resumes from its own acknowledged LSN, ahead of the slot's, and gets nothing twice",
+  async (t) => {
+    // No checkpoint between the slot's creation and the crash but the ones the test makes.
+    const postgres = await restartablePostgres(t, {
+      settings: { wal_level: "logical", checkpoint_timeout: "1d", max_wal_size: "1GB" },
+    });
+    const db = await testDatabase(t, { server: postgres.url });
+    const store = await EventStore.open(db.pool);
+    await ensurePublication(db.pool, PUBLICATION);
+    const slot = "annal_events_crash";
+    const append = async (from: number, count: number) => {
+      for (let n = from; n < from + count; n++) {
+        await store.appendToStream(`crash-${n % 3}`, [{ type: "Replicated", data: { n } }]);
+      }
+    };
+    await withSlot(db.pool, slot, async () => {
+      const follower = followPublication(db.url, slot, PUBLICATION);
+      t.teardown(() => follower.stop());
+      await append(0, 10);
+      await eventually(() => follower.kept.length === 10, {
+        what: "the client has the first ten events",
+        timeout: 60_000,
+      });
+      const acknowledged = follower.acknowledged()!;
+      await eventually(async () => await slotConfirmed(db.pool, slot, acknowledged), {
+        what: "the server has the client's acknowledgement (in memory)",
+        timeout: 60_000,
+      });
+
+      await postgres.crash();
+      await postgres.start();
+      const after = await db.pool.query<{ lsn: string }>(
+        "SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1",
+        [slot],
+      );
+      const recovered = after.rows[0]!.lsn;
+      t.ok(
+        lsnValue(recovered) < lsnValue(acknowledged),
+        `the slot came back behind the client (${recovered} < ${acknowledged})`,
+      );
+
+      await append(10, 10);
+      const all = await logOrdered(store);
+      await eventually(() => follower.kept.length >= all.length, {
+        what: `the client has all ${all.length} events`,
+        timeout: 60_000,
+      });
+      await follower.stop();
+      t.same(follower.kept, asReplicated(all), "every event once, in log order");
+      t.ok(
+        follower.commits.every(
+          (c, i) => i === 0 || lsnValue(c.lsn) > lsnValue(follower.commits[i - 1]!.lsn),
+        ),
+        "no transaction was sent twice",
+      );
+      t.same(follower.failures, []);
+    });
+  },
+);

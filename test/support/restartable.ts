@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -30,7 +30,18 @@ type Teardown = { teardown(fn: () => unknown): void };
 export async function restartablePostgres(
   t: Teardown,
   options: { settings?: Readonly<Record<string, string>> } = {},
-): Promise<RestartableServer & { readonly url: string }> {
+): Promise<
+  RestartableServer & {
+    readonly url: string;
+    /**
+     * Stops the server as a crash would: an immediate shutdown (SIGQUIT to the postmaster),
+     * with no shutdown checkpoint, so the next start recovers from the WAL, and what is
+     * written to disk only at checkpoints (a replication slot's confirmed position) is as
+     * the last checkpoint left it.
+     */
+    crash(): Promise<void>;
+  }
+> {
   const dir = mkdtempSync(path.join(tmpdir(), "annal-restart-pg-"));
   const dataDir = path.join(dir, "data");
   const port = await freePort();
@@ -58,6 +69,16 @@ export async function restartablePostgres(
     },
     async start() {
       server ??= await launch();
+    },
+    async crash() {
+      if (!server) return;
+      const postmaster = Number.parseInt(
+        readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0] ?? "",
+        10,
+      );
+      process.kill(postmaster, "SIGQUIT");
+      await server.stop(); // resolves once the postmaster has exited
+      server = undefined;
     },
   };
 }
