@@ -160,11 +160,14 @@ export async function startCaptureWorker(
   // A process that does not lead keeps it too, to try again on it.
   let connection: pg.Client | undefined;
   let leading = false;
-  // A connection that breaks takes the lock with it: drop it, so the next turn tries anew.
+  // A connection that breaks takes the lock with it: drop it, and take the next turn now, to
+  // take the lock again or stop the watch (a leader whose watch delivers waits 30 s between
+  // turns, and went on recording what the directory pushed, with no lock, until then).
   const drop = (client: pg.Client) => {
     if (client === connection) {
       connection = undefined;
       leading = false;
+      wakeup.wake();
     }
     client.end().catch(() => {});
   };

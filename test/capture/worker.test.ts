@@ -141,15 +141,20 @@ t.test("a worker that stops, or loses its connection, hands capture to another",
     const pids = await holders();
     return pids.length === 1 && pids[0] !== holder ? pids : undefined;
   });
+  // Its watch delivering, it waits 30 s between turns: losing the lock must not wait for that.
+  await eventually(() => second.watched(), { what: "the second worker's watch delivers" });
   await f.db.pool.query("SELECT pg_terminate_backend($1)", [next]);
-  await add("after-kill");
   t.ok(
-    (await eventually(async () => {
-      const pids = await holders();
-      return pids.length === 1 && pids[0] !== next ? pids : undefined;
-    })) !== undefined,
+    (await eventually(
+      async () => {
+        const pids = await holders();
+        return pids.length === 1 && pids[0] !== next ? pids : undefined;
+      },
+      { what: "another session holds the lock" },
+    )) !== undefined,
     "another session holds the lock",
   );
+  await add("after-kill");
 });
 
 t.test(
