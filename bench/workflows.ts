@@ -175,8 +175,8 @@ Command: \`npm run bench -- workflows\` (run ${new Date().toISOString().slice(0,
 Machine: ${machine()}
 
 ${CHAINS} chains of ${STEPS} no-op steps at once (${fmt(CHAINS * STEPS)} steps). The engine advances
-8 instances at a time, each step recorded (\`StepScheduled\`, \`StepCompleted\`) before the next
-begins. The baseline is raw pg-boss doing the same in the same run on the same database: each
+8 instances at a time, each step recorded (its \`StepScheduled\`, which carries the step before's
+completion) before it begins. The baseline is raw pg-boss doing the same in the same run on the same database: each
 job, once handled, queues the next of its chain (batch 8, LISTEN/NOTIFY wake-ups, 0.5 s poll).
 
 | measure | engine | raw pg-boss | ratio |
