@@ -9,32 +9,30 @@ export interface AttributeChange {
 }
 
 /**
- * Applies modify semantics (RFC 4511 §4.6) to a copy of `attributes`: add merges values
- * (a value already present stays once), delete without values removes the attribute and with
- * values removes those, replace sets (no values = remove), increment adds to a number.
- * Attribute names are matched case-insensitively and keep the existing spelling.
+ * Applies modify semantics (RFC 4511 §4.6) to `attributes`, returning a new map: add merges
+ * values (a value already present stays once), delete without values removes the attribute
+ * and with values removes those, replace sets (no values = remove), increment adds to a
+ * number. Attribute names are matched case-insensitively and keep the existing spelling.
+ * Neither `attributes` nor its arrays are changed: an attribute the changes leave alone keeps
+ * its array in the result (a group of 100,000 members is not copied for a change to its
+ * description, nor scanned by a hash set for a change of one member).
  */
 export function applyChanges(
   attributes: AttributeMap,
   changes: readonly AttributeChange[],
 ): AttributeMap {
-  const result: AttributeMap = structuredClone(attributes);
+  const result: Record<string, string[]> = { ...attributes } as Record<string, string[]>;
   for (const change of changes) {
     const name = findName(result, change.attribute) ?? change.attribute;
     const current = result[name] ?? [];
     let next: string[];
     switch (change.operation) {
-      case "add": {
-        // Sets, not `includes`: adding to a group of 100,000 members compares each value once.
-        const present = new Set(current);
-        next = [...current, ...new Set(change.values.filter((v) => !present.has(v)))];
+      case "add":
+        next = withAdded(current, change.values);
         break;
-      }
-      case "delete": {
-        const removed = new Set(change.values);
-        next = change.values.length === 0 ? [] : current.filter((v) => !removed.has(v));
+      case "delete":
+        next = change.values.length === 0 ? [] : withoutValues(current, change.values);
         break;
-      }
       case "replace":
         next = [...new Set(change.values)];
         break;
@@ -48,6 +46,30 @@ export function applyChanges(
     else result[name] = next;
   }
   return result;
+}
+
+/** Up to this many values, a change looks each up by a scan rather than building a set. */
+const FEW_VALUES = 16;
+
+/** `current` and each of `values` it lacks (once), in order. */
+function withAdded(current: readonly string[], values: readonly string[]): string[] {
+  const fresh = [...new Set(values)];
+  if (fresh.length <= FEW_VALUES) {
+    const missing = fresh.filter((value) => !current.includes(value));
+    return missing.length === 0 ? (current as string[]) : [...current, ...missing];
+  }
+  const present = new Set(current);
+  return [...current, ...fresh.filter((value) => !present.has(value))];
+}
+
+/** `current` without `values`. */
+function withoutValues(current: readonly string[], values: readonly string[]): string[] {
+  if (values.length <= FEW_VALUES) {
+    if (!values.some((value) => current.includes(value))) return current as string[];
+    return current.filter((value) => !values.includes(value));
+  }
+  const removed = new Set(values);
+  return current.filter((value) => !removed.has(value));
 }
 
 function findName(attributes: AttributeMap, name: string): string | undefined {
@@ -100,24 +122,59 @@ export function largeArrayPatch(
   before: readonly string[],
   after: readonly string[],
 ): Operation[] {
+  // What both begin and end with stays where it is: a change of a few members to a large
+  // group is found by comparing, without a set of 100,000 values on each side.
+  let head = 0;
+  const shorter = Math.min(before.length, after.length);
+  while (head < shorter && before[head] === after[head]) head++;
+  let tail = 0;
+  while (
+    tail < shorter - head &&
+    before[before.length - 1 - tail] === after[after.length - 1 - tail]
+  ) {
+    tail++;
+  }
+  if (head + tail === before.length && head + tail === after.length) return [];
+  if (head > 0 || tail > 0) {
+    const middle = largeArrayMiddle(
+      path,
+      before.slice(head, before.length - tail),
+      after.slice(head, after.length - tail),
+      head,
+    );
+    return middle ?? [{ op: "replace", path, value: [...after] }];
+  }
+  return largeArrayMiddle(path, before, after, 0) ?? [{ op: "replace", path, value: [...after] }];
+}
+
+/**
+ * The operations that turn `before` into `after` where both stand at `offset` in the whole
+ * attribute, or undefined where they must be replaced whole (order changed, a value twice).
+ */
+function largeArrayMiddle(
+  path: string,
+  before: readonly string[],
+  after: readonly string[],
+  offset: number,
+): Operation[] | undefined {
   const kept = new Set(after);
   const had = new Set(before);
-  const replaced: Operation[] = [{ op: "replace", path, value: [...after] }];
-  if (kept.size !== after.length || had.size !== before.length) return replaced;
+  if (kept.size !== after.length || had.size !== before.length) return undefined;
   const operations: Operation[] = [];
   const remaining: string[] = [];
   for (let i = before.length - 1; i >= 0; i--) {
-    if (!kept.has(before[i]!)) operations.push({ op: "remove", path: `${path}/${i}` });
+    if (!kept.has(before[i]!)) operations.push({ op: "remove", path: `${path}/${offset + i}` });
   }
   for (const value of before) if (kept.has(value)) remaining.push(value);
   let next = 0;
   for (let j = 0; j < after.length; j++) {
     const value = after[j]!;
     if (next < remaining.length && remaining[next] === value) next++;
-    else if (!had.has(value)) operations.push({ op: "add", path: `${path}/${j}`, value });
-    else return replaced;
+    else if (!had.has(value)) {
+      operations.push({ op: "add", path: `${path}/${offset + j}`, value });
+    } else return undefined;
   }
-  return next === remaining.length ? operations : replaced;
+  return next === remaining.length ? operations : undefined;
 }
 
 /** An attribute name as a JSON Pointer token (RFC 6901: `~` as `~0`, `/` as `~1`). */
@@ -130,7 +187,15 @@ export function touchedAttributes(before: EntryState | null, after: EntryState |
   const a = before?.attributes ?? {};
   const b = after?.attributes ?? {};
   const names = new Set([...Object.keys(a), ...Object.keys(b)]);
-  return [...names].filter((name) => JSON.stringify(a[name]) !== JSON.stringify(b[name])).sort();
+  return [...names].filter((name) => !sameValues(a[name], b[name])).sort();
+}
+
+/** Whether two attributes hold the same values in the same order (or both are absent). */
+function sameValues(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

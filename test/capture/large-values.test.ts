@@ -70,9 +70,36 @@ t.test("the patch of a large attribute turns the one state into the other", asyn
   t.same(patchBetween(state({ title: ["Engineer"] }), state({ title: ["Architect"] })), [
     { op: "replace", path: "/title/0", value: "Architect" },
   ]);
-  t.same(largeArrayPatch("/a~1b", ["x", "x"], ["x"]), [
-    { op: "replace", path: "/a~1b", value: ["x"] },
+  // A value twice: what both ends share stays, the rest is removed by its place, or the
+  // attribute replaced whole where the values between are not a set.
+  t.same(largeArrayPatch("/a~1b", ["x", "x"], ["x"]), [{ op: "remove", path: "/a~1b/1" }]);
+  t.same(largeArrayPatch("/a~1b", ["y", "x", "x", "y"], ["y", "x", "y"]), [
+    { op: "remove", path: "/a~1b/2" },
   ]);
+  t.same(largeArrayPatch("/a~1b", ["y", "x", "z", "x", "y"], ["y", "z", "y"]), [
+    { op: "replace", path: "/a~1b", value: ["y", "z", "y"] },
+  ]);
+  for (const [before, after] of [
+    [["x", "x"], ["x"]],
+    [
+      ["y", "x", "x", "y"],
+      ["y", "x", "y"],
+    ],
+    [
+      ["a", "b", "c", "d", "e"],
+      ["a", "c", "f", "e"],
+    ],
+    [
+      ["a", "b"],
+      ["a", "b", "c", "a"],
+    ],
+  ]) {
+    const { document, errors } = applied(
+      { "a/b": before! },
+      largeArrayPatch("/a~1b", before!, after!),
+    );
+    t.same([document, errors], [{ "a/b": after }, []], `${before} to ${after}`);
+  }
 });
 
 t.test("modify semantics on a large attribute compare each value once", async (t) => {
