@@ -103,7 +103,8 @@ export interface FollowerSession {
  * held up. When its stream ends (the server restarted, the connection broke) it connects again
  * once the server accepts connections and starts from the LSN it acknowledged last: the
  * server skips what was committed before it, whether or not it had persisted that
- * acknowledgement (a fast shutdown checkpoints the slot before its walsender's last reply).
+ * acknowledgement (the slot's position reaches the disk at checkpoints only: after a crash it
+ * is where the last checkpoint left it).
  *
  * Handlers are synchronous (no flow control), so at a keepalive every message sent before it
  * has been handled. `commits` holds each commit's end LSN in the order received, with its
@@ -164,6 +165,7 @@ export function followPublication(url: string, slot: string, publication: string
       state.ended ??= error.message;
     });
     const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [publication] });
+    if (stopped) return true; // stopped while this attempt was being made
     try {
       await (state.from === undefined
         ? current.subscribe(plugin, slot)
