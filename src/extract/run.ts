@@ -142,6 +142,9 @@ export async function extractToFolder(pool: Pool, options: ExtractOptions): Prom
   const names = options.tables ?? TABLE_NAMES;
   await mkdir(dir, { recursive: true });
   const unlock = await takeLock(dir);
+  /** Every file this run finished, removed again if the run fails: the manifest names none. */
+  const created: string[] = [];
+  let recorded = false;
   const client = await pool.connect();
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -206,6 +209,7 @@ export async function extractToFolder(pool: Pool, options: ExtractOptions): Prom
               "annal.covered": `${covered.transactionId}/${covered.position}`,
             },
             onRows: (done) => options.onProgress?.(phase, done, Math.max(total, done)),
+            onFile: (file) => created.push(path.join(name, file)),
           },
         );
         const named = result.files.map((file) => `${name}/${file}`);
@@ -236,11 +240,13 @@ export async function extractToFolder(pool: Pool, options: ExtractOptions): Prom
       tables,
       runs: [...(previous?.runs ?? manifest?.runs ?? []), record],
     });
+    recorded = true;
     await client.query("COMMIT");
     for (const file of removed) await rm(path.join(dir, file), { force: true });
     return { run, ...(rewrite === undefined ? {} : { rewrite }), tables: report, removed };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
+    if (!recorded) for (const file of created) await rm(path.join(dir, file), { force: true });
     throw error;
   } finally {
     client.release();

@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
-import { rename } from "node:fs/promises";
+import { rename, rm } from "node:fs/promises";
 import path from "node:path";
 import Cursor from "pg-cursor";
 import type { PoolClient } from "../db/index.ts";
@@ -46,6 +46,8 @@ export interface SplitFilesOptions {
   readonly rowsPerFile: number;
   readonly metadata: Readonly<Record<string, string>>;
   readonly onRows?: (rows: number) => void;
+  /** A file finished (its name, relative to `folder`). */
+  readonly onFile?: (name: string) => void;
 }
 
 /**
@@ -70,6 +72,7 @@ export async function writeSplitFiles(
     await once(stream, "finish");
     await rename(path.join(options.folder, `${name}.partial`), path.join(options.folder, name));
     files.push(name);
+    options.onFile?.(name);
   };
   try {
     for await (let batch of batches) {
@@ -94,7 +97,14 @@ export async function writeSplitFiles(
     }
     await close();
   } finally {
-    if (open) open.stream.end();
+    // A failed write leaves no partial file behind (the caller removes the finished ones,
+    // which it hears of through `onFile`).
+    if (open) {
+      const { stream, name } = open;
+      stream.end();
+      await once(stream, "close").catch(() => {});
+      await rm(path.join(options.folder, `${name}.partial`), { force: true });
+    }
   }
   return { files, rows };
 }

@@ -253,3 +253,32 @@ t.test("files split at the row count asked for", async (t) => {
   );
   t.equal(counts[0]!.n, 2);
 });
+
+t.test("a run that fails leaves the folder as the last run left it", async (t) => {
+  const before = await readManifest(dir);
+  const files = async () =>
+    (await readdir(dir, { recursive: true })).filter((f) => f.includes(".parquet")).sort();
+  const listed = await files();
+  await history.modify(ids.erin!, { title: ["Chief"] }, { at: at(7) });
+  await history.settled();
+  await t.rejects(
+    extractToFolder(pool, {
+      dir,
+      rowsPerFile: 1,
+      batchSize: 1,
+      onProgress: (phase, done) => {
+        if (phase === "entry_versions (open)" && done > 2) throw new Error("stopped here");
+      },
+    }),
+    { message: "stopped here" },
+  );
+  t.same(await files(), listed, "no file added, none removed, none partial");
+  t.same(await readManifest(dir), before, "the manifest as it was");
+  const next = await extractToFolder(pool, { dir, schema: TEST_SCHEMA });
+  t.equal(next.run, before!.run + 1, "the next run continues");
+  const [counts] = await db.rows(
+    `SELECT count(*)::INTEGER AS n, count(DISTINCT (entry_uuid, version))::INTEGER AS d
+       FROM ${glob("entry_versions")}`,
+  );
+  t.equal(counts!.n, counts!.d, "every version once");
+});
