@@ -10,6 +10,7 @@ import { demoWorkflowsBenchmark } from "./demo-workflows.ts";
 import { directoriesBenchmark } from "./directories.ts";
 import { engineDialogsBenchmark } from "./engine-dialogs.ts";
 import { engineLongBenchmark, engineStepsBenchmark } from "./engine.ts";
+import { extractBenchmark } from "./extract.ts";
 import { firstStartBenchmark } from "./first-start.ts";
 import { hooksBenchmark } from "./hooks.ts";
 import { logScaleBenchmark } from "./log-scale.ts";
@@ -47,6 +48,7 @@ const suites: Record<string, () => Promise<void>> = {
   memory: memoryBenchmark,
   "one-group": oneGroupBenchmark,
   "log-scale": logScaleBenchmark,
+  extract: extractBenchmark,
 };
 
 // Options (`--size 1m`) are read by the suites themselves (`benchSize`); the rest are suites.
