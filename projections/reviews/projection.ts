@@ -4,6 +4,7 @@ import {
   type ReviewItem,
 } from "../../src/events/index.ts";
 import type { Projection, ProjectionContext } from "../../src/projector/index.ts";
+import { canonicalPrincipal } from "../workflows/index.ts";
 import { REVIEWS_PROJECTION, reviewTables } from "./tables.ts";
 
 const HANDLES = [
@@ -32,7 +33,7 @@ const REVOKE_STEPS = new Set(["revoke", "revoke undecided"]);
  */
 export const reviewsProjection: Projection<Handled> = {
   name: REVIEWS_PROJECTION,
-  version: 1,
+  version: 2,
   handles: HANDLES,
   tables: reviewTables,
   async apply(events, context) {
@@ -107,12 +108,15 @@ async function applyOne(event: RecordedAnnalEvent<Handled>, { tx, table }: Proje
       return;
     }
     case "DialogOpened":
-      await update("dialog_id = $3, assignees = $4", [event.data.dialogId, event.data.assignees]);
+      await update("dialog_id = $3, assignees = $4", [
+        event.data.dialogId,
+        event.data.assignees.map(canonicalPrincipal),
+      ]);
       return;
     case "DialogEscalated":
       await update("escalation_level = $3, assignees = $4", [
         event.data.level,
-        event.data.assignees,
+        event.data.assignees.map(canonicalPrincipal),
       ]);
       return;
     case "DialogCompleted": {

@@ -46,6 +46,7 @@ export interface ReviewItemRow {
   readonly last_review: unknown;
   readonly instance_id: string | null;
   readonly dialog_id: string | null;
+  /** Who may decide now, canonical (normalised DNs, `account:<id>`, as the inbox keeps them). */
   readonly assignees: string[];
   readonly state: "open" | "decided" | "undecided";
   readonly escalation_level: number | null;
@@ -107,4 +108,7 @@ export const reviewTables = (table: (name: string) => string): readonly string[]
   `CREATE INDEX ON ${table("review_items")} (campaign_id, ordinal)`,
   `CREATE INDEX ON ${table("review_items")} (instance_id)`,
   `CREATE INDEX ON ${table("review_items")} (group_uuid, member_norm, decided_at DESC)`,
+  // The items whose instance is not started yet: a start cut short, resumed by the schedule.
+  `CREATE INDEX ON ${table("review_items")} (campaign_id) WHERE instance_id IS NULL`,
+  `CREATE INDEX ON ${table("review_items")} USING gin (assignees)`,
 ];

@@ -16,6 +16,7 @@ export {
 export { quarterOf, scheduledCampaignId, SCHEDULE_ACTOR, startReviewSchedule } from "./schedule.ts";
 export { decideItems, type Decision, type DecisionOutcome } from "./decide.ts";
 export {
+  decisionKeys,
   readCampaign,
   readCampaigns,
   readItem,

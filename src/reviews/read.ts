@@ -7,7 +7,8 @@ import {
   type ReviewCampaignRow,
   type ReviewItemRow,
 } from "../../projections/reviews/index.ts";
-import { WORKFLOW_INSTANCES } from "../../projections/workflows/index.ts";
+import { canonicalPrincipal, WORKFLOW_INSTANCES } from "../../projections/workflows/index.ts";
+import { assigneeKeysAt, delegationsInForce, type Actor } from "../workflow/index.ts";
 
 /** An item with what became of it in the directory: the captured change of its revocation. */
 export interface ReviewItemView extends ReviewItemRow {
@@ -79,7 +80,10 @@ const ITEM_JOINS = `JOIN ${REVIEW_CAMPAIGNS} AS c ON c.campaign_id = i.campaign_
 export interface ItemFilter {
   readonly state?: "open" | "decided" | "undecided";
   readonly overdue?: boolean;
-  /** Only items one of these principals may decide now. */
+  /**
+   * Only items one of these keys may decide now: canonical principals (`canonicalPrincipal`:
+   * normalised DNs, `account:<id>`), as `decisionKeys` gives them for an account.
+   */
   readonly assignedTo?: readonly string[];
   readonly group?: string;
   readonly after?: number;
@@ -230,4 +234,25 @@ export async function unreviewedMemberships(
     memberDn: row.member_dn,
     lastReviewedAt: row.last_reviewed_at,
   }));
+}
+
+/**
+ * The keys an account decides items by at `now`: its own (its id, `account:<id>`, its DN, its
+ * principals) and, for each delegation in force to it, its delegator's (the delegator's
+ * principals as the access projection has them then), canonical as the items keep assignees.
+ */
+export async function decisionKeys(db: Queryable, actor: Actor, now: Date): Promise<string[]> {
+  const keys = new Set(
+    [
+      actor.accountId,
+      `account:${actor.accountId}`,
+      ...(actor.dn ? [actor.dn] : []),
+      ...actor.principals,
+    ].map(canonicalPrincipal),
+  );
+  for (const delegation of await delegationsInForce(db, now)) {
+    if (delegation.delegate.accountId !== actor.accountId) continue;
+    for (const key of await assigneeKeysAt(db, delegation.delegator, now)) keys.add(key);
+  }
+  return [...keys];
 }

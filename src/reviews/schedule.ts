@@ -5,7 +5,8 @@ import type { Logger } from "../logger.ts";
 import { WrongExpectedVersionError } from "../store/index.ts";
 import { databaseClock, type Actor, type EngineDeps } from "../workflow/index.ts";
 import type { ReviewDefinition } from "./definition.ts";
-import { HistoryBuildingPending, startCampaign } from "./start.ts";
+import { HistoryBuildingPending, resumeCampaign, startCampaign } from "./start.ts";
+import { REVIEW_CAMPAIGNS, REVIEW_ITEMS } from "../../projections/reviews/index.ts";
 
 /** Who starts a scheduled campaign. */
 export const SCHEDULE_ACTOR: Actor = {
@@ -34,10 +35,38 @@ export function scheduledCampaignId(review: string, quarter: Date): string {
 }
 
 /**
+ * Starts the items of campaigns whose start was cut short (the process died between recording
+ * the campaign and starting its items' instances): every campaign started more than a minute ago
+ * with an item the reviews projection knows no instance of. Starting an item is idempotent, so an
+ * item whose instance is only not projected yet is not started twice.
+ */
+async function resumeCutShort(
+  deps: EngineDeps,
+  now: Date,
+  log: Pick<Logger, "info" | "warn" | "error">,
+): Promise<void> {
+  const found = await deps.pool.query<{ campaign_id: string }>(
+    `SELECT DISTINCT i.campaign_id FROM ${REVIEW_ITEMS} AS i
+       JOIN ${REVIEW_CAMPAIGNS} AS c ON c.campaign_id = i.campaign_id
+      WHERE i.instance_id IS NULL AND c.started_at < $1::timestamptz - interval '1 minute'`,
+    [now],
+  );
+  for (const { campaign_id: campaignId } of found.rows) {
+    const started = await resumeCampaign(deps, campaignId, { as: SCHEDULE_ACTOR });
+    if (started > 0) {
+      log.info(
+        { campaignId, started },
+        `review campaign ${campaignId}: started ${started} items its start had left`,
+      );
+    }
+  }
+}
+
+/**
  * Starts each `schedule = "quarterly"` review's campaign of the current quarter (the database's
  * clock, UTC) once: on the quarter's first day, or at the first look after it when annal was not
- * running then. Looks every `intervalMs`; a start refused while the history is being built is
- * tried at the next look.
+ * running then; and completes the starts cut short (`resumeCutShort`). Looks every
+ * `intervalMs`; a start refused while the history is being built is tried at the next look.
  */
 export function startReviewSchedule(
   deps: EngineDeps,
@@ -50,10 +79,11 @@ export function startReviewSchedule(
   /** The quarter each review's campaign is known to exist for. */
   const done = new Map<string, number>();
   const loop = (async () => {
-    if (quarterly.length === 0) return;
     for (;;) {
       try {
-        const quarter = quarterOf(await databaseClock(deps.pool));
+        const now = await databaseClock(deps.pool);
+        await resumeCutShort(deps, now, log);
+        const quarter = quarterOf(now);
         for (const review of quarterly) {
           if (done.get(review.name) === quarter.getTime()) continue;
           const campaignId = scheduledCampaignId(review.name, quarter);

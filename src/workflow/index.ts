@@ -99,6 +99,7 @@ export {
 } from "./queries.ts";
 export { workflowsForChangeEvent } from "./change-events.ts";
 export {
+  assigneeKeysAt,
   delegationState,
   delegationsInForce,
   endDelegation,

@@ -8,6 +8,7 @@ import { withTransaction } from "../../src/db/index.ts";
 import {
   campaignReport,
   decideItems,
+  decisionKeys,
   prepareReviewItemDefinition,
   readItems,
   readProgress,
@@ -164,6 +165,16 @@ t.test(
       to: olga.accountId,
       until: new Date((await databaseClock(f.pool)).getTime() + 7 * 86_400_000),
     });
+    // Olga's items now include Bob's: his three open ones.
+    const olgas = await readItems(f.pool, campaignId, await databaseClock(f.pool), {
+      state: "open",
+      assignedTo: await decisionKeys(f.pool, olga, await databaseClock(f.pool)),
+    });
+    t.same(
+      olgas.map((item) => item.member_dn).sort(),
+      [dn("erin"), dn("frank"), dn("gina")],
+      "a delegate's items are the delegator's",
+    );
     const byOlga = await decideItems(
       f,
       campaignId,

@@ -1,8 +1,11 @@
 import t from "tap";
+import { annalEvent, reviewCampaignStream } from "../../src/events/index.ts";
 import {
   prepareReviewItemDefinition,
   quarterOf,
   readCampaigns,
+  readItems,
+  reviewItemsAt,
   scheduledCampaignId,
   startReviewSchedule,
   type ReviewDefinition,
@@ -85,3 +88,51 @@ t.test(
     );
   },
 );
+
+t.test("a campaign whose start was cut short has its items started by the schedule", async (t) => {
+  const c = await captureFixture(t, {
+    seedLdif: `dn: uid=ann,ou=people,dc=example,dc=org\nobjectClass: inetOrgPerson\nuid: ann\ncn: ann\nsn: ann\n\ndn: cn=eng,${GROUPS}\nobjectClass: groupOfNames\ncn: eng\nowner: uid=ann,ou=people,dc=example,dc=org\nmember: uid=ann,ou=people,dc=example,dc=org\n`,
+  });
+  await c.sync();
+  const f = await workflowFixture(t, {
+    dir: definitionsDir(t, {}),
+    db: c.db,
+    builtIn: [await prepareReviewItemDefinition()],
+  });
+  // What a start that died after recording the campaign leaves: its events, no instance.
+  const definition = review("by-hand", "manual");
+  const now = await databaseClock(f.pool);
+  const { items } = await reviewItemsAt(f.pool, definition, now);
+  const campaignId = "00000000-0000-4000-8000-00000000c07f";
+  await f.store.appendToStream(
+    reviewCampaignStream(campaignId),
+    [
+      annalEvent("ReviewCampaignStarted", {
+        campaignId,
+        review: definition.name,
+        title: definition.name,
+        definition,
+        startedAt: new Date(now.getTime() - 120_000).toISOString(),
+        deadline: new Date(now.getTime() + 86_400_000).toISOString(),
+        startedBy: { accountId: "admin", name: "admin", dn: null },
+        itemCount: items.length,
+        unreviewable: [],
+      }),
+      annalEvent("ReviewItemsListed", { campaignId, items }),
+    ],
+    { expectedVersion: "no_stream" },
+  );
+  const schedule = startReviewSchedule(f, [definition], silent, 100);
+  t.teardown(() => schedule.stop());
+  const resumed = await eventually(
+    async () => {
+      await c.sync();
+      const open = await readItems(f.pool, campaignId, await databaseClock(f.pool));
+      return open.length === 1 && open[0]!.instance_id && open[0]!.assignees.length > 0
+        ? open
+        : undefined;
+    },
+    { what: "the cut-short campaign's item started", timeout: 30_000 },
+  );
+  t.match(resumed[0], { state: "open", reviewers: ["uid=ann,ou=people,dc=example,dc=org"] });
+});

@@ -3,6 +3,7 @@ import { AnnalError } from "../../errors/index.ts";
 import type { ReviewCampaignRow } from "../../../projections/reviews/index.ts";
 import {
   campaignReport,
+  decisionKeys,
   decideItems,
   readCampaign,
   readCampaigns,
@@ -17,7 +18,7 @@ import {
 import { REVIEWS_PROJECTION } from "../../../projections/reviews/index.ts";
 import { waitForProjection } from "../../projector/index.ts";
 import { readMoment } from "../../time/index.ts";
-import { databaseClock, isAssignee, seesAll } from "../../workflow/index.ts";
+import { databaseClock, seesAll } from "../../workflow/index.ts";
 import type { GatewayContext } from "../context.ts";
 import { BadUserInputError } from "../errors.ts";
 import { actorOf, commandActor, engineOf } from "./engine.ts";
@@ -93,16 +94,19 @@ function campaignNode(context: GatewayContext, row: ReviewCampaignRow) {
       const first = typeof args.first === "number" ? Math.min(Math.max(args.first, 1), 500) : 100;
       const after = typeof args.after === "string" ? Number(args.after) : undefined;
       const mine = args.mine === true || !seesAll(actor);
-      const found = await readItems(pool, row.campaign_id, await databaseClock(pool), {
+      const now = await databaseClock(pool);
+      const visible = await readItems(pool, row.campaign_id, now, {
         ...(typeof args.state === "string" ? { state: args.state as "open" } : {}),
         ...(typeof args.overdue === "boolean" ? { overdue: args.overdue } : {}),
         ...(typeof args.group === "string" ? { group: args.group } : {}),
+        ...(typeof args.member === "string" && args.member.trim() !== ""
+          ? { member: args.member.trim() }
+          : {}),
         ...(after !== undefined && Number.isSafeInteger(after) ? { after } : {}),
-        ...(mine ? {} : { first: first + 1 }),
+        ...(mine ? { assignedTo: await decisionKeys(pool, actor, now) } : {}),
+        first: first + 1,
       });
-      const visible = mine ? found.filter((item) => isAssignee(actor, item.assignees)) : found;
       const page = visible.slice(0, first);
-      const now = await databaseClock(pool);
       return {
         nodes: page.map((item) => itemNode(item, now)),
         pageInfo: {
