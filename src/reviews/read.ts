@@ -86,6 +86,8 @@ export interface ItemFilter {
    */
   readonly assignedTo?: readonly string[];
   readonly group?: string;
+  /** Members whose DN contains this text, in any case. */
+  readonly member?: string;
   readonly after?: number;
   readonly first?: number;
 }
@@ -105,6 +107,7 @@ export async function readItems(
   }
   if (filter.assignedTo) where.push(`i.assignees && $${params.push(filter.assignedTo)}::text[]`);
   if (filter.group) where.push(`lower(i.group_dn) = lower($${params.push(filter.group)})`);
+  if (filter.member) where.push(`strpos(i.member_norm, lower($${params.push(filter.member)})) > 0`);
   if (filter.after !== undefined) where.push(`i.ordinal > $${params.push(filter.after)}`);
   const limit = filter.first === undefined ? "" : `LIMIT $${params.push(filter.first)}`;
   const found = await db.query<ReviewItemView>(
