@@ -5,6 +5,7 @@ import {
   withSortPairs,
   type SortPair,
 } from "../../projections/entries/index.ts";
+import { allProjections } from "../../src/app/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { parseFilter, type FilterNode } from "../../src/filters/index.ts";
 import { buildReaderIndexes } from "../../src/projector/reader-indexes.ts";
@@ -195,6 +196,21 @@ t.test(
       /\(type, \(left\(lower\(attributes -> 'sn'::text ->> 0\), 200\) COLLATE "C"\), \(left\(lower\(attributes -> 'cn'::text ->> 0\), 200\) COLLATE "C"\), entry_uuid\)$/,
     );
     t.match(sortPairIndexName(PAIR), /^entries_sort_user_sn_cn_[0-9a-f]{8}$/);
+
+    // What annal runs: the projections of its configuration.
+    const config = (pairs: string) =>
+      parseConfig(
+        `[directory]\nurl = "ldap://127.0.0.1:389"\nbindDN = "cn=admin,dc=example,dc=org"\n` +
+          `password = "\${LDAP_PASSWORD}"\nbase = "dc=example,dc=org"\n\n[[directory.types]]\n` +
+          `name = "user"\nbase = "ou=people,dc=example,dc=org"\n${pairs}`,
+        { path: "/srv/annal.toml", env: { LDAP_PASSWORD: "pw" } },
+      );
+    const entriesOf = (pairs: string) =>
+      allProjections(config(pairs)).find((projection) => projection.name === "entries")!.indexes!(
+        table,
+      );
+    t.same(entriesOf(""), plain, "no pair: the indexes of before");
+    t.same(entriesOf('sortPairs = [["sn", "cn"]]'), paired, "a pair: its index too");
   },
 );
 

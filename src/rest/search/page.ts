@@ -118,13 +118,13 @@ export async function walks(db: Queryable, sql: SearchSql, walkAbove: number): P
   // 5,000 matches of `sn sw "Me"` in every statement of a walk, and sorted them anyway.
   if (!sql.walk || (sql.cluster && !sql.pointCluster)) return false;
   if (!sql.filtered) return true;
+  if (!Number.isFinite(walkAbove)) return false;
   // A configured sort pair reads a point cluster (`sn eq "Meyer"` by `sn,cn`) as one range of
   // its index, however few or many it holds: no need to count them.
   if (sql.pair && sql.pointCluster) {
     const later = sql.laterValues();
     return (await db.query(later.sql, [...later.params])).rows.length === 0;
   }
-  if (!Number.isFinite(walkAbove)) return false;
   const set = sql.matchSet;
   const params = set ? set.params : sql.params.slice(0, sql.whereParams);
   const matching = set
@@ -340,8 +340,10 @@ class Reader {
     position?: KeysetPosition,
   ): Promise<SearchRow[]> {
     const { db, sql } = this;
-    // A sort pair's index holds every group in the page's order: read, never sorted.
-    if (!sql.pair && !(await this.large(key))) {
+    // A sort pair's index holds every group in the page's order: read, never sorted (unless
+    // the caller asks for every group sorted, `groupAbove` infinite).
+    const read = sql.pair ? Number.isFinite(this.groupAbove) : await this.large(key);
+    if (!read) {
       return readRows(
         db,
         sql,
