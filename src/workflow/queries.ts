@@ -52,8 +52,9 @@ export async function inboxOf(
   limit = 100,
   after?: string,
   at: Date = new Date(),
+  except: readonly string[] = [],
 ): Promise<InboxRow[]> {
-  const own = (await dialogsAssigned(db, assigneeKeys(actor), limit, after)).map((row) => ({
+  const own = (await dialogsAssigned(db, assigneeKeys(actor), limit, after, except)).map((row) => ({
     ...row,
     delegatedBy: null,
   }));
@@ -62,7 +63,7 @@ export async function inboxOf(
   for (const delegation of await delegationsInForce(db, at)) {
     if (delegation.delegate.accountId !== actor.accountId) continue;
     const keys = await assigneeKeysAt(db, delegation.delegator, at);
-    for (const row of await dialogsAssigned(db, keys, limit, after, actor.accountId)) {
+    for (const row of await dialogsAssigned(db, keys, limit, after, except, actor.accountId)) {
       if (seen.has(row.dialog_id) || isAssignee(actor, row.assignees)) continue;
       seen.add(row.dialog_id);
       rows.push({ ...row, delegatedBy: delegation.delegator });
@@ -77,15 +78,21 @@ export async function inboxOf(
     .slice(0, limit);
 }
 
-/** Pending dialogs assigned to any of `keys`, oldest first; `notStartedBy`: save its instances. */
+/**
+ * Pending dialogs assigned to any of `keys`, oldest first, but those of the workflows `except`;
+ * `notStartedBy`: save its instances.
+ */
 async function dialogsAssigned(
   db: Queryable,
   keys: readonly string[],
   limit: number,
   after: string | undefined,
+  except: readonly string[],
   notStartedBy?: string,
 ): Promise<DialogRow[]> {
   const params: unknown[] = [keys, limit];
+  const others =
+    except.length === 0 ? "" : `AND NOT (d.workflow = ANY($${params.push(except)}::text[]))`;
   const from =
     after === undefined
       ? ""
@@ -96,7 +103,7 @@ async function dialogsAssigned(
       : `AND NOT EXISTS (SELECT 1 FROM ${WORKFLOW_INSTANCES} AS i
            WHERE i.instance_id = d.instance_id AND i.started_by_id = $${params.push(notStartedBy)})`;
   const result = await db.query<DialogRow>(
-    `SELECT d.* FROM ${DIALOGS} AS d WHERE d.state = 'pending' AND d.assignees && $1::text[] ${from} ${notOwn}
+    `SELECT d.* FROM ${DIALOGS} AS d WHERE d.state = 'pending' AND d.assignees && $1::text[] ${others} ${from} ${notOwn}
       ORDER BY d.opened_at, d.dialog_id LIMIT $2`,
     params,
   );

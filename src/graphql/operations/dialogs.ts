@@ -16,7 +16,10 @@ export async function myDialogs(context: GatewayContext, args: Record<string, un
     args.after === undefined || args.after === null
       ? undefined
       : decodeKeyCursor(args.after, scope, DIALOG_ID);
-  const dialogs = await reader.inbox(first + 1, after);
+  const except = Array.isArray(args.exceptWorkflows)
+    ? args.exceptWorkflows.filter((name): name is string => typeof name === "string")
+    : [];
+  const dialogs = await reader.inbox(first + 1, after, except);
   const page = dialogs.slice(0, first);
   return {
     nodes: page.map((dialog) => dialogNode(dialog)),

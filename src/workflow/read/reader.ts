@@ -193,10 +193,21 @@ export class WorkflowReader {
 
   /**
    * The pending dialogs the actor may answer (as an assignee, or as a delegate: marked with
-   * `delegatedBy`), the oldest first, after dialog `after`.
+   * `delegatedBy`), the oldest first, after dialog `after`, but those of the workflows `except`.
    */
-  async inbox(limit: number, after?: string): Promise<DialogView[]> {
-    const rows = await inboxOf(this.#db, this.#actor, limit, after, await databaseClock(this.#db));
+  async inbox(
+    limit: number,
+    after?: string,
+    except: readonly string[] = [],
+  ): Promise<DialogView[]> {
+    const rows = await inboxOf(
+      this.#db,
+      this.#actor,
+      limit,
+      after,
+      await databaseClock(this.#db),
+      except,
+    );
     return rows.map((row) =>
       dialogView(
         row.instance_id,
