@@ -244,3 +244,67 @@ t.test(
     );
   },
 );
+
+t.test(
+  "the projection updates the step a later batch's StepScheduled completes, in a batch of its own",
+  async (t) => {
+    const dir = definitionsDir(t, { "chain.ts": CHAIN });
+    const f = await workflowFixture(t, { dir, startEngine: false });
+    const chain = (await f.definitions.version("chain", 1))!;
+    const id = randomUUID();
+    const stream = `workflow-${id}`;
+    const projector = await Projector.start({
+      pool: f.pool,
+      projections: [workflowsProjection],
+      log: quiet,
+      pollInterval: 50,
+    });
+    t.teardown(() => projector.stop());
+    const stepRows = async () =>
+      (
+        await f.pool.query<{ seq: number; state: string; result: unknown }>(
+          `SELECT seq, state, result FROM ${WORKFLOW_STEPS} WHERE instance_id = $1 ORDER BY seq`,
+          [id],
+        )
+      ).rows;
+    const scheduled = (seq: number, name: string, completed?: { seq: number; result: unknown }) =>
+      annalEvent("StepScheduled", {
+        instanceId: id,
+        workflow: "chain",
+        seq,
+        name,
+        attempt: 1,
+        ...(completed ? { completed } : {}),
+      });
+    await f.store.appendToStream(
+      stream,
+      [
+        annalEvent("WorkflowStarted", {
+          instanceId: id,
+          definition: { name: "chain", version: 1, hash: chain.hash },
+          parameters: {},
+          startedBy: { accountId: actor("a").accountId, name: "a", dn: null },
+          until: null,
+          parent: null,
+          startKey: null,
+        }),
+        scheduled(1, "one"),
+      ],
+      { expectedVersion: "no_stream" },
+    );
+    await waitForProjection(f.pool, "workflows", await f.store.head());
+    t.same(await stepRows(), [{ seq: 1, state: "scheduled", result: null }]);
+    await f.store.appendToStream(stream, [scheduled(2, "two", { seq: 1, result: "r1" })], {
+      expectedVersion: 2,
+    });
+    await waitForProjection(f.pool, "workflows", await f.store.head());
+    t.same(
+      await stepRows(),
+      [
+        { seq: 1, state: "completed", result: "r1" },
+        { seq: 2, state: "scheduled", result: null },
+      ],
+      "step 1's row is completed by the event that schedules step 2",
+    );
+  },
+);
