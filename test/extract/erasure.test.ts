@@ -123,3 +123,45 @@ t.test("annal extract refuses what it cannot do, with a code", async (t) => {
     /^annal: ANNAL_EXTRACT_FOLDER_INVALID: .* was written from another database/,
   );
 });
+
+t.test(
+  "without an answer from the directory, attributes are lists of strings, and it says so",
+  async (t) => {
+    const { file } = await configDir(
+      t,
+      `[directory]
+url = "ldap://127.0.0.1:1"
+bindDN = "cn=admin,dc=example,dc=org"
+password = "\${LDAP_PASSWORD:-x}"
+base = "dc=example,dc=org"
+
+[[directory.types]]
+name = "user"
+base = "${PEOPLE}"
+filter = "(objectClass=inetOrgPerson)"
+`,
+    );
+    const dir = await mkdtemp(path.join(tmpdir(), "annal-extract-cli-"));
+    const run = await runAnnal(
+      ["extract", dir, "--tables", "entry_versions", "--config", file],
+      env,
+    );
+    t.equal(run.code, 0, run.stderr);
+    t.match(
+      run.stderr,
+      "annal: the directory at ldap://127.0.0.1:1 did not answer: attributes are extracted as lists of strings",
+    );
+    const columns = Object.fromEntries(
+      (
+        await db.rows(
+          `DESCRIBE SELECT * FROM read_parquet(${literal(path.join(dir, "entry_versions", "*.parquet"))}, union_by_name = true)`,
+        )
+      ).map((row) => [row.column_name, row.column_type]),
+    );
+    t.match(columns, {
+      uidNumber: "VARCHAR[]",
+      title: "VARCHAR[]",
+      valid_from: "TIMESTAMP WITH TIME ZONE",
+    });
+  },
+);
