@@ -50,7 +50,7 @@ t.test("annal extract writes the folder and says what each table got", async (t)
   const dir = await mkdtemp(path.join(tmpdir(), "annal-extract-cli-"));
   const run = await runAnnal(["extract", dir, "--config", config], env);
   t.equal(run.code, 0, run.stderr);
-  t.match(run.stdout, /^events: \d+ rows in 1 files, up to log position \d+\/\d+$/m);
+  t.match(run.stdout, /^events: \d+ rows in 1 file, up to log position \d+\/\d+$/m);
   t.match(run.stdout, /^entry_versions: 6 rows in 2 files, up to log position \d+\/\d+$/m);
   t.match(run.stdout, /^run 1 into .*: 0 files replaced$/m);
   const again = await runAnnal(["extract", dir, "--config", config], env);

@@ -1,3 +1,4 @@
+import pluralize from "pluralize";
 import { openDatabase, prepareEventStore, startDirectory } from "../../app/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import type { DirectorySchema } from "../../directory/index.ts";
@@ -86,10 +87,12 @@ async function runExtract(args: readonly string[], output: Output): Promise<numb
     for (const table of report.tables) {
       const at = `${table.covered.transactionId}/${table.covered.position}`;
       output.out(
-        `${table.name}: ${table.rows} rows in ${table.files.length} files, up to log position ${at}`,
+        `${table.name}: ${pluralize("row", table.rows, true)} in ${pluralize("file", table.files.length, true)}, up to log position ${at}`,
       );
     }
-    output.out(`run ${report.run} into ${positionals[0]}: ${report.removed.length} files replaced`);
+    output.out(
+      `run ${report.run} into ${positionals[0]}: ${pluralize("file", report.removed.length, true)} replaced`,
+    );
     return 0;
   } finally {
     progress.stop();
