@@ -129,7 +129,16 @@ dir = "${REPO}/ops/demo/hooks"
     t.equal(await page.locator("#who").textContent(), "Priya Rossi");
     t.same(
       await page.locator("#nav a").allTextContents(),
-      ["Directory", "Changes", "Inbox", "Delegations", "Start", "Instances", "Operations"],
+      [
+        "Directory",
+        "Changes",
+        "Inbox",
+        "Delegations",
+        "Reviews",
+        "Start",
+        "Instances",
+        "Operations",
+      ],
       "an operator and auditor sees every page",
     );
 

@@ -8,6 +8,7 @@ import { operationsPage } from "./pages/operations.ts";
 import { inboxPage } from "./pages/inbox.ts";
 import { instancePage } from "./pages/instance.ts";
 import { instancesPage } from "./pages/instances.ts";
+import { reviewInboxPage, reviewProgressPage, reviewsPage } from "./pages/reviews.ts";
 import { catalogPage, startPage } from "./pages/start.ts";
 import { matchRoute, navigate, type Route } from "./router.ts";
 import { allowNameLookups } from "./names.ts";
@@ -27,6 +28,9 @@ const ROUTES: readonly Route[] = [
   { path: "/app/directory/:type/:id", access: READ, render: entryPage },
   { path: "/app/changes", access: READ, render: feedPage },
   { path: "/app/inbox", render: inboxPage },
+  { path: "/app/inbox/reviews", render: reviewInboxPage },
+  { path: "/app/reviews", render: reviewsPage },
+  { path: "/app/reviews/:id", render: reviewProgressPage },
   { path: "/app/delegations", render: delegationsPage },
   { path: "/app/workflows", render: catalogPage },
   { path: "/app/workflows/:name", render: startPage },
@@ -41,6 +45,7 @@ const NAV: readonly { href: string; label: string; access?: readonly string[] }[
   { href: "/app/changes", label: "Changes", access: READ },
   { href: "/app/inbox", label: "Inbox" },
   { href: "/app/delegations", label: "Delegations" },
+  { href: "/app/reviews", label: "Reviews" },
   { href: "/app/workflows", label: "Start" },
   { href: "/app/instances", label: "Instances" },
   { href: "/app/operations", label: "Operations", access: ["operator"] },

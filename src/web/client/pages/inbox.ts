@@ -13,6 +13,7 @@ import {
 import { dnKey } from "../names.ts";
 import type { Viewer } from "../viewer.ts";
 import { dataView, deadline } from "../workflow-data.ts";
+import { REVIEW_WORKFLOW } from "./reviews.ts";
 
 interface DialogNode {
   id: string;
@@ -31,22 +32,76 @@ interface DialogNode {
 
 const DIALOG_FIELDS = `id name workflow state form data until openedAt assignees delegatedBy { name } instance { id startedBy { name dn } } ${ESCALATION_FIELDS}`;
 
-/** `/app/inbox`: the viewer's open dialogs, oldest first, each with its form. */
+interface ReviewSummary {
+  id: string;
+  title: string;
+  deadline: string;
+  items: { nodes: { id: string; overdue: boolean }[]; pageInfo: { hasNextPage: boolean } };
+}
+
+/**
+ * The access reviews with items waiting for the viewer: a line each, with how many and by when,
+ * to the review view (their items are not questions among the others).
+ */
+function reviewsWaiting(campaigns: ReviewSummary[]): HTMLElement | null {
+  const waiting = campaigns.filter((c) => c.items.nodes.length > 0);
+  if (waiting.length === 0) return null;
+  return h(
+    "section",
+    { class: "reviews-waiting", id: "reviews-waiting", "aria-label": "Access reviews" },
+    h("h2", null, "Access reviews"),
+    h(
+      "ul",
+      null,
+      ...waiting.map((c) => {
+        const n = c.items.nodes.length;
+        const overdue = c.items.nodes.filter((item) => item.overdue).length;
+        return h(
+          "li",
+          { "data-campaign": c.id },
+          link(`/app/inbox/reviews?campaign=${encodeURIComponent(c.id)}`, c.title),
+          `: ${n}${c.items.pageInfo.hasNextPage ? "+" : ""} ${n === 1 ? "membership waits" : "memberships wait"} for your decision, `,
+          overdue > 0
+            ? h("span", { class: "deadline passed" }, `${overdue} overdue`)
+            : ["due ", time(c.deadline)],
+        );
+      }),
+    ),
+  );
+}
+
+/**
+ * `/app/inbox`: the access reviews waiting for the viewer, then their other open dialogs,
+ * oldest first, each with its form.
+ */
 export async function inboxPage({ main, viewer }: PageContext): Promise<void> {
   fill(main, h("h1", null, "Inbox"), h("p", { class: "loading" }, "Loading…"));
   let dialogs: DialogNode[];
+  let reviews: HTMLElement | null;
   try {
-    dialogs = (
-      await gql<{ myDialogs: { nodes: DialogNode[] } }>(
-        `{ myDialogs(first: 100) { nodes { ${DIALOG_FIELDS} } } }`,
-      )
-    ).myDialogs.nodes;
+    // Two requests: together they would pass the query cost limit.
+    const [answered, campaigns] = await Promise.all([
+      gql<{ myDialogs: { nodes: DialogNode[] } }>(
+        `query($except: [String!]) { myDialogs(first: 100, exceptWorkflows: $except) { nodes { ${DIALOG_FIELDS} } } }`,
+        { except: [REVIEW_WORKFLOW] },
+      ),
+      gql<{ reviewCampaigns: ReviewSummary[] }>(
+        `{ reviewCampaigns { id title deadline items(mine: true, state: open, first: 100) { nodes { id overdue } pageInfo { hasNextPage } } } }`,
+      ),
+    ]);
+    dialogs = answered.myDialogs.nodes;
+    reviews = reviewsWaiting(campaigns.reviewCampaigns);
   } catch (error) {
     fill(main, h("h1", null, "Inbox"), errorBox(error));
     return;
   }
   const done = h("div", { id: "inbox-done", "aria-live": "polite" });
-  const empty = () => h("p", { id: "inbox-empty" }, "Nothing waits for you.");
+  const empty = () =>
+    h(
+      "p",
+      { id: "inbox-empty" },
+      reviews ? "No other question waits for you." : "Nothing waits for you.",
+    );
   const list = h("ul", { class: "cards inbox", id: "inbox" });
   // An answered question leaves the inbox: its card goes, and a line above says so.
   const answered = (dialog: DialogNode, card: HTMLElement, state: string) => {
@@ -70,7 +125,14 @@ export async function inboxPage({ main, viewer }: PageContext): Promise<void> {
       return card;
     }),
   );
-  fill(main, h("h1", null, "Inbox"), done, dialogs.length === 0 ? empty() : list);
+  fill(
+    main,
+    h("h1", null, "Inbox"),
+    reviews,
+    reviews && dialogs.length > 0 ? h("h2", null, "Questions") : null,
+    done,
+    dialogs.length === 0 ? empty() : list,
+  );
   announce(`${dialogs.length} open ${dialogs.length === 1 ? "question" : "questions"}`);
 }
 

@@ -1,0 +1,966 @@
+import { gql, query } from "../api.ts";
+import { announce, errorBox, fill, h, link, time } from "../dom.ts";
+import { personView } from "../names.ts";
+import { navigate, type PageContext } from "../router.ts";
+
+/**
+ * Access reviews (docs/access-reviews.md) in the web application: the reviewer's items of a
+ * campaign in the Inbox (`/app/inbox/reviews`), each with its membership's history, decided keep
+ * or revoke one at a time or many at once; and the campaigns' progress (`/app/reviews`,
+ * `/app/reviews/:id`).
+ */
+
+/** The built-in workflow whose dialogs are review items: the Inbox shows them here instead. */
+export const REVIEW_WORKFLOW = "annal.review-item";
+
+/** How often the review view reads again the revocations it shows that are not settled. */
+export const REVOCATION_POLL_MS = 2000;
+
+/** Items a page of the review view shows; more come a page at a time, when asked for. */
+export const REVIEW_PAGE = 100;
+
+interface Actor {
+  name: string;
+  dn: string | null;
+}
+
+export interface ReviewItemNode {
+  id: string;
+  group: string;
+  member: string;
+  accessFunction: string | null;
+  since: string;
+  heldDays: number;
+  began: {
+    kind: string;
+    by: string | null;
+    workflow: string | null;
+    instanceId: string | null;
+    position: number | null;
+  };
+  lastReview: { decision: string; decidedAt: string; by: string | null } | null;
+  state: string;
+  overdue: boolean;
+  escalated: boolean;
+  decision: string | null;
+  reason: string | null;
+  decidedBy: Actor | null;
+  decidedAt: string | null;
+  revocation: string | null;
+  revocationError: { code: string; message: string } | null;
+  directoryChange: { position: number } | null;
+}
+
+interface Progress {
+  total: number;
+  open: number;
+  decided: number;
+  undecided: number;
+  overdue: number;
+  escalated: number;
+  kept: number;
+  revoked: number;
+  revocationsFailed: number;
+  byReviewer: { reviewer: string; open: number; decided: number; overdue: number }[];
+}
+
+interface CampaignNode {
+  id: string;
+  review: string;
+  title: string;
+  startedAt: string;
+  deadline: string;
+  startedBy: Actor;
+  progress: Progress;
+}
+
+const ITEM_FIELDS = `id group member accessFunction since heldDays
+  began { kind by workflow instanceId position } lastReview { decision decidedAt by }
+  state overdue escalated decision reason decidedBy { name dn } decidedAt
+  revocation revocationError { code message } directoryChange { position }`;
+
+const PROGRESS_FIELDS = `progress { total open decided undecided overdue escalated kept revoked
+  revocationsFailed byReviewer { reviewer open decided overdue } }`;
+
+const CAMPAIGN_FIELDS = `id review title startedAt deadline startedBy { name dn } ${PROGRESS_FIELDS}`;
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** A principal an item is assigned to: a DN by name, an account or a service as it is. */
+function principalView(principal: string): HTMLElement {
+  return principal.includes("=")
+    ? personView(principal)
+    : h("span", { class: "person" }, principal);
+}
+
+/** Who or what made a membership: the change's cause, in words. */
+export function beganView(began: ReviewItemNode["began"]): HTMLElement {
+  const by = began.by ? personView(began.by.includes("=") ? began.by : null, began.by) : null;
+  const where =
+    began.position === null
+      ? null
+      : h("span", { class: "position" }, ` (log position ${began.position})`);
+  switch (began.kind) {
+    case "import":
+      return h("span", { class: "began import" }, "with the history’s first import", where);
+    case "directory":
+      return h(
+        "span",
+        { class: "began directory" },
+        "added in the directory",
+        by ? [" by ", by] : null,
+        where,
+      );
+    case "workflow":
+      return h(
+        "span",
+        { class: "began workflow" },
+        "workflow ",
+        began.instanceId
+          ? link(
+              `/app/instances/${encodeURIComponent(began.instanceId)}`,
+              began.workflow ?? "instance",
+            )
+          : (began.workflow ?? ""),
+        by ? [", approved by ", h("strong", { class: "approver" }, by)] : null,
+        where,
+      );
+    case "mutation":
+      return h(
+        "span",
+        { class: "began mutation" },
+        "GraphQL mutation",
+        by ? [" by ", by] : null,
+        where,
+      );
+    case "changeEvent":
+      return h(
+        "span",
+        { class: "began change-event" },
+        "change event",
+        by ? [" from ", by] : null,
+        where,
+      );
+    default:
+      return h("span", { class: "began event" }, `event ${began.kind}`, where);
+  }
+}
+
+/** The last campaign's decision on the same membership, or that there was none. */
+function lastReviewView(last: ReviewItemNode["lastReview"]): HTMLElement {
+  if (!last) return h("span", { class: "last-review never" }, "never reviewed");
+  return h(
+    "span",
+    { class: `last-review ${last.decision}` },
+    h("strong", null, last.decision === "keep" ? "kept" : "revoked"),
+    last.by ? [" by ", personView(last.by.includes("=") ? last.by : null, last.by)] : null,
+    " on ",
+    time(last.decidedAt),
+  );
+}
+
+/** Where a revocation's directory write stands, as a badge. */
+const REVOCATION_STATE: Readonly<Record<string, string>> = {
+  pending: "waiting",
+  retrying: "retrying",
+  failed: "failed",
+  done: "completed",
+  gone: "completed",
+};
+
+/**
+ * Whether a revocation's write may still change, or its captured change is still to come (a
+ * page polls it until neither).
+ */
+export const revocationUnsettled = (item: ReviewItemNode) =>
+  item.decision === "revoke" &&
+  item.state === "decided" &&
+  (item.revocation === null ||
+    item.revocation === "pending" ||
+    item.revocation === "retrying" ||
+    // Written, and not yet recorded by capture: its log position comes.
+    (item.revocation === "done" && item.directoryChange === null));
+
+/** What became of a decided item: the decision, its reason, where its revocation stands. */
+function outcomeView(item: ReviewItemNode): HTMLElement {
+  const revocation = item.decision === "revoke" ? (item.revocation ?? "pending") : null;
+  return h(
+    "div",
+    { class: `outcome ${item.decision ?? item.state}`, role: "status" },
+    h(
+      "p",
+      null,
+      h(
+        "strong",
+        null,
+        item.state === "undecided" ? "Undecided" : item.decision === "keep" ? "Kept" : "Revoked",
+      ),
+      item.reason ? `: ${item.reason}` : null,
+    ),
+    item.decidedBy || item.decidedAt
+      ? h(
+          "p",
+          { class: "meta" },
+          item.decidedBy
+            ? ["by ", personView(item.decidedBy.dn, item.decidedBy.name), " · "]
+            : null,
+          time(item.decidedAt),
+        )
+      : null,
+    revocation
+      ? h(
+          "p",
+          { class: "meta revocation" },
+          "removal from the group: ",
+          h("span", { class: `state ${REVOCATION_STATE[revocation] ?? "waiting"}` }, revocation),
+          item.directoryChange
+            ? [
+                " · ",
+                h("span", { class: "nowrap" }, `log position ${item.directoryChange.position}`),
+              ]
+            : null,
+          item.revocationError
+            ? h(
+                "span",
+                { class: "error-text" },
+                ` ${item.revocationError.code}: ${item.revocationError.message}`,
+              )
+            : null,
+        )
+      : null,
+  );
+}
+
+/** A group as its name, its DN on hover; a link to its history when the viewer may read it. */
+function groupView(dn: string): HTMLElement {
+  return personView(dn);
+}
+
+/**
+ * `/app/inbox/reviews`: the viewer's open items of a campaign (the latest with items for them
+ * unless `campaign` names one), filtered by group, person and overdue; decided one at a time or
+ * the selected ones at once.
+ */
+export async function reviewInboxPage(context: PageContext): Promise<void> {
+  const { main, query: q } = context;
+  const heading = h("h1", null, "Access review");
+  const crumbs = h("p", { class: "crumbs" }, link("/app/inbox", "Inbox"), " › access review");
+  fill(main, crumbs, heading, h("p", { class: "loading" }, "Loading…"));
+  let campaigns: (CampaignNode & {
+    mine: { nodes: { id: string; group: string }[]; pageInfo: { hasNextPage: boolean } };
+  })[];
+  try {
+    campaigns = (
+      await gql<{ reviewCampaigns: typeof campaigns }>(
+        `{ reviewCampaigns { ${CAMPAIGN_FIELDS}
+           mine: items(mine: true, state: open, first: 100) { nodes { id group } pageInfo { hasNextPage } } } }`,
+      )
+    ).reviewCampaigns;
+  } catch (error) {
+    fill(main, crumbs, heading, errorBox(error));
+    return;
+  }
+  const wanted = q.get("campaign");
+  const campaign =
+    campaigns.find((c) => c.id === wanted) ??
+    (wanted ? undefined : (campaigns.find((c) => c.mine.nodes.length > 0) ?? campaigns[0]));
+  if (!campaign) {
+    fill(
+      main,
+      crumbs,
+      heading,
+      h(
+        "p",
+        { id: "reviews-empty" },
+        wanted
+          ? "No campaign has this id."
+          : "No access review has been started yet: nothing waits for you.",
+      ),
+    );
+    return;
+  }
+  const filters = {
+    group: q.get("group") ?? "",
+    member: q.get("member") ?? "",
+    overdue: q.get("overdue") === "1",
+  };
+
+  // The filters: the campaign, a group of the viewer's open items, a person, overdue only.
+  const campaignSelect = h(
+    "select",
+    { id: "r-campaign", name: "campaign" },
+    ...campaigns.map((c) =>
+      h(
+        "option",
+        { value: c.id, selected: c.id === campaign.id },
+        `${c.title} (${c.mine.nodes.length}${c.mine.pageInfo.hasNextPage ? "+" : ""} open for you)`,
+      ),
+    ),
+  );
+  const groups = [
+    ...new Set([
+      ...campaign.mine.nodes.map((n) => n.group),
+      ...(filters.group ? [filters.group] : []),
+    ]),
+  ].sort();
+  const groupSelect = h(
+    "select",
+    { id: "r-group", name: "group" },
+    h("option", { value: "" }, "any"),
+    ...groups.map((g) => {
+      const option = h(
+        "option",
+        { value: g, selected: g.toLowerCase() === filters.group.toLowerCase() },
+        groupName(g),
+      );
+      return option;
+    }),
+  );
+  const memberInput = h("input", {
+    id: "r-member",
+    name: "member",
+    value: filters.member,
+    placeholder: "e.g. owojcik",
+  });
+  const overdueBox = h("input", {
+    id: "r-overdue",
+    name: "overdue",
+    type: "checkbox",
+    checked: filters.overdue,
+  });
+  const form = h(
+    "form",
+    { class: "filters review-filters", "aria-label": "Filter the items" },
+    h(
+      "div",
+      { class: "field grow" },
+      h("label", { for: "r-campaign" }, "Campaign"),
+      campaignSelect,
+    ),
+    h("div", { class: "field" }, h("label", { for: "r-group" }, "Group"), groupSelect),
+    h("div", { class: "field" }, h("label", { for: "r-member" }, "Person"), memberInput),
+    h(
+      "div",
+      { class: "field checkbox" },
+      overdueBox,
+      h("label", { for: "r-overdue" }, "Overdue only"),
+    ),
+    h("button", { type: "submit" }, "Filter"),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const other = campaignSelect.value !== campaign.id;
+    navigate(
+      `/app/inbox/reviews${query({
+        campaign: campaignSelect.value,
+        group: other ? undefined : groupSelect.value,
+        member: memberInput.value.trim(),
+        overdue: overdueBox.checked ? "1" : undefined,
+      })}`,
+    );
+  });
+  campaignSelect.addEventListener("change", () => form.requestSubmit());
+
+  const deadlinePassed = new Date(campaign.deadline).getTime() <= Date.now();
+  const summary = h(
+    "p",
+    { class: "meta campaign-meta" },
+    "Started ",
+    time(campaign.startedAt),
+    " by ",
+    personView(campaign.startedBy.dn, campaign.startedBy.name),
+    " · ",
+    h(
+      "span",
+      { class: deadlinePassed ? "deadline passed" : "deadline" },
+      "due ",
+      time(campaign.deadline),
+    ),
+    " · ",
+    link(`/app/reviews/${encodeURIComponent(campaign.id)}`, "the campaign’s progress"),
+  );
+
+  const status = h("div", { id: "review-status", "aria-live": "polite" });
+  const list = h("ol", { class: "review-items", id: "review-items" });
+  const more = h("button", { type: "button", id: "review-more", hidden: true }, "More items");
+  const empty = h("p", { id: "review-empty", hidden: true });
+
+  // Bulk decisions: what is selected, one reason for all of them, keep or revoke.
+  const selectAll = h("input", {
+    id: "r-select-all",
+    type: "checkbox",
+    "aria-label": "Select every item shown",
+  });
+  const selectedCount = h("span", { id: "r-selected", class: "selected-count" }, "none selected");
+  const bulkReason = h("input", {
+    id: "r-bulk-reason",
+    name: "reason",
+    autocomplete: "off",
+    placeholder: "why, for every item selected",
+  });
+  const bulkKeep = h(
+    "button",
+    { type: "submit", name: "decision", value: "keep", disabled: true },
+    "Keep selected",
+  );
+  const bulkRevoke = h(
+    "button",
+    { type: "submit", name: "decision", value: "revoke", class: "revoke", disabled: true },
+    "Revoke selected",
+  );
+  const bulk = h(
+    "form",
+    { class: "review-bulk", id: "review-bulk", "aria-label": "Decide the selected items" },
+    h(
+      "div",
+      { class: "field checkbox" },
+      selectAll,
+      h("label", { for: "r-select-all" }, "Select all"),
+    ),
+    selectedCount,
+    h("div", { class: "field grow" }, h("label", { for: "r-bulk-reason" }, "Reason"), bulkReason),
+    bulkKeep,
+    bulkRevoke,
+  );
+
+  const rows = new Map<
+    string,
+    {
+      item: ReviewItemNode;
+      box: HTMLInputElement;
+      row: HTMLElement;
+      decided: (item: ReviewItemNode) => void;
+      failed: (error: unknown) => void;
+    }
+  >();
+  const selected = () => [...rows.values()].filter((r) => r.box.checked && !r.box.disabled);
+  const updateSelection = () => {
+    const n = selected().length;
+    fill(selectedCount, n === 0 ? "none selected" : `${n} selected`);
+    bulkKeep.disabled = n === 0;
+    bulkRevoke.disabled = n === 0;
+    const open = [...rows.values()].filter((r) => !r.box.disabled);
+    selectAll.checked = open.length > 0 && n === open.length;
+    selectAll.indeterminate = n > 0 && n < open.length;
+  };
+  selectAll.addEventListener("change", () => {
+    for (const r of rows.values()) if (!r.box.disabled) r.box.checked = selectAll.checked;
+    updateSelection();
+  });
+
+  /**
+   * A revocation is a directory write made after the decision (retried when it fails): while
+   * one shown may still change, the page reads those items again every few seconds.
+   */
+  let following = false;
+  const followRevocations = () => {
+    if (following) return;
+    following = true;
+    const turn = async () => {
+      const unsettled = [...rows.values()].filter((r) => revocationUnsettled(r.item));
+      if (context.signal.aborted || unsettled.length === 0) {
+        following = false;
+        return;
+      }
+      try {
+        const answer = await gql<{ reviewCampaign: { items: { nodes: ReviewItemNode[] } } | null }>(
+          `query($id: ID!) { reviewCampaign(id: $id) { items(mine: true, state: decided, first: 500) { nodes { ${ITEM_FIELDS} } } } }`,
+          { id: campaign.id },
+        );
+        for (const item of answer.reviewCampaign?.items.nodes ?? []) {
+          const row = rows.get(item.id);
+          if (row && revocationUnsettled(row.item)) row.decided(item);
+        }
+      } catch {
+        // The next turn asks again; the connection banner says when annal cannot be reached.
+      }
+      setTimeout(() => void turn(), REVOCATION_POLL_MS);
+    };
+    setTimeout(() => void turn(), REVOCATION_POLL_MS);
+  };
+
+  /** Decides items at once; each outcome goes to its own row, a line above sums them up. */
+  const decide = async (decisions: { itemId: string; decision: string; reason: string }[]) => {
+    const answer = await gql<{
+      decideReviewItems: {
+        itemId: string;
+        error: { code: string; message: string } | null;
+        item: ReviewItemNode | null;
+      }[];
+    }>(
+      `mutation($id: ID!, $d: [ReviewDecisionInput!]!) { decideReviewItems(campaignId: $id, decisions: $d) {
+         itemId error { code message } item { ${ITEM_FIELDS} } } }`,
+      {
+        id: campaign.id,
+        d: decisions.map((d) => ({ ...d, reason: d.reason === "" ? null : d.reason })),
+      },
+    );
+    let taken = 0;
+    const refused: string[] = [];
+    for (const outcome of answer.decideReviewItems) {
+      const row = rows.get(outcome.itemId);
+      if (outcome.error) {
+        refused.push(outcome.error.code);
+        row?.failed(outcome.error);
+      } else {
+        taken++;
+        if (outcome.item) row?.decided(outcome.item);
+      }
+    }
+    followRevocations();
+    const verb = (decisions[0]?.decision ?? "keep") === "keep" ? "Kept" : "Revoked";
+    fill(
+      status,
+      taken > 0
+        ? h(
+            "p",
+            { class: "ok", role: "status" },
+            `${verb} ${plural(taken, "item")}.`,
+            refused.length > 0
+              ? ` ${plural(refused.length, "decision")} refused: see the items marked below.`
+              : "",
+            " ",
+            link(`/app/reviews/${encodeURIComponent(campaign.id)}`, "See the campaign’s progress"),
+          )
+        : h(
+            "div",
+            { class: "error", role: "alert" },
+            h("strong", null, refused[0] ?? "Error"),
+            `: ${plural(refused.length, "decision")} refused: see the items marked below.`,
+          ),
+    );
+    announce(`${taken} decided, ${refused.length} refused`);
+    updateSelection();
+  };
+
+  bulk.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const decision =
+      ((event as SubmitEvent).submitter as HTMLButtonElement | null)?.value ?? "keep";
+    const chosen = selected();
+    if (chosen.length === 0) return;
+    bulkKeep.disabled = true;
+    bulkRevoke.disabled = true;
+    void decide(
+      chosen.map((r) => ({ itemId: r.item.id, decision, reason: bulkReason.value.trim() })),
+    )
+      .then(() => {
+        if (selected().length === 0) bulkReason.value = "";
+      })
+      .catch((error: unknown) => fill(status, errorBox(error)))
+      .finally(updateSelection);
+  });
+
+  const itemRow = (item: ReviewItemNode): HTMLElement => {
+    const box = h("input", {
+      type: "checkbox",
+      class: "select",
+      "aria-label": `Select ${item.member} in ${item.group}`,
+    });
+    const reason = h("input", {
+      class: "reason",
+      name: "reason",
+      autocomplete: "off",
+      placeholder: "reason",
+      "aria-label": "Reason",
+    });
+    const keep = h("button", { type: "submit", value: "keep" }, "Keep");
+    const revoke = h("button", { type: "submit", value: "revoke", class: "revoke" }, "Revoke");
+    const result = h("div", { class: "result", "aria-live": "polite" });
+    const decideForm = h(
+      "form",
+      { class: "review-decide", "aria-label": "Decide this item" },
+      h("div", { class: "decide-fields" }, reason, keep, revoke),
+      result,
+    );
+    const row = h(
+      "li",
+      { class: `review-item${item.overdue ? " overdue" : ""}`, "data-item": item.id },
+      h("div", { class: "pick" }, box),
+      h(
+        "div",
+        { class: "about" },
+        h(
+          "p",
+          { class: "who" },
+          h("span", { class: "member" }, personView(item.member)),
+          " in ",
+          h("span", { class: "group" }, groupView(item.group)),
+          item.accessFunction
+            ? h("span", { class: "grant" }, ` (grants ${item.accessFunction})`)
+            : null,
+          item.overdue ? h("span", { class: "state failed" }, "overdue") : null,
+          item.escalated ? h("span", { class: "state waiting" }, "escalated") : null,
+        ),
+        h(
+          "dl",
+          { class: "data history" },
+          h("dt", null, "Member since"),
+          h(
+            "dd",
+            { class: "since" },
+            time(item.since),
+            h("span", { class: "held" }, ` · held ${plural(item.heldDays, "day")}`),
+          ),
+          h("dt", null, "Began"),
+          h("dd", null, beganView(item.began)),
+          h("dt", null, "Last review"),
+          h("dd", null, lastReviewView(item.lastReview)),
+        ),
+      ),
+      h("div", { class: "decide" }, decideForm),
+    );
+    const entry = {
+      item,
+      box,
+      row,
+      decided: (now: ReviewItemNode) => {
+        entry.item = now;
+        box.checked = false;
+        box.disabled = true;
+        row.classList.add("decided");
+        row.classList.remove("refused");
+        fill(row.querySelector(".decide")!, outcomeView(now));
+      },
+      failed: (error: unknown) => {
+        row.classList.add("refused");
+        fill(result, errorBox(error));
+      },
+    };
+    rows.set(item.id, entry);
+    box.addEventListener("change", updateSelection);
+    decideForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const decision =
+        ((event as SubmitEvent).submitter as HTMLButtonElement | null)?.value ?? "keep";
+      keep.disabled = true;
+      revoke.disabled = true;
+      fill(result);
+      void decide([{ itemId: item.id, decision, reason: reason.value.trim() }])
+        .catch((error: unknown) => fill(result, errorBox(error)))
+        .finally(() => {
+          keep.disabled = false;
+          revoke.disabled = false;
+        });
+    });
+    if (item.state !== "open") entry.decided(item);
+    return row;
+  };
+
+  let after: string | null = null;
+  let shown = 0;
+  const loadPage = async () => {
+    const { reviewCampaign } = await gql<{
+      reviewCampaign: {
+        items: {
+          nodes: ReviewItemNode[];
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+        };
+      } | null;
+    }>(
+      `query($id: ID!, $group: String, $member: String, $overdue: Boolean, $first: Int, $after: String) {
+         reviewCampaign(id: $id) { items(mine: true, state: open, group: $group, member: $member, overdue: $overdue, first: $first, after: $after) {
+           nodes { ${ITEM_FIELDS} } pageInfo { hasNextPage endCursor } } } }`,
+      {
+        id: campaign.id,
+        group: filters.group || null,
+        member: filters.member || null,
+        overdue: filters.overdue ? true : null,
+        first: REVIEW_PAGE,
+        after,
+      },
+    );
+    const page = reviewCampaign?.items ?? {
+      nodes: [],
+      pageInfo: { hasNextPage: false, endCursor: null },
+    };
+    list.append(...page.nodes.map(itemRow));
+    shown += page.nodes.length;
+    after = page.pageInfo.endCursor ?? after;
+    more.hidden = !page.pageInfo.hasNextPage;
+    const filtered = filters.group || filters.member || filters.overdue;
+    empty.hidden = shown > 0;
+    bulk.hidden = shown === 0;
+    fill(
+      empty,
+      filtered
+        ? "None of your open items matches these filters."
+        : "Nothing in this campaign waits for you.",
+    );
+    updateSelection();
+  };
+  more.addEventListener("click", () => {
+    more.disabled = true;
+    void loadPage()
+      .catch((error: unknown) => fill(status, errorBox(error)))
+      .finally(() => {
+        more.disabled = false;
+      });
+  });
+
+  fill(
+    main,
+    crumbs,
+    h("h1", null, campaign.title),
+    summary,
+    h(
+      "p",
+      { class: "hint" },
+      "Each item is one membership: keep it if the person still needs it, revoke it otherwise (annal then removes them from the group, made as you). A revocation needs a reason; so may a keep.",
+    ),
+    form,
+    status,
+    bulk,
+    list,
+    empty,
+    more,
+  );
+  try {
+    await loadPage();
+  } catch (error) {
+    fill(status, errorBox(error));
+    return;
+  }
+  announce(`${plural(shown, "open item")} shown`);
+}
+
+/** A group's short name: its DN's first value. */
+function groupName(dn: string): string {
+  const first = dn.split(/(?<!\\),/)[0] ?? dn;
+  const equals = first.indexOf("=");
+  return equals === -1 ? dn : first.slice(equals + 1);
+}
+
+/** The counters of a campaign's progress, the decided share as a bar. */
+function progressView(progress: Progress): HTMLElement {
+  const done = progress.decided + progress.undecided;
+  const share = progress.total === 0 ? 0 : Math.round((100 * done) / progress.total);
+  const counter = (name: string, value: number, cls = "") =>
+    h(
+      "div",
+      { class: `counter ${cls}`, "data-counter": name },
+      h("span", { class: "value" }, String(value)),
+      h("span", { class: "name" }, name),
+    );
+  return h(
+    "section",
+    { class: "progress", "aria-label": "Progress" },
+    // A <progress>: the page's policy allows no inline style to draw a bar's width.
+    h("progress", {
+      class: "bar",
+      max: Math.max(progress.total, 1),
+      value: done,
+      "aria-label": "Items decided",
+    }),
+    h("p", { class: "meta" }, `${done} of ${plural(progress.total, "item")} decided (${share}%)`),
+    h(
+      "div",
+      { class: "counters" },
+      counter("open", progress.open),
+      counter("decided", progress.decided),
+      counter("overdue", progress.overdue, progress.overdue > 0 ? "bad" : ""),
+      counter("escalated", progress.escalated, progress.escalated > 0 ? "warn" : ""),
+      counter("kept", progress.kept),
+      counter("revoked", progress.revoked),
+      counter("undecided", progress.undecided),
+      counter(
+        "revocations failed",
+        progress.revocationsFailed,
+        progress.revocationsFailed > 0 ? "bad" : "",
+      ),
+    ),
+  );
+}
+
+/** `/app/reviews`: the campaigns, the latest first, with their progress. */
+export async function reviewsPage({ main }: PageContext): Promise<void> {
+  fill(main, h("h1", null, "Access reviews"), h("p", { class: "loading" }, "Loading…"));
+  let campaigns: CampaignNode[];
+  try {
+    campaigns = (
+      await gql<{ reviewCampaigns: CampaignNode[] }>(`{ reviewCampaigns { ${CAMPAIGN_FIELDS} } }`)
+    ).reviewCampaigns;
+  } catch (error) {
+    fill(main, h("h1", null, "Access reviews"), errorBox(error));
+    return;
+  }
+  fill(
+    main,
+    h("h1", null, "Access reviews"),
+    h(
+      "p",
+      null,
+      "Each campaign asks the people responsible for groups to keep or revoke every membership. Your own open items are in the ",
+      link("/app/inbox/reviews", "Inbox"),
+      ".",
+    ),
+    campaigns.length === 0
+      ? h("p", { id: "reviews-empty" }, "No access review has been started yet.")
+      : h(
+          "table",
+          { class: "results campaigns", id: "campaigns" },
+          h(
+            "thead",
+            null,
+            h(
+              "tr",
+              null,
+              ...["Campaign", "Started", "Deadline", "Decided", "Open", "Overdue", "Revoked"].map(
+                (c) => h("th", { scope: "col" }, c),
+              ),
+            ),
+          ),
+          h(
+            "tbody",
+            null,
+            ...campaigns.map((c) => {
+              const done = c.progress.decided + c.progress.undecided;
+              const finished = c.progress.open === 0;
+              return h(
+                "tr",
+                { "data-campaign": c.id },
+                h(
+                  "td",
+                  null,
+                  link(`/app/reviews/${encodeURIComponent(c.id)}`, c.title),
+                  h(
+                    "div",
+                    { class: "meta" },
+                    c.review,
+                    finished ? h("span", { class: "state completed" }, "finished") : null,
+                  ),
+                ),
+                h("td", null, time(c.startedAt)),
+                h(
+                  "td",
+                  {
+                    class:
+                      !finished && new Date(c.deadline).getTime() <= Date.now()
+                        ? "deadline passed"
+                        : "",
+                  },
+                  time(c.deadline),
+                ),
+                h("td", { class: "num" }, `${done} of ${c.progress.total}`),
+                h("td", { class: "num" }, String(c.progress.open)),
+                h("td", { class: "num" }, String(c.progress.overdue)),
+                h("td", { class: "num" }, String(c.progress.revoked)),
+              );
+            }),
+          ),
+        ),
+  );
+}
+
+/** `/app/reviews/:id`: a campaign's progress: items open, decided, overdue, escalated; by reviewer. */
+export async function reviewProgressPage({ main, params }: PageContext): Promise<void> {
+  const crumbs = h("p", { class: "crumbs" }, link("/app/reviews", "Access reviews"), " › campaign");
+  fill(main, crumbs, h("h1", null, "Campaign"), h("p", { class: "loading" }, "Loading…"));
+  let campaign:
+    | (CampaignNode & {
+        unreviewable: { group: string; member: string }[];
+        mine: { nodes: { id: string }[] };
+      })
+    | null;
+  try {
+    campaign = (
+      await gql<{ reviewCampaign: typeof campaign }>(
+        `query($id: ID!) { reviewCampaign(id: $id) { ${CAMPAIGN_FIELDS} unreviewable { group member }
+           mine: items(mine: true, state: open, first: 1) { nodes { id } } } }`,
+        { id: params.id },
+      )
+    ).reviewCampaign;
+  } catch (error) {
+    fill(main, crumbs, h("h1", null, "Campaign"), errorBox(error));
+    return;
+  }
+  if (!campaign) {
+    fill(main, crumbs, h("h1", null, "Not found"), h("p", null, "No campaign has this id."));
+    return;
+  }
+  const { progress } = campaign;
+  const finished = progress.open === 0;
+  fill(
+    main,
+    crumbs,
+    h("h1", null, campaign.title),
+    h(
+      "p",
+      { class: "meta campaign-meta" },
+      `${campaign.review} · started `,
+      time(campaign.startedAt),
+      " by ",
+      personView(campaign.startedBy.dn, campaign.startedBy.name),
+      " · ",
+      h(
+        "span",
+        {
+          class:
+            !finished && new Date(campaign.deadline).getTime() <= Date.now()
+              ? "deadline passed"
+              : "deadline",
+        },
+        "due ",
+        time(campaign.deadline),
+      ),
+      finished ? [" · ", h("span", { class: "state completed" }, "finished")] : null,
+    ),
+    campaign.mine.nodes.length > 0
+      ? h(
+          "p",
+          null,
+          link(`/app/inbox/reviews${query({ campaign: campaign.id })}`, "Decide your open items"),
+        )
+      : null,
+    progressView(progress),
+    h("h2", null, "By reviewer"),
+    progress.byReviewer.length === 0
+      ? h("p", null, "No reviewer has items in this campaign.")
+      : h(
+          "table",
+          { class: "results by-reviewer", id: "by-reviewer" },
+          h(
+            "thead",
+            null,
+            h(
+              "tr",
+              null,
+              ...["Reviewer", "Open", "Decided", "Overdue"].map((c) =>
+                h("th", { scope: "col" }, c),
+              ),
+            ),
+          ),
+          h(
+            "tbody",
+            null,
+            ...progress.byReviewer.map((r) =>
+              h(
+                "tr",
+                { "data-reviewer": r.reviewer },
+                h("td", null, principalView(r.reviewer)),
+                h("td", { class: "num" }, String(r.open)),
+                h("td", { class: "num" }, String(r.decided)),
+                h("td", { class: `num${r.overdue > 0 ? " error-text" : ""}` }, String(r.overdue)),
+              ),
+            ),
+          ),
+        ),
+    campaign.unreviewable.length > 0
+      ? [
+          h("h2", null, "Unreviewable"),
+          h(
+            "p",
+            { class: "hint" },
+            "Members for whom the review found no reviewer and has no fallback: not items.",
+          ),
+          h(
+            "ul",
+            { class: "unreviewable" },
+            ...campaign.unreviewable.map((u) =>
+              h("li", null, personView(u.member), " in ", personView(u.group)),
+            ),
+          ),
+        ]
+      : null,
+  );
+}
