@@ -4,7 +4,7 @@ import {
   type ReviewItem,
 } from "../../src/events/index.ts";
 import type { Projection, ProjectionContext } from "../../src/projector/index.ts";
-import { canonicalPrincipal } from "../workflows/index.ts";
+import { canonicalPrincipal, stateFromJson } from "../workflows/index.ts";
 import { REVIEWS_PROJECTION, reviewTables } from "./tables.ts";
 
 const HANDLES = [
@@ -19,6 +19,7 @@ const HANDLES = [
   "StepFailed",
   "WorkflowCompleted",
   "WorkflowRetried",
+  "WorkflowCheckpointed",
 ] as const;
 type Handled = (typeof HANDLES)[number];
 
@@ -33,7 +34,7 @@ const REVOKE_STEPS = new Set(["revoke", "revoke undecided"]);
  */
 export const reviewsProjection: Projection<Handled> = {
   name: REVIEWS_PROJECTION,
-  version: 2,
+  version: 3,
   handles: HANDLES,
   tables: reviewTables,
   async apply(events, context) {
@@ -160,6 +161,9 @@ async function applyOne(event: RecordedAnnalEvent<Handled>, { tx, table }: Proje
         [],
       );
       return;
+    case "WorkflowCheckpointed":
+      await applyCheckpoint(event.data.state, instanceId, event.position, { tx, table });
+      return;
     case "WorkflowCompleted": {
       // The item's outcome: its revocation's (a step's completion may be carried by the
       // instance's next event rather than a StepCompleted of its own), and an undecided end.
@@ -181,4 +185,76 @@ async function applyOne(event: RecordedAnnalEvent<Handled>, { tx, table }: Proje
       return;
     }
   }
+}
+
+/**
+ * An item's instance folded by retention (`WorkflowCheckpointed`): its events replaced by its
+ * state, from which the item is written as its events had left it (its decision's own event is
+ * gone, so its log position is the checkpoint's).
+ */
+async function applyCheckpoint(
+  json: unknown,
+  instanceId: string | null,
+  position: number,
+  { tx, table }: ProjectionContext,
+): Promise<void> {
+  const state = stateFromJson(json);
+  if (state.definition.name !== REVIEW_ITEM_WORKFLOW) return;
+  const p = state.parameters as { campaignId?: string; itemId?: string };
+  const calls = [...state.calls.values()];
+  const dialog = calls.find((call) => call.kind === "dialog");
+  const revoke = calls.find((call) => call.kind === "step" && REVOKE_STEPS.has(call.name));
+  const result = (state.result ?? {}) as {
+    decision?: string;
+    undecided?: boolean;
+    removed?: boolean;
+  };
+  const answer = (dialog?.kind === "dialog" ? (dialog.answer ?? {}) : {}) as {
+    decision?: string;
+    reason?: string;
+  };
+  const decided = dialog?.kind === "dialog" && dialog.state === "completed";
+  const undecided = result.undecided === true;
+  const reached = dialog?.kind === "dialog" ? (dialog.escalation?.reached ?? 0) : 0;
+  const revocation =
+    revoke?.kind !== "step"
+      ? null
+      : revoke.state === "completed"
+        ? revoke.result === true
+          ? "done"
+          : "gone"
+        : revoke.state === "failed"
+          ? "failed"
+          : revoke.state === "retrying"
+            ? "retrying"
+            : "pending";
+  await tx.query(
+    `UPDATE ${table("review_items")} SET instance_id = $3, dialog_id = $4, assignees = $5,
+       escalation_level = $6,
+       state = $7, decision = $8, reason = $9, decided_by = $10, decided_for = $11,
+       decided_at = $12, decision_position = CASE WHEN $7 = 'open' THEN NULL ELSE $13::bigint END,
+       revocation = $14, revocation_error = $15, position = $13
+     WHERE campaign_id = $1 AND item_id = $2`,
+    [
+      p.campaignId,
+      p.itemId,
+      instanceId,
+      dialog?.kind === "dialog" ? dialog.dialogId : null,
+      dialog?.kind === "dialog" ? dialog.assignees.map(canonicalPrincipal) : [],
+      reached > 0 ? reached - 1 : null,
+      decided ? "decided" : undecided ? "undecided" : "open",
+      decided ? (answer.decision ?? null) : undecided ? (result.decision ?? "keep") : null,
+      decided ? (answer.reason ?? null) : null,
+      decided && dialog?.kind === "dialog" && dialog.by ? JSON.stringify(dialog.by) : null,
+      decided && dialog?.kind === "dialog" && dialog.for ? JSON.stringify(dialog.for) : null,
+      decided && dialog?.kind === "dialog"
+        ? (dialog.endedAt ?? state.updatedAt)
+        : undecided
+          ? state.updatedAt
+          : null,
+      position,
+      revocation,
+      revoke?.kind === "step" && revoke.error ? JSON.stringify(revoke.error) : null,
+    ],
+  );
 }
