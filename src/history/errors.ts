@@ -53,10 +53,17 @@ const BUILDING_RETRY_AFTER_SECONDS = 5;
  * history yet. A 503 with `Retry-After`, never "unknown".
  */
 export class HistoryBuildingError extends AnnalError {
-  constructor(id: string, details: { at?: Date } = {}) {
+  /**
+   * `search`: a search of that type's entries, which would answer a page of what the history
+   * holds so far (none of the directory, or only a seeded past) as if it were the directory.
+   */
+  constructor(id: string, details: { at?: Date; search?: boolean } = {}) {
+    const moment = details.at ? ` at ${details.at.toISOString()}` : "";
     super(
       "ANNAL_HISTORY_BUILDING",
-      `entry ${id} is not in the history yet: annal's first import of the directory is still being recorded, so it cannot say whether the entry exists${details.at ? ` at ${details.at.toISOString()}` : ""}`,
+      details.search
+        ? `the ${id} cannot be searched yet: annal's first import of the directory is still being recorded, and a page now would leave out entries the directory has${moment}`
+        : `entry ${id} is not in the history yet: annal's first import of the directory is still being recorded, so it cannot say whether the entry exists${moment}`,
       {
         headers: { "retry-after": String(BUILDING_RETRY_AFTER_SECONDS) },
         details: { retryAfter: BUILDING_RETRY_AFTER_SECONDS },

@@ -66,6 +66,23 @@ t.test(
       });
       t.not(problem.reason, "unknown");
     }
+    // A search would answer a page of what the history holds so far (nothing of the
+    // directory): not an empty page, the same 503.
+    for (const url of [
+      "/api/entries/users?filter=(uid=prossi)",
+      "/api/entries/users?at=now",
+      "/api/entries/users?during=P1D",
+    ]) {
+      const response = await fetch(`${annal.url}${url}`, { headers });
+      t.equal(response.status, 503, `${url}: not an empty page`);
+      t.equal(response.headers.get("retry-after"), "5", `${url}: Retry-After`);
+      t.match(await response.json(), {
+        code: "ANNAL_HISTORY_BUILDING",
+        detail: /users cannot be searched yet/,
+      });
+    }
+    const malformed = await fetch(`${annal.url}/api/entries/users?filter=(uid=`, { headers });
+    t.equal(malformed.status, 400, "a malformed search is still told what is wrong with it");
 
     importing.release();
     await eventually(
@@ -84,6 +101,9 @@ t.test(
       `${annal.url}/api/entries/users/${encodeURIComponent("uid=nobody,ou=people,dc=example,dc=org")}?at=now`,
       { headers },
     );
+    const search = await fetch(`${annal.url}/api/entries/users?filter=(uid=prossi)`, { headers });
+    t.equal(search.status, 200, "once imported, a search answers");
+    t.match(await search.json(), { nodes: [{ dn: PROSSI }] });
     t.equal(nobody.status, 404, "and an entry the directory never had is unknown");
     t.match(await nobody.json(), { code: "ANNAL_ENTRY_NOT_FOUND", reason: "unknown" });
   },

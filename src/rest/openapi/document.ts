@@ -28,7 +28,10 @@ const PROBLEM_RESPONSES: Readonly<Record<string, { description: string }>> = {
   },
   "429": { description: "Too many exports at once" },
   "431": { description: "The request line and header fields are too large" },
-  "503": { description: "The database does not answer" },
+  "503": {
+    description:
+      "The database does not answer, or the history is still being built (a first start: `ANNAL_HISTORY_BUILDING`, with `Retry-After`)",
+  },
 };
 
 function problemResponses(): Json {

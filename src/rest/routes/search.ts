@@ -1,4 +1,5 @@
 import { checkNotBeforeRetention } from "../../audit/index.ts";
+import { HistoryBuildingError } from "../../history/index.ts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import {
   applyPreferences,
@@ -82,6 +83,12 @@ export async function searchEntries(
     reply,
     context.log,
   );
+  // Before capture's first import is in the projections, a page would be one of what the
+  // history holds so far, not of the directory: say so, as an entry's route does.
+  const moment = atText === undefined && duringText === undefined ? "entries" : "entry_versions";
+  if (!(await context.holdsDirectory(moment))) {
+    throw new HistoryBuildingError(type.names.path, { search: true });
+  }
   if (duringText !== undefined) {
     if (params.has("sort")) {
       throw conflict("during", "sort", "the entries of a during search come in entryUUID order");
