@@ -28,7 +28,7 @@ import {
   type RowPart,
   type TableName,
 } from "./tables.ts";
-import { readBatches, writeSplitFiles } from "./write.ts";
+import { readBatches, writeEmptyFile, writeSplitFiles } from "./write.ts";
 
 /** The lock file that keeps a second run out of a folder. */
 export const LOCK_FILE = "annal-extract.lock";
@@ -221,6 +221,19 @@ export async function extractToFolder(pool: Pool, options: ExtractOptions): Prom
         rows += result.rows;
       }
       const kept = (before?.files ?? []).filter((file) => !before?.open.includes(file));
+      if (kept.length === 0 && files.length === 0) {
+        // No row yet: one empty file (the columns, no row), so that a reader's glob finds the
+        // table; an open file, replaced by the next run.
+        const empty = `open-r${pad(run, 6)}-0001.parquet`;
+        await writeEmptyFile(path.join(dir, name), empty, table.columns(context), {
+          "annal.table": name,
+          "annal.run": String(run),
+          "annal.covered": `${covered.transactionId}/${covered.position}`,
+        });
+        created.push(path.join(name, empty));
+        files.push(`${name}/${empty}`);
+        open.push(`${name}/${empty}`);
+      }
       removed.push(...(before?.open ?? []));
       const keptRows = before ? before.rows - before.openRows : 0;
       tables[name] = { covered, files: [...kept, ...files], open, rows: keptRows + rows, openRows };

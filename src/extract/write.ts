@@ -108,3 +108,21 @@ export async function writeSplitFiles(
   }
   return { files, rows };
 }
+
+/**
+ * A Parquet file with `columns` and no row, under a temporary name until it is whole: what a
+ * table with no row yet is written as, so that a reader's glob finds the table and its columns.
+ */
+export async function writeEmptyFile(
+  folder: string,
+  name: string,
+  columns: readonly ColumnSpec[],
+  metadata: Readonly<Record<string, string>>,
+): Promise<void> {
+  const stream = createWriteStream(path.join(folder, `${name}.partial`));
+  const file = new ParquetRowGroups(columns, streamSink(stream), metadata);
+  await file.finish();
+  stream.end();
+  await once(stream, "finish");
+  await rename(path.join(folder, `${name}.partial`), path.join(folder, name));
+}

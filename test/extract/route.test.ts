@@ -46,6 +46,7 @@ t.test("every table downloads as the Parquet the folder holds", async (t) => {
     await writeFile(file, response.rawPayload);
     const downloaded = await db.rows(`SELECT * FROM read_parquet(${literal(file)}) ORDER BY ALL`);
     const files = await readdir(path.join(dir, table));
+    t.ok(files.length > 0, `${table}: a file in the folder, rows or not`);
     const folder =
       files.length === 0
         ? []
