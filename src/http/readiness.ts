@@ -10,6 +10,7 @@ import { AnnalError, catalogEntry, isAnnalError } from "../errors/index.ts";
 import type { Logger } from "../logger.ts";
 import { FAILING_AFTER_PASSES, type CaptureStatus } from "../capture/index.ts";
 import type { ProjectionStatus } from "../projector/index.ts";
+import { holdsDirectory } from "../history/index.ts";
 
 /** Runs `SELECT 1`, failing with `DatabaseUnreachableError` after `timeoutMs`. */
 export async function pingDatabase(db: Queryable, timeoutMs: number): Promise<void> {
@@ -130,6 +131,14 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
           throw new AnnalError(
             "ANNAL_HISTORY_BUILDING",
             "capture's first import of the directory is under way",
+          );
+        }
+        // Recorded, it is not yet what a search reads until the entries' projection has it:
+        // ready means a search answers (REST refuses one before, ANNAL_HISTORY_BUILDING too).
+        if (!(await holdsDirectory(options.pool, "entries"))) {
+          throw new AnnalError(
+            "ANNAL_HISTORY_BUILDING",
+            "the projections are applying capture's first import of the directory",
           );
         }
       })

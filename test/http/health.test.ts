@@ -5,6 +5,23 @@ import { freePort } from "../../src/ports.ts";
 import { recordPassFailed, recordPassSucceeded } from "../../src/capture/index.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { testServer } from "./support.ts";
+import { allProjections } from "../../projections/index.ts";
+import { Projector, waitForProjection } from "../../src/projector/index.ts";
+import { readHead, type Pool } from "../../src/store/index.ts";
+
+/** The projections brought to the log's head, as a running projector keeps them. */
+async function projected(pool: Pool): Promise<void> {
+  const projector = await Projector.start({
+    pool,
+    projections: allProjections,
+    log: { info() {}, warn() {}, error() {} },
+  });
+  try {
+    await waitForProjection(pool, "entries", await readHead(pool), 30_000);
+  } finally {
+    await projector.stop();
+  }
+}
 
 t.test("/healthz answers ok while the process is up", async (t) => {
   const { pool } = await testDatabase(t);
@@ -64,6 +81,14 @@ t.test(
     await pool.query(
       "INSERT INTO capture_checkpoints (source, position) VALUES ('accesslog', '20261122083000.000001Z')",
     );
+    const applying = await server.inject({ method: "GET", url: "/readyz" });
+    t.equal(applying.statusCode, 503, "recorded, but not yet in the entries' projection");
+    t.match(applying.json().checks.capture, {
+      status: "failed",
+      code: "ANNAL_HISTORY_BUILDING",
+      detail: /not yet in the entries' projection/,
+    });
+    await projected(pool);
     t.equal((await server.inject({ method: "GET", url: "/readyz" })).statusCode, 200);
   },
 );
@@ -76,6 +101,7 @@ t.test(
     await pool.query(
       "INSERT INTO capture_checkpoints (source, position) VALUES ('accesslog', '20261122083000.000001Z')",
     );
+    await projected(pool);
     await recordPassSucceeded(pool, "accesslog");
     let body = (await server.inject({ method: "GET", url: "/readyz" })).json();
     t.equal(body.status, "ready");

@@ -149,7 +149,7 @@ export const REST_CODES = {
   ANNAL_HISTORY_BUILDING: {
     status: 503,
     meaning:
-      "The entry is not in the history yet, and annal cannot say it does not exist: the first import of the directory (a first start), or its projection, is still under way. Answered with `Retry-After`. On `/readyz`: capture's first import is not recorded yet, so nothing is captured.",
+      "The entry is not in the history yet, and annal cannot say it does not exist, or a search would answer a page without the directory's entries: the first import of the directory (a first start), or its projection, is still under way. Answered with `Retry-After`. On `/readyz`: capture's first import is not recorded yet (so nothing is captured), or not yet in the entries' projection (so a search would not find it).",
     hint: "ask again after Retry-After seconds; the first start's import of the directory is still being recorded",
     surfaces: ["rest", "readyz"],
   },
