@@ -162,8 +162,7 @@ export async function extractToFolder(pool: Pool, options: ExtractOptions): Prom
         : [],
     };
     const tables: Partial<Record<TableName, TableManifest>> = { ...previous?.tables };
-    const written: RunRecord["tables"] &
-      Partial<Record<TableName, { files: string[]; rows: number }>> = {};
+    const written: Partial<Record<TableName, { files: string[]; rows: number }>> = {};
     const removed: string[] =
       rewrite && manifest ? Object.values(manifest.tables).flatMap((t) => t.files) : [];
     const report: ExtractReport["tables"][number][] = [];
