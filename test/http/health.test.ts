@@ -7,7 +7,8 @@ import { testDatabase } from "../support/postgres.ts";
 import { testServer } from "./support.ts";
 import { allProjections } from "../../projections/index.ts";
 import { Projector, waitForProjection } from "../../src/projector/index.ts";
-import { readHead, type Pool } from "../../src/store/index.ts";
+import type { Pool } from "../../src/db/index.ts";
+import { readHead } from "../../src/store/index.ts";
 
 /** The projections brought to the log's head, as a running projector keeps them. */
 async function projected(pool: Pool): Promise<void> {
