@@ -1,5 +1,6 @@
 import type { Queryable } from "../db/index.ts";
 import { CHANGES } from "../../projections/changes/index.ts";
+import { logOrder } from "../store/index.ts";
 import { ENTRIES } from "../../projections/entries/index.ts";
 import {
   REVIEW_CAMPAIGNS,
@@ -75,7 +76,7 @@ const ITEM_JOINS = `JOIN ${REVIEW_CAMPAIGNS} AS c ON c.campaign_id = i.campaign_
       JOIN ${CHANGES} AS ch ON ch.causation_id = s.id::text
      WHERE i.instance_id IS NOT NULL AND s.stream_id = 'workflow-' || i.instance_id::text
        AND s.type = 'StepScheduled'
-     ORDER BY ch.position DESC LIMIT 1) AS rc ON true`;
+     ORDER BY ${logOrder("ch", "backward")} LIMIT 1) AS rc ON true`;
 
 export interface ItemFilter {
   readonly state?: "open" | "decided" | "undecided";
