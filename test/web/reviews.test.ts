@@ -200,6 +200,7 @@ reasonRequiredForKeep = true
     );
     t.equal(await page.locator("#inbox .card").count(), 0, "review items are no dialog cards");
     t.match(await page.locator("#inbox-empty").textContent(), /No other question waits/);
+    await shot("18-inbox-reviews");
 
     await waiting.getByRole("link").click();
     await page.waitForURL(/\/app\/inbox\/reviews\?campaign=/);
@@ -316,6 +317,19 @@ reasonRequiredForKeep = true
     t.match(await reviewer.textContent(), /3\s*3\s*0/);
     await reviewer.locator(".person[data-named='1']").waitFor();
     await shot("17-review-progress");
+
+    // On a phone: each item's decision under its history, nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${app.url}/app/inbox/reviews?campaign=${now}`);
+    await ready();
+    t.equal(await items.count(), 3, "the three still open");
+    await page.locator("#review-items .member .person[data-named='1']").first().waitFor();
+    t.equal(
+      await page.evaluate("document.documentElement.scrollWidth"),
+      390,
+      "no sideways scrolling",
+    );
+    await shot("19-review-phone");
     t.same(problems, []);
   },
 );

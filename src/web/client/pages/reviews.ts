@@ -231,11 +231,6 @@ function outcomeView(item: ReviewItemNode): HTMLElement {
   );
 }
 
-/** A group as its name, its DN on hover; a link to its history when the viewer may read it. */
-function groupView(dn: string): HTMLElement {
-  return personView(dn);
-}
-
 /**
  * `/app/inbox/reviews`: the viewer's open items of a campaign (the latest with items for them
  * unless `campaign` names one), filtered by group, person and overdue; decided one at a time or
@@ -585,7 +580,7 @@ export async function reviewInboxPage(context: PageContext): Promise<void> {
           { class: "who" },
           h("span", { class: "member" }, personView(item.member)),
           " in ",
-          h("span", { class: "group" }, groupView(item.group)),
+          h("span", { class: "group" }, personView(item.group)),
           item.accessFunction
             ? h("span", { class: "grant" }, ` (grants ${item.accessFunction})`)
             : null,
