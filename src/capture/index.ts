@@ -31,6 +31,7 @@ export {
   type WriteIntent,
 } from "./intents.ts";
 export type { WriteCause } from "./intents.ts";
+export { valuesDigest } from "./intents.ts";
 export { readStoredText, storableText } from "./stored-value.ts";
 export { changeBetween } from "./changes.ts";
 export { entryState, stateIdentity } from "./normalize.ts";

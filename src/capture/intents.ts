@@ -1,4 +1,7 @@
+import { createHash } from "node:crypto";
+import { BUILT_IN_REDACTED_ATTRIBUTES } from "../config/index.ts";
 import type { Pool, Queryable } from "../db/index.ts";
+import type { AttributeValues } from "../directory/index.ts";
 import type { DirectoryClient } from "../directory/index.ts";
 import { DirectoryError, normalizeDN } from "../directory/index.ts";
 
@@ -20,16 +23,31 @@ const normalizeActor = (actor: string) => {
   }
 };
 
+/** One change of a modify as the fingerprint sees it; its values, where the writer knows them. */
+export interface FingerprintedChange {
+  readonly operation: string;
+  readonly attribute: string;
+  readonly values?: AttributeValues | readonly (string | Buffer)[];
+}
+
 /**
  * What a write does, the same whether computed from the request annal sends or from the
  * accesslog's record of it: `add`, `delete`, `modrdn:<new rdn>`, or for a modify the sorted
- * `<operation>:<attribute>` pairs of its user attributes (values left out: they may be bytes).
+ * `<operation>:<attribute>` pairs of its user attributes and, after `#`, a digest of their
+ * values (`valuesDigest`): two writes of one shape to one entry by one identity (annal's
+ * workflow adding one member to a group, an administrator bound as annal's account adding
+ * another) are told apart by what they wrote.
  */
 export function writeFingerprint(
   write:
     | { kind: "add" | "delete" }
     | { kind: "modrdn"; newRDN: string }
-    | { kind: "modify"; changes: readonly { operation: string; attribute: string }[] },
+    | {
+        kind: "modify";
+        changes: readonly FingerprintedChange[];
+        /** `valuesDigest` of the changes, made where their values were known. */
+        digest?: string;
+      },
 ): string {
   switch (write.kind) {
     case "add":
@@ -37,11 +55,54 @@ export function writeFingerprint(
       return write.kind;
     case "modrdn":
       return `modrdn:${normalizeDN(write.newRDN)}`;
-    case "modify": {
-      const pairs = write.changes.map((c) => `${c.operation}:${c.attribute.toLowerCase()}`);
-      return `modify:${[...new Set(pairs)].sort().join(",")}`;
+    case "modify":
+      return `${modifyShape(write.changes)}#${write.digest ?? valuesDigest(write.changes)}`;
+  }
+}
+
+/** `modify:<operation>:<attribute>,...`, the modify's fingerprint without its values. */
+function modifyShape(changes: readonly FingerprintedChange[]): string {
+  const pairs = changes.map((c) => `${c.operation}:${c.attribute.toLowerCase()}`);
+  return `modify:${[...new Set(pairs)].sort().join(",")}`;
+}
+
+/** A fingerprint without its values' digest: what a note of an older annal holds. */
+function withoutDigest(fingerprint: string): string {
+  const hash = fingerprint.indexOf("#");
+  return hash < 0 ? fingerprint : fingerprint.slice(0, hash);
+}
+
+/** Attributes whose values the digest leaves out: a hash of a password is not kept anywhere. */
+const SECRET = new Set(BUILT_IN_REDACTED_ATTRIBUTES.map((name) => name.toLowerCase()));
+
+/**
+ * A digest of a modify's values: per operation and attribute, its values as bytes, sorted
+ * (the accesslog merges consecutive values of one attribute and operation into one change),
+ * the secrets' left out. 16 hex digits: a note lives minutes and is matched by entry first.
+ */
+export function valuesDigest(changes: readonly FingerprintedChange[]): string {
+  const byKey = new Map<string, Buffer[]>();
+  for (const change of changes) {
+    const attribute = change.attribute.toLowerCase();
+    const key = `${change.operation}:${attribute}`;
+    const values = byKey.get(key) ?? [];
+    byKey.set(key, values);
+    if (SECRET.has(attribute)) continue;
+    const given = change.values;
+    const list = given === undefined ? [] : Array.isArray(given) ? given : [given];
+    for (const value of list as readonly (string | Buffer)[]) {
+      values.push(Buffer.isBuffer(value) ? value : Buffer.from(value, "utf8"));
     }
   }
+  const hash = createHash("sha256");
+  for (const key of [...byKey.keys()].sort()) {
+    hash.update(`${key}\n`);
+    for (const value of byKey.get(key)!.sort(Buffer.compare)) {
+      hash.update(`${value.length}:`);
+      hash.update(value);
+    }
+  }
+  return hash.digest("hex").slice(0, 16);
 }
 
 /** A note of intent: `withdraw` takes it back when the directory refused its write. */
@@ -120,14 +181,23 @@ export async function claimWriteIntent(
   if (!change.actor) return undefined;
   const actor = normalizeActor(change.actor);
   const byAnnal = change.boundAs !== undefined && normalizeActor(change.boundAs) === actor;
+  // A note of the same values first; one without a digest (an older annal's, made before an
+  // upgrade) by its shape. A note with another digest is another write.
   const result = await tx.query<{ causation_id: string; correlation_id: string | null }>(
     `DELETE FROM directory_write_intents WHERE id = (
        SELECT id FROM directory_write_intents
-        WHERE dn_norm = ANY($1::text[]) AND (actor_norm = $2 OR $4) AND fingerprint = $3
+        WHERE dn_norm = ANY($1::text[]) AND (actor_norm = $2 OR $4)
+          AND (fingerprint = $3 OR fingerprint = $5)
           AND created_at > now() - interval '${INTENT_LIFETIME}'
-        ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+        ORDER BY fingerprint = $3 DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED)
      RETURNING causation_id, correlation_id`,
-    [change.dns.map((dn) => normalizeDN(dn)), actor, change.fingerprint, byAnnal],
+    [
+      change.dns.map((dn) => normalizeDN(dn)),
+      actor,
+      change.fingerprint,
+      byAnnal,
+      withoutDigest(change.fingerprint),
+    ],
   );
   const row = result.rows[0];
   if (!row) return undefined;
@@ -180,7 +250,7 @@ export async function claimWriteIntentNear(
   const found = candidates.rows.find((row) => {
     if (exact !== undefined) return row.fingerprint === exact;
     const touched = new Set(
-      row.fingerprint
+      withoutDigest(row.fingerprint)
         .slice("modify:".length)
         .split(",")
         .map((pair) => pair.slice(pair.indexOf(":") + 1)),

@@ -46,6 +46,11 @@ export interface DirectoryWrite {
   readonly newRDN?: string;
   /** What a `modify` changes (values left out: they may be secrets or bytes). */
   readonly changes?: readonly { readonly operation: string; readonly attribute: string }[];
+  /**
+   * A digest of a `modify`'s values (`valuesDigest`, secrets left out), by which capture tells
+   * this write's change from another of the same shape to the same entry.
+   */
+  readonly valuesDigest?: string;
   /** The identity the write was made as, which the directory's log records. */
   readonly actor: string;
   /** The account that asked for it. */

@@ -1,10 +1,16 @@
 import t from "tap";
-import { captureFromAccesslog, causedWrites } from "../../src/capture/index.ts";
+import {
+  captureFromAccesslog,
+  causedWrites,
+  recordWriteIntent,
+  writeFingerprint,
+} from "../../src/capture/index.ts";
 import { entryAtTime, feed } from "../support/history.ts";
 import { captureFixture, person } from "../support/capture.ts";
 import { nextSecond } from "../support/clock.ts";
 
 const ALICE = "uid=alice,ou=people,dc=example,dc=org";
+const BOB = "uid=bob,ou=people,dc=example,dc=org";
 
 t.test(
   "add, modify, rename and delete each appear in the feed with patch, type and actor",
@@ -210,6 +216,42 @@ t.test("a write annal makes because of an event is linked to it in the change fe
   const left = await f.db.pool.query("SELECT count(*)::int AS n FROM directory_write_intents");
   t.equal(left.rows[0].n, 0, "every note was used");
 });
+
+t.test(
+  "a write of the same shape to the same entry by the same account does not take another's note: the values tell them apart",
+  async (t) => {
+    const f = await captureFixture(t);
+    await f.sync();
+    const group = "cn=on-call,ou=groups,dc=example,dc=org";
+    await f.directory.add(ALICE, person("alice"));
+    await f.directory.add(BOB, person("bob"));
+    await f.directory.add(group, { objectClass: ["groupOfNames"], cn: "on-call", member: ALICE });
+    // annal notes that it is about to add bob (a workflow's step)...
+    const addBob = [{ operation: "add", attribute: "member", values: [BOB] }] as const;
+    await recordWriteIntent(f.db.pool, {
+      dn: group,
+      actor: f.slapd.bindDN,
+      fingerprint: writeFingerprint({ kind: "modify", changes: addBob }),
+      causationId: "step-7",
+    });
+    // ...and before it does, an administrator bound as annal's own account adds carol.
+    await f.directory.modify(group, [
+      { operation: "add", attribute: "member", values: "uid=carol,ou=people,dc=example,dc=org" },
+    ]);
+    await f.directory.modify(group, [...addBob]);
+    await f.sync();
+    const rows = await f.db.pool.query(
+      `SELECT causation_id FROM projection_changes.changes WHERE dn = $1 AND change_type = 'modify'
+        ORDER BY position`,
+      [group],
+    );
+    t.same(
+      rows.rows.map((r) => r.causation_id),
+      [null, "step-7"],
+      "carol's add has no cause; bob's is the step's",
+    );
+  },
+);
 
 t.test("a pass that finds nothing new writes nothing and locks nothing", async (t) => {
   const f = await captureFixture(t);

@@ -48,6 +48,10 @@ function fingerprintOf(write: DirectoryWrite): Parameters<typeof writeFingerprin
     case "modifyDN":
       return { kind: "modrdn", newRDN: write.newRDN ?? "" };
     case "modify":
-      return { kind: "modify", changes: write.changes ?? [] };
+      return {
+        kind: "modify",
+        changes: write.changes ?? [],
+        ...(write.valuesDigest === undefined ? {} : { digest: write.valuesDigest }),
+      };
   }
 }

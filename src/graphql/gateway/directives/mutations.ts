@@ -13,7 +13,7 @@ import {
   type AttributeValues,
   type Modification,
 } from "../../../directory/index.ts";
-import { withdrawnIfRefused } from "../../../capture/index.ts";
+import { valuesDigest, withdrawnIfRefused } from "../../../capture/index.ts";
 import { AnnalError } from "../../../errors/index.ts";
 import { pausePoint } from "../../../pause-points.ts";
 import type { DirectoryWrite, GatewayContext } from "../../context.ts";
@@ -318,7 +318,9 @@ export const ldapModify: DirectiveCompiler = (site) => {
       });
     }
     const changes = modifications.map(({ operation, attribute }) => ({ operation, attribute }));
-    await writeThrough(input.context, { operation: "modify", dn, changes }, () =>
+    const digest = valuesDigest(modifications);
+    const write = { operation: "modify" as const, dn, changes, valuesDigest: digest };
+    await writeThrough(input.context, write, () =>
       directory.modify(dn, modifications, { as: writerDN(input.context) }),
     );
     if (getNamedType(site.field.type).name === "DN") return dn;
