@@ -20,7 +20,9 @@ import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
 import { storeBenchmark } from "./store.ts";
 import { tailBenchmark } from "./tail.ts";
+import { sortPairBenchmark } from "./sort-pair.ts";
 import { testingBenchmark } from "./testing.ts";
+import { transportBenchmark } from "./transport.ts";
 import { webBenchmark } from "./web.ts";
 import { workflowApiBenchmark } from "./workflow-api.ts";
 import { workflowsBenchmark } from "./workflows.ts";
@@ -49,6 +51,8 @@ const suites: Record<string, () => Promise<void>> = {
   "one-group": oneGroupBenchmark,
   "log-scale": logScaleBenchmark,
   extract: extractBenchmark,
+  transport: transportBenchmark,
+  "sort-pair": sortPairBenchmark,
 };
 
 // Options (`--size 1m`) are read by the suites themselves (`benchSize`); the rest are suites.
