@@ -5,7 +5,9 @@ import { fixture, workflowTest, WorkflowTestError } from "annal/testing";
 
 t.setTimeout(180_000);
 // The suite's PostgreSQL (the driver makes a database of its own on it for each test).
-process.env.DATABASE_URL ??= process.env.ANNAL_TEST_POSTGRES_URL;
+// Assigning undefined would set the text "undefined": only where the suite gave a server.
+if (process.env.ANNAL_TEST_POSTGRES_URL)
+  process.env.DATABASE_URL ??= process.env.ANNAL_TEST_POSTGRES_URL;
 
 const review = defineWorkflow({
   name: "review",

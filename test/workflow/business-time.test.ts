@@ -5,7 +5,9 @@ import { workflowTest } from "annal/testing";
 import { formatInTimeZone } from "../../src/time/index.ts";
 
 t.setTimeout(120_000);
-process.env.DATABASE_URL ??= process.env.ANNAL_TEST_POSTGRES_URL;
+// Assigning undefined would set the text "undefined": only where the suite gave a server.
+if (process.env.ANNAL_TEST_POSTGRES_URL)
+  process.env.DATABASE_URL ??= process.env.ANNAL_TEST_POSTGRES_URL;
 
 const BERLIN = {
   name: "de-be",
