@@ -78,14 +78,24 @@ export async function reviewItemsAt(
   );
   const items: ReviewItem[] = [];
   const unreviewable: { group: string; member: string }[] = [];
+  const reviewed: (typeof memberships)[number][] = [];
+  const reviewersOfItem: string[][] = [];
   for (const m of memberships) {
-    const member = members.get(norm(m.dn));
-    const reviewers = reviewersOf(definition, m.group, member);
+    const reviewers = reviewersOf(definition, m.group, members.get(norm(m.dn)));
     if (reviewers.length === 0) {
       unreviewable.push({ group: m.group.dn, member: m.dn });
       continue;
     }
-    const history = await membershipHistory(db, m.group.entry_uuid, m.attribute, m.dn, at);
+    reviewed.push(m);
+    reviewersOfItem.push(reviewers);
+  }
+  // Each read in a constant number of statements (or one a group), not one an item.
+  const histories = await membershipHistories(db, reviewed, at);
+  const lastReviews = await lastReviewsOf(db, reviewed, at);
+  for (const [index, m] of reviewed.entries()) {
+    const member = members.get(norm(m.dn));
+    const reviewers = reviewersOfItem[index]!;
+    const history = histories[index]!;
     items.push({
       itemId: itemIdOf(m.group.entry_uuid, m.attribute, m.dn),
       kind: m.accessFunction === null ? "membership" : "grant",
@@ -98,7 +108,7 @@ export async function reviewItemsAt(
       reviewers,
       since: history.since,
       began: history.began,
-      lastReview: await lastReview(db, m.group.entry_uuid, m.dn, at),
+      lastReview: lastReviews[index]!,
     });
   }
   return { items, unreviewable };
@@ -208,110 +218,151 @@ async function entriesByDn(
   return found;
 }
 
+type Began = ReviewItem["began"];
+
 /**
- * When the member's current stretch in the group began (the first of the group's versions,
+ * When each member's current stretch in its group began (the first of the group's versions,
  * walking back from `at`, that lists it without a break) and the change that made it: its log
  * position and its cause (`import` for the first snapshot of a history, `directory` for a write
- * annal did not make, else the cause the change feed names).
+ * annal did not make, else the cause the change feed names). One read of each group's versions
+ * for all its members, one of the changes for all of them; answers in the order of
+ * `memberships`.
  */
-async function membershipHistory(
+async function membershipHistories(
   db: Queryable,
-  groupUUID: string,
-  attribute: string,
-  memberDn: string,
+  memberships: readonly { group: VersionRow; attribute: string; dn: string }[],
   at: Date,
-): Promise<{ since: string; began: ReviewItem["began"] }> {
-  const versions = await db.query<{
-    valid_from: Date;
-    position: string;
-    deleted: boolean;
-    members: string[];
-  }>(
-    `SELECT v.valid_from, v.position, v.deleted,
-            ARRAY(SELECT jsonb_array_elements_text(coalesce(v.attributes -> $3, '[]'::jsonb))) AS members
-       FROM ${ENTRY_VERSIONS} AS v
-      WHERE v.entry_uuid = $1 AND v.valid_from <= $2
-      ORDER BY v.version DESC`,
-    [groupUUID, at, attribute],
-  );
-  const wanted = norm(memberDn);
-  let first: { valid_from: Date; position: string } | undefined;
-  for (const version of versions.rows) {
-    if (version.deleted || !version.members.some((dn) => norm(dn) === wanted)) break;
-    first = version;
-  }
-  if (!first) {
-    return {
-      since: at.toISOString(),
-      began: { position: null, kind: "unknown", by: null, workflow: null, instanceId: null },
-    };
-  }
-  const change = await db.query<
-    CauseRow & {
+): Promise<{ since: string; began: Began }[]> {
+  /** Per group and attribute: its versions at `at`, the latest first, members normalised. */
+  const versionsOf = new Map<
+    string,
+    { valid_from: Date; position: string; deleted: boolean; members: Set<string> }[]
+  >();
+  for (const { group, attribute } of memberships) {
+    const key = `${group.entry_uuid}\n${attribute}`;
+    if (versionsOf.has(key)) continue;
+    const versions = await db.query<{
+      valid_from: Date;
       position: string;
-      actor: string | null;
-      source: string | null;
-      change_type: string;
-    }
-  >(
-    `SELECT c.position, c.actor, c.source, c.change_type, ${CAUSE_COLUMNS}
-       FROM ${CHANGES} AS c ${CAUSE_JOIN}
-      WHERE c.position = $1`,
-    [first.position],
-  );
-  const row = change.rows[0];
-  const position = Number(first.position);
-  if (!row) {
-    // No change at that position: the first snapshot of the history (an import).
-    return {
-      since: first.valid_from.toISOString(),
-      began: { position, kind: "import", by: null, workflow: null, instanceId: null },
-    };
+      deleted: boolean;
+      members: string[];
+    }>(
+      `SELECT v.valid_from, v.position, v.deleted,
+              ARRAY(SELECT jsonb_array_elements_text(coalesce(v.attributes -> $3, '[]'::jsonb))) AS members
+         FROM ${ENTRY_VERSIONS} AS v
+        WHERE v.entry_uuid = $1 AND v.valid_from <= $2
+        ORDER BY v.version DESC`,
+      [group.entry_uuid, at, attribute],
+    );
+    versionsOf.set(
+      key,
+      versions.rows.map((v) => ({ ...v, members: new Set(v.members.map(norm)) })),
+    );
   }
-  const cause = causeOf(row);
-  const began: ReviewItem["began"] =
-    cause === null
-      ? { position, kind: "directory", by: row.actor, workflow: null, instanceId: null }
-      : cause.kind === "workflow"
-        ? {
-            position,
-            kind: "workflow",
-            by: cause.approvedBy?.name ?? row.actor,
-            workflow: cause.workflow,
-            instanceId: cause.instanceId,
-          }
-        : cause.kind === "mutation"
-          ? { position, kind: "mutation", by: cause.account, workflow: null, instanceId: null }
-          : cause.kind === "changeEvent"
-            ? { position, kind: "changeEvent", by: cause.source, workflow: null, instanceId: null }
-            : { position, kind: "event", by: row.actor, workflow: null, instanceId: null };
-  return { since: first.valid_from.toISOString(), began };
+  const firsts = memberships.map(({ group, attribute, dn }) => {
+    const wanted = norm(dn);
+    let first: { valid_from: Date; position: string } | undefined;
+    for (const version of versionsOf.get(`${group.entry_uuid}\n${attribute}`)!) {
+      if (version.deleted || !version.members.has(wanted)) break;
+      first = version;
+    }
+    return first;
+  });
+  const positions = [...new Set(firsts.flatMap((first) => (first ? [first.position] : [])))];
+  const changes = new Map<
+    string,
+    CauseRow & { position: string; actor: string | null; source: string | null }
+  >();
+  for (let from = 0; from < positions.length; from += 10_000) {
+    const found = await db.query<
+      CauseRow & { position: string; actor: string | null; source: string | null }
+    >(
+      `SELECT c.position, c.actor, c.source, ${CAUSE_COLUMNS}
+         FROM ${CHANGES} AS c ${CAUSE_JOIN}
+        WHERE c.position = ANY($1::bigint[])`,
+      [positions.slice(from, from + 10_000)],
+    );
+    for (const row of found.rows) {
+      if (!changes.has(String(row.position))) changes.set(String(row.position), row);
+    }
+  }
+  return firsts.map((first) => {
+    if (!first) {
+      return {
+        since: at.toISOString(),
+        began: { position: null, kind: "unknown", by: null, workflow: null, instanceId: null },
+      };
+    }
+    const row = changes.get(String(first.position));
+    const position = Number(first.position);
+    const since = first.valid_from.toISOString();
+    if (!row) {
+      // No change at that position: the first snapshot of the history (an import).
+      return {
+        since,
+        began: { position, kind: "import", by: null, workflow: null, instanceId: null },
+      };
+    }
+    return { since, began: beganBy(row, position) };
+  });
 }
 
-/** The last decision a campaign took on this membership before `at`. */
-async function lastReview(
+/** How a change began a membership, by its cause. */
+function beganBy(row: CauseRow & { actor: string | null }, position: number): Began {
+  const cause = causeOf(row);
+  return cause === null
+    ? { position, kind: "directory", by: row.actor, workflow: null, instanceId: null }
+    : cause.kind === "workflow"
+      ? {
+          position,
+          kind: "workflow",
+          by: cause.approvedBy?.name ?? row.actor,
+          workflow: cause.workflow,
+          instanceId: cause.instanceId,
+        }
+      : cause.kind === "mutation"
+        ? { position, kind: "mutation", by: cause.account, workflow: null, instanceId: null }
+        : cause.kind === "changeEvent"
+          ? { position, kind: "changeEvent", by: cause.source, workflow: null, instanceId: null }
+          : { position, kind: "event", by: row.actor, workflow: null, instanceId: null };
+}
+
+/**
+ * The last decision a campaign took on each membership before `at`, in one statement; answers
+ * in the order of `memberships`.
+ */
+async function lastReviewsOf(
   db: Queryable,
-  groupUUID: string,
-  memberDn: string,
+  memberships: readonly { group: VersionRow; dn: string }[],
   at: Date,
-): Promise<ReviewItem["lastReview"]> {
+): Promise<ReviewItem["lastReview"][]> {
+  const keyOf = (groupUUID: string, memberNorm: string) => `${groupUUID}\n${memberNorm}`;
   const found = await db.query<{
+    group_uuid: string;
+    member_norm: string;
     campaign_id: string;
     decision: string;
     decided_at: Date;
     decided_by: { name?: string } | null;
   }>(
-    `SELECT campaign_id, decision, decided_at, decided_by FROM ${REVIEW_ITEMS}
-      WHERE group_uuid = $1 AND member_norm = $2 AND decided_at IS NOT NULL AND decided_at <= $3
-      ORDER BY decided_at DESC LIMIT 1`,
-    [groupUUID, memberDn.toLowerCase(), at],
+    `SELECT DISTINCT ON (i.group_uuid, i.member_norm)
+            i.group_uuid, i.member_norm, i.campaign_id, i.decision, i.decided_at, i.decided_by
+       FROM ${REVIEW_ITEMS} AS i
+       JOIN unnest($1::uuid[], $2::text[]) AS m(group_uuid, member_norm)
+         ON i.group_uuid = m.group_uuid AND i.member_norm = m.member_norm
+      WHERE i.decided_at IS NOT NULL AND i.decided_at <= $3
+      ORDER BY i.group_uuid, i.member_norm, i.decided_at DESC`,
+    [memberships.map((m) => m.group.entry_uuid), memberships.map((m) => m.dn.toLowerCase()), at],
   );
-  const row = found.rows[0];
-  if (!row) return null;
-  return {
-    campaignId: row.campaign_id,
-    decision: row.decision,
-    decidedAt: row.decided_at.toISOString(),
-    by: row.decided_by?.name ?? null,
-  };
+  const last = new Map(found.rows.map((row) => [keyOf(row.group_uuid, row.member_norm), row]));
+  return memberships.map((m) => {
+    const row = last.get(keyOf(m.group.entry_uuid, m.dn.toLowerCase()));
+    if (!row) return null;
+    return {
+      campaignId: row.campaign_id,
+      decision: row.decision,
+      decidedAt: row.decided_at.toISOString(),
+      by: row.decided_by?.name ?? null,
+    };
+  });
 }

@@ -10,7 +10,7 @@ import {
   actorRef,
   databaseClock,
   deadline,
-  startWorkflow,
+  startWorkflows,
   type Actor,
   type EngineDeps,
   type Until,
@@ -142,40 +142,47 @@ async function startItems(
   items: readonly ReviewItem[],
   as: Actor,
 ): Promise<number> {
+  const escalation = definition.escalation.map((level) => ({
+    after: level.after,
+    to: level.to.flatMap((to) =>
+      to === "fallback"
+        ? definition.reviewers.fallback
+          ? [definition.reviewers.fallback]
+          : []
+        : [to],
+    ),
+    mode: level.mode,
+  }));
   let created = 0;
-  for (const item of items) {
-    const parameters: ReviewItemParameters = {
-      campaignId,
-      itemId: item.itemId,
-      groupDn: item.groupDn,
-      memberDn: item.memberDn,
-      attribute: item.attribute,
-      reviewers: item.reviewers,
-      until: due,
-      escalation: definition.escalation.map((level) => ({
-        after: level.after,
-        to: level.to.flatMap((to) =>
-          to === "fallback"
-            ? definition.reviewers.fallback
-              ? [definition.reviewers.fallback]
-              : []
-            : [to],
-        ),
-        mode: level.mode,
-      })),
-      calendar: definition.calendar ?? null,
-      undecided: definition.undecided,
-      reasonRequiredForKeep: definition.reasonRequiredForKeep,
-      item: { ...item, campaignId, review: definition.name },
-    };
-    const result = await startWorkflow(deps, {
-      name: REVIEW_ITEM_WORKFLOW,
-      parameters,
-      as,
-      trusted: true,
-      startKey: `review:${campaignId}:${item.itemId}`,
-    });
-    if (result.created) created++;
+  // In batches, each one transaction (`startWorkflows`): one per item cost a commit each.
+  for (let at = 0; at < items.length; at += ITEMS_PER_EVENT) {
+    const results = await startWorkflows(
+      deps,
+      items.slice(at, at + ITEMS_PER_EVENT).map((item) => {
+        const parameters: ReviewItemParameters = {
+          campaignId,
+          itemId: item.itemId,
+          groupDn: item.groupDn,
+          memberDn: item.memberDn,
+          attribute: item.attribute,
+          reviewers: item.reviewers,
+          until: due,
+          escalation,
+          calendar: definition.calendar ?? null,
+          undecided: definition.undecided,
+          reasonRequiredForKeep: definition.reasonRequiredForKeep,
+          item: { ...item, campaignId, review: definition.name },
+        };
+        return {
+          name: REVIEW_ITEM_WORKFLOW,
+          parameters,
+          as,
+          trusted: true,
+          startKey: `review:${campaignId}:${item.itemId}`,
+        };
+      }),
+    );
+    created += results.filter((result) => result.created).length;
   }
   return created;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { annalEvent } from "../events/index.ts";
-import type { NewEvent } from "../store/index.ts";
+import { appendToStreams, type NewEvent, type StreamAppend } from "../store/index.ts";
+import { withTransaction } from "../db/index.ts";
 import { validate } from "../schema/index.ts";
 import { foldParked, loadInstance, probeCallSchema, type EngineDeps } from "./advance.ts";
 import {
@@ -11,7 +12,7 @@ import {
   maySeeInstance,
   type Actor,
 } from "./access.ts";
-import { commit, own } from "./commit.ts";
+import { commit, insertTimers, own, wake, type Timer } from "./commit.ts";
 import type { DeployedDefinition } from "./definitions.ts";
 import { WorkflowRefusal } from "./errors.ts";
 import { toJson } from "./call-records.ts";
@@ -111,6 +112,118 @@ export async function startWorkflow(
     throw error;
   }
   return { instanceId, created: true };
+}
+
+/**
+ * Starts many instances at once, each as `startWorkflow` would, with a constant number of
+ * statements: the starts' keys looked up in one statement, the database's clock read once,
+ * and every `WorkflowStarted`, its deadline's timer and its wake-up written in one transaction
+ * (`appendToStreams`). For annal's own bulk work (a review campaign's items), where one
+ * `startWorkflow` each cost a transaction (and its commit's flush) per instance. A start whose
+ * key is stored already returns that instance (`created: false`); when another transaction
+ * stores one of the keys meanwhile, the batch is rolled back and each start is made on its own
+ * by `startWorkflow`, which settles that race. Answers in the order of `starts`.
+ *
+ * @throws WorkflowRefusal as `startWorkflow`: `WF_NOT_FOUND`, `WF_VALIDATION` (nothing started).
+ */
+export async function startWorkflows(
+  deps: EngineDeps,
+  starts: readonly StartOptions[],
+): Promise<{ readonly instanceId: string; readonly created: boolean }[]> {
+  if (starts.length === 0) return [];
+  const keyOf = (start: StartOptions) =>
+    start.startKey === undefined ? undefined : `workflow-start:${start.startKey}`;
+  const keys = starts.flatMap((start) => keyOf(start) ?? []);
+  const earlier = new Map<string, string>();
+  if (keys.length > 0) {
+    const found = await deps.pool.query<{ key: string; instance_id: string }>(
+      `SELECT e.idempotency_key AS key, e.data->>'instanceId' AS instance_id
+         FROM events AS e WHERE e.idempotency_key = ANY($1::text[])`,
+      [keys],
+    );
+    for (const row of found.rows) earlier.set(row.key, row.instance_id);
+  }
+  const now = await databaseClock(deps.pool);
+  const answers: { instanceId: string; created: boolean }[] = [];
+  const appends: StreamAppend[] = [];
+  const timers: Timer[] = [];
+  const seen = new Map<string, string>();
+  for (const options of starts) {
+    const key = keyOf(options);
+    const known = key === undefined ? undefined : (earlier.get(key) ?? seen.get(key));
+    if (known !== undefined) {
+      answers.push({ instanceId: known, created: false });
+      continue;
+    }
+    const found = await findDefinition(deps, options.name, options.version);
+    if (!found || (!options.trusted && !maySeeDefinition(options.as, found.definition))) {
+      throw new WorkflowRefusal(
+        "WF_NOT_FOUND",
+        `no workflow ${options.name}${options.version === undefined ? "" : ` version ${options.version}`} is there to start`,
+      );
+    }
+    const checked = await validate(found.definition.parameters, options.parameters);
+    if (!checked.ok) {
+      throw new WorkflowRefusal(
+        "WF_VALIDATION",
+        `the parameters of ${found.name} do not match its schema: ${checked.issues.join("; ")}`,
+        { issues: checked.issues },
+      );
+    }
+    const instanceId = randomUUID();
+    const until = deadline(found.definition.until, now, null, deps.calendars);
+    appends.push(
+      own(
+        instanceId,
+        [
+          {
+            ...annalEvent("WorkflowStarted", {
+              instanceId,
+              definition: { name: found.name, version: found.version, hash: found.hash },
+              parameters: toJson(checked.value),
+              startedBy: actorRef(options.as),
+              until,
+              parent: null,
+              startKey: options.startKey ?? null,
+            }),
+            metadata: { actor: options.as.name, source: "workflow", ...options.cause },
+            ...(key ? { idempotencyKey: key } : {}),
+          },
+        ],
+        "no_stream",
+      ),
+    );
+    if (until) timers.push({ instanceId, dueAt: until, reason: "deadline" });
+    if (key) seen.set(key, instanceId);
+    answers.push({ instanceId, created: true });
+  }
+  if (appends.length === 0) return answers;
+  try {
+    await withTransaction(deps.pool, async (tx) => {
+      const stored = await appendToStreams(tx, appends);
+      // A key stored by another transaction since the look-up: start each on its own.
+      if (stored !== appends.length) throw new KeyRace();
+      await insertTimers(tx, timers);
+      await wake(
+        deps.jobs,
+        tx,
+        appends.map((append) => append.streamId.slice("workflow-".length)),
+      );
+    });
+  } catch (error) {
+    if (!(error instanceof KeyRace) && !isKeyConflict(error)) throw error;
+    const one: { instanceId: string; created: boolean }[] = [];
+    for (const options of starts) one.push(await startWorkflow(deps, options));
+    return one;
+  }
+  return answers;
+}
+
+/** A bulk start met a key stored since its look-up (rolled back, then made one by one). */
+class KeyRace extends Error {}
+
+function isKeyConflict(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === "23505";
 }
 
 async function findDefinition(

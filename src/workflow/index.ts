@@ -71,6 +71,7 @@ export {
   completeDialog,
   retryInstance,
   startWorkflow,
+  startWorkflows,
   type StartOptions,
 } from "./commands.ts";
 export { startWorkflowEngine, type WorkflowEngine, type WorkflowEngineOptions } from "./engine.ts";

@@ -6,6 +6,7 @@ import {
   dialogIdOf,
   retryInstance,
   startWorkflow,
+  startWorkflows,
 } from "../../src/workflow/index.ts";
 import { lockInstance } from "../../src/workflow/lock.ts";
 import { actor, definitionsDir, workflowFixture } from "../support/workflow.ts";
@@ -221,3 +222,71 @@ t.test("an ERRORED instance is retried by an operator from where it failed", asy
   t.equal(n, 1, "the completed step ran once");
   t.match(again.error, { message: "not yet: 1" });
 });
+
+t.test(
+  "startWorkflows starts many at once, each once by its key, as startWorkflow would",
+  async (t) => {
+    const { f } = await setup(t);
+    const start = (key: string, reason = "on-call rota") => ({
+      name: "approval",
+      parameters: { owner: owner.accountId, reason },
+      as: requester,
+      startKey: key,
+    });
+    const started = await startWorkflows(f, [start("a"), start("b"), start("c")]);
+    t.same(
+      started.map((s) => s.created),
+      [true, true, true],
+    );
+    t.equal(new Set(started.map((s) => s.instanceId)).size, 3, "three instances");
+    for (const { instanceId } of started) {
+      // Each is woken and runs to its dialog, with its deadline's timer.
+      t.match((await f.settled(instanceId, "WAITING")).calls.get(1), { kind: "dialog" });
+    }
+    const again = await startWorkflows(f, [start("b"), start("c"), start("d"), start("d")]);
+    t.same(
+      again.map((s) => s.created),
+      [false, false, true, false],
+      "the keys started already, and a key twice in one call, start nothing",
+    );
+    t.same(
+      again.slice(0, 2).map((s) => s.instanceId),
+      started.slice(1).map((s) => s.instanceId),
+    );
+    t.equal(again[3]!.instanceId, again[2]!.instanceId);
+    t.same(await startWorkflow(f, start("a")), {
+      instanceId: started[0]!.instanceId,
+      created: false,
+    });
+
+    const count = async () =>
+      Number(
+        (
+          await f.pool.query<{ n: string }>(
+            "SELECT count(*) AS n FROM events WHERE type = 'WorkflowStarted'",
+          )
+        ).rows[0]!.n,
+      );
+    const before = await count();
+    await t.rejects(startWorkflows(f, [start("e"), start("f", "no")]), { code: "WF_VALIDATION" });
+    await t.rejects(startWorkflows(f, [{ ...start("g"), as: stranger }]), { code: "WF_NOT_FOUND" });
+    t.equal(await count(), before, "a refusal starts none of them");
+
+    // A key started on its own meanwhile: each instance once, whichever wins.
+    const [bulk, single] = await Promise.all([
+      startWorkflows(f, [start("h"), start("i")]),
+      startWorkflow(f, start("h")),
+    ]);
+    t.equal(bulk[0]!.instanceId, single.instanceId, "one instance of key h");
+    t.equal(
+      Number(
+        (
+          await f.pool.query<{ n: string }>(
+            "SELECT count(*) AS n FROM events WHERE idempotency_key = 'workflow-start:h'",
+          )
+        ).rows[0]!.n,
+      ),
+      1,
+    );
+  },
+);
