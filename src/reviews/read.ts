@@ -68,14 +68,20 @@ const ITEM_COLUMNS = `i.*, w.status AS instance_status,
   (i.state = 'open' AND c.deadline <= $2) AS overdue,
   rc.position AS change_position, rc.occurred_at AS change_at`;
 
-/** The captured change of an item's revocation: caused by one of its revocation steps. */
+/**
+ * The captured change of an item's revocation: a change of the item's group caused by one of
+ * its revocation steps, looked for only where a revocation was asked. (Unbounded by the group
+ * and the item's revocation, the look-up was planned as a backward walk of the whole change
+ * feed, filtered by cause, for every item of a page: changes has no index of causes.)
+ */
 const ITEM_JOINS = `JOIN ${REVIEW_CAMPAIGNS} AS c ON c.campaign_id = i.campaign_id
   LEFT JOIN ${WORKFLOW_INSTANCES} AS w ON w.instance_id = i.instance_id
   LEFT JOIN LATERAL (
-    SELECT ch.position, ch.occurred_at FROM events AS s
-      JOIN ${CHANGES} AS ch ON ch.causation_id = s.id::text
-     WHERE i.instance_id IS NOT NULL AND s.stream_id = 'workflow-' || i.instance_id::text
-       AND s.type = 'StepScheduled'
+    SELECT ch.position, ch.occurred_at FROM ${CHANGES} AS ch
+     WHERE i.instance_id IS NOT NULL AND i.revocation IS NOT NULL
+       AND ch.entry_uuid = i.group_uuid
+       AND ch.causation_id IN (SELECT s.id::text FROM events AS s
+              WHERE s.stream_id = 'workflow-' || i.instance_id::text AND s.type = 'StepScheduled')
      ORDER BY ${logOrder("ch", "backward")} LIMIT 1) AS rc ON true`;
 
 export interface ItemFilter {
