@@ -67,6 +67,16 @@ const FRAMEWORK_ERRORS: Readonly<
   FST_ERR_VALIDATION: { code: "ANNAL_BAD_REQUEST" },
 };
 
+/**
+ * 5xx answers that are no failure of annal's but a passing condition the client is told to
+ * wait out (`Retry-After`): PostgreSQL away (logged once by the pool), the history still being
+ * built on a first start. Not logged as "request failed" with a stack each time.
+ */
+const PASSING_CONDITIONS: ReadonlySet<string> = new Set([
+  "ANNAL_DATABASE_UNREACHABLE",
+  "ANNAL_HISTORY_BUILDING",
+]);
+
 /** Codes for any other 4xx an HTTP library raises, by status. */
 const CLIENT_ERROR_CODES: Readonly<Record<number, ErrorCode>> = {
   400: "ANNAL_BAD_REQUEST",
@@ -117,7 +127,7 @@ export function classifyError(error: unknown, requestId: string): ClassifiedErro
       details: error.details,
       headers: error.headers,
       graphqlCode,
-      internal: error.status >= 500 && error.kind !== "ANNAL_DATABASE_UNREACHABLE",
+      internal: error.status >= 500 && !PASSING_CONDITIONS.has(error.kind),
     };
   }
   const status = clientErrorStatus(error);
