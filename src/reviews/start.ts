@@ -6,6 +6,7 @@ import {
   type ReviewItem,
 } from "../events/index.ts";
 import { AnnalError } from "../errors/index.ts";
+import type { LogPosition } from "../store/index.ts";
 import {
   actorRef,
   databaseClock,
@@ -43,6 +44,12 @@ export interface StartedCampaign {
   readonly deadline: string;
   readonly items: number;
   readonly unreviewable: readonly { readonly group: string; readonly member: string }[];
+  /**
+   * Where the log holds the campaign's start and its items: a reader of the reviews
+   * projection that waits for it sees the campaign and every item (their instances come later
+   * in the log, one batch after another).
+   */
+  readonly listed: LogPosition;
 }
 
 /**
@@ -109,11 +116,18 @@ export async function startCampaign(
       }) as never,
     );
   }
-  await deps.store.appendToStream(reviewCampaignStream(campaignId), events, {
+  const recorded = await deps.store.appendToStream(reviewCampaignStream(campaignId), events, {
     expectedVersion: "no_stream",
   });
   await startItems(deps, definition, campaignId, due, items, options.as);
-  return { campaignId, deadline: due, items: items.length, unreviewable };
+  const last = recorded.events.at(-1)!;
+  return {
+    campaignId,
+    deadline: due,
+    items: items.length,
+    unreviewable,
+    listed: { transactionId: last.transactionId, position: last.position },
+  };
 }
 
 /** Starts the instances of a campaign's items that have none yet (after a start cut short). */

@@ -78,8 +78,10 @@ async function reviewStart(
         definition,
         { as: cliActor() },
       );
-      if (json) output.out(JSON.stringify(started, null, 2));
-      else {
+      if (json) {
+        const { campaignId, deadline, items, unreviewable } = started;
+        output.out(JSON.stringify({ campaignId, deadline, items, unreviewable }, null, 2));
+      } else {
         output.out(`started campaign ${started.campaignId} of review ${name}`);
         output.out(`items: ${started.items}, deadline: ${started.deadline}`);
         for (const missing of started.unreviewable) {

@@ -205,7 +205,9 @@ export async function startReview(context: GatewayContext, args: Record<string, 
     );
   }
   const started = await startCampaign(engine, definition, { as: actor });
-  await caughtUp(context);
+  // The campaign and its items, not every instance's start after them: at 100,000 items the
+  // reviews projection applies those for minutes after the start has recorded them all.
+  await waitForProjection(engine.pool, REVIEWS_PROJECTION, started.listed, 10_000);
   const row = await readCampaign(engine.pool, started.campaignId);
   if (!row) throw notFound(`campaign ${started.campaignId}`);
   return campaignNode(context, row);
