@@ -18,6 +18,7 @@ import { memoryBenchmark } from "./memory.ts";
 import { oneGroupBenchmark } from "./one-group.ts";
 import { graphqlBenchmark } from "./graphql.ts";
 import { restBenchmark } from "./rest.ts";
+import { reviewsBenchmark } from "./reviews.ts";
 import { storeBenchmark } from "./store.ts";
 import { tailBenchmark } from "./tail.ts";
 import { sortPairBenchmark } from "./sort-pair.ts";
@@ -53,6 +54,7 @@ const suites: Record<string, () => Promise<void>> = {
   extract: extractBenchmark,
   transport: transportBenchmark,
   "sort-pair": sortPairBenchmark,
+  reviews: reviewsBenchmark,
 };
 
 // Options (`--size 1m`) are read by the suites themselves (`benchSize`); the rest are suites.
