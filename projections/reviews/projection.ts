@@ -38,7 +38,44 @@ export const reviewsProjection: Projection<Handled> = {
   handles: HANDLES,
   tables: reviewTables,
   async apply(events, context) {
-    for (const event of events) await applyOne(event, context);
+    // A campaign's items' instances start 500 a transaction: their WorkflowStarted, one after
+    // another in the log, are applied as one UPDATE a run (one each took minutes at 100,000).
+    let started: { instanceId: string; position: number; campaignId: string; itemId: string }[] =
+      [];
+    const flush = async () => {
+      if (started.length === 0) return;
+      await context.tx.query(
+        `UPDATE ${context.table("review_items")} AS i SET instance_id = s.instance_id, position = s.position
+           FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[])
+                AS s(instance_id, position, campaign_id, item_id)
+          WHERE i.campaign_id = s.campaign_id AND i.item_id = s.item_id`,
+        [
+          started.map((s) => s.instanceId),
+          started.map((s) => s.position),
+          started.map((s) => s.campaignId),
+          started.map((s) => s.itemId),
+        ],
+      );
+      started = [];
+    };
+    for (const event of events) {
+      if (event.type === "WorkflowStarted") {
+        const d = (event as RecordedAnnalEvent<"WorkflowStarted">).data;
+        if (d.definition.name !== REVIEW_ITEM_WORKFLOW) continue;
+        const p = d.parameters as { campaignId?: string; itemId?: string };
+        if (typeof p.campaignId !== "string" || typeof p.itemId !== "string") continue;
+        started.push({
+          instanceId: event.streamId.slice("workflow-".length),
+          position: event.position,
+          campaignId: p.campaignId,
+          itemId: p.itemId,
+        });
+        continue;
+      }
+      await flush();
+      await applyOne(event, context);
+    }
+    await flush();
   },
 };
 
@@ -95,16 +132,6 @@ async function applyOne(event: RecordedAnnalEvent<Handled>, { tx, table }: Proje
                   "groupDn" text, "memberUUID" uuid, "memberDn" text, attribute text,
                   "accessFunction" text, since timestamptz)`,
         [campaignId, event.position, start, JSON.stringify(listed satisfies readonly ReviewItem[])],
-      );
-      return;
-    }
-    case "WorkflowStarted": {
-      const d = event.data;
-      if (d.definition.name !== REVIEW_ITEM_WORKFLOW) return;
-      const p = d.parameters as { campaignId?: string; itemId?: string };
-      await tx.query(
-        `UPDATE ${items} SET instance_id = $1, position = $2 WHERE campaign_id = $3 AND item_id = $4`,
-        [instanceId, event.position, p.campaignId, p.itemId],
       );
       return;
     }
