@@ -52,6 +52,47 @@ export async function startWorkflow(
   deps: EngineDeps,
   options: StartOptions,
 ): Promise<{ readonly instanceId: string; readonly created: boolean }> {
+  const found = await definitionToStart(deps, options);
+  const key = startKeyOf(options);
+  if (key) {
+    const earlier = (await startedWith(deps, [key])).get(key);
+    if (earlier) return { instanceId: earlier, created: false };
+  }
+  const start = await startAppend(deps, options, found, await databaseClock(deps.pool));
+  const { instanceId, until } = start;
+  try {
+    await commit(deps, {
+      appends: [start.append],
+      wakes: [instanceId],
+      timers: until ? [{ instanceId, dueAt: until, reason: "deadline" }] : [],
+    });
+  } catch (error) {
+    // The same key started an instance in another transaction at the same moment.
+    const earlier = key && (await startedWith(deps, [key])).get(key);
+    if (earlier) return { instanceId: earlier, created: false };
+    throw error;
+  }
+  if (key) {
+    // A start with the key committed while this one waited: the store took this append for a
+    // repeat of it and stored nothing, so the instance is that one (found so by a bulk start
+    // racing this one, test/workflow/commands).
+    const stored = (await startedWith(deps, [key])).get(key);
+    if (stored !== undefined && stored !== instanceId)
+      return { instanceId: stored, created: false };
+  }
+  return { instanceId, created: true };
+}
+
+/** `workflow-start:<startKey>`, the idempotency key of a start's `WorkflowStarted`. */
+function startKeyOf(options: StartOptions): string | undefined {
+  return options.startKey === undefined ? undefined : `workflow-start:${options.startKey}`;
+}
+
+/** The definition a start names, or `WF_NOT_FOUND` where there is none the starter may see. */
+async function definitionToStart(
+  deps: EngineDeps,
+  options: StartOptions,
+): Promise<DeployedDefinition> {
   const found = await findDefinition(deps, options.name, options.version);
   if (!found || (!options.trusted && !maySeeDefinition(options.as, found.definition))) {
     throw new WorkflowRefusal(
@@ -59,11 +100,19 @@ export async function startWorkflow(
       `no workflow ${options.name}${options.version === undefined ? "" : ` version ${options.version}`} is there to start`,
     );
   }
-  const key = options.startKey === undefined ? undefined : `workflow-start:${options.startKey}`;
-  if (key) {
-    const earlier = await startedWith(deps, key);
-    if (earlier) return { instanceId: earlier, created: false };
-  }
+  return found;
+}
+
+/**
+ * A start's new instance, its `WorkflowStarted` (keyed where the start has a key) and its
+ * deadline from `now`; `WF_VALIDATION` where the parameters do not match the schema.
+ */
+async function startAppend(
+  deps: EngineDeps,
+  options: StartOptions,
+  found: DeployedDefinition,
+  now: Date,
+): Promise<{ instanceId: string; until: string | null; append: ReturnType<typeof own> }> {
   const checked = await validate(found.definition.parameters, options.parameters);
   if (!checked.ok) {
     throw new WorkflowRefusal(
@@ -73,45 +122,22 @@ export async function startWorkflow(
     );
   }
   const instanceId = randomUUID();
-  const until = deadline(
-    found.definition.until,
-    await databaseClock(deps.pool),
-    null,
-    deps.calendars,
-  );
-  try {
-    await commit(deps, {
-      appends: [
-        own(
-          instanceId,
-          [
-            {
-              ...annalEvent("WorkflowStarted", {
-                instanceId,
-                definition: { name: found.name, version: found.version, hash: found.hash },
-                parameters: toJson(checked.value),
-                startedBy: actorRef(options.as),
-                until,
-                parent: null,
-                startKey: options.startKey ?? null,
-              }),
-              metadata: { actor: options.as.name, source: "workflow", ...options.cause },
-              ...(key ? { idempotencyKey: key } : {}),
-            },
-          ],
-          "no_stream",
-        ),
-      ],
-      wakes: [instanceId],
-      timers: until ? [{ instanceId, dueAt: until, reason: "deadline" }] : [],
-    });
-  } catch (error) {
-    // The same key started an instance in another transaction at the same moment.
-    const earlier = key && (await startedWith(deps, key));
-    if (earlier) return { instanceId: earlier, created: false };
-    throw error;
-  }
-  return { instanceId, created: true };
+  const until = deadline(found.definition.until, now, null, deps.calendars);
+  const key = startKeyOf(options);
+  const started: NewEvent = {
+    ...annalEvent("WorkflowStarted", {
+      instanceId,
+      definition: { name: found.name, version: found.version, hash: found.hash },
+      parameters: toJson(checked.value),
+      startedBy: actorRef(options.as),
+      until,
+      parent: null,
+      startKey: options.startKey ?? null,
+    }),
+    metadata: { actor: options.as.name, source: "workflow", ...options.cause },
+    ...(key ? { idempotencyKey: key } : {}),
+  };
+  return { instanceId, until, append: own(instanceId, [started], "no_stream") };
 }
 
 /**
@@ -131,68 +157,25 @@ export async function startWorkflows(
   starts: readonly StartOptions[],
 ): Promise<{ readonly instanceId: string; readonly created: boolean }[]> {
   if (starts.length === 0) return [];
-  const keyOf = (start: StartOptions) =>
-    start.startKey === undefined ? undefined : `workflow-start:${start.startKey}`;
-  const keys = starts.flatMap((start) => keyOf(start) ?? []);
-  const earlier = new Map<string, string>();
-  if (keys.length > 0) {
-    const found = await deps.pool.query<{ key: string; instance_id: string }>(
-      `SELECT e.idempotency_key AS key, e.data->>'instanceId' AS instance_id
-         FROM events AS e WHERE e.idempotency_key = ANY($1::text[])`,
-      [keys],
-    );
-    for (const row of found.rows) earlier.set(row.key, row.instance_id);
-  }
+  const earlier = await startedWith(
+    deps,
+    starts.flatMap((start) => startKeyOf(start) ?? []),
+  );
   const now = await databaseClock(deps.pool);
   const answers: { instanceId: string; created: boolean }[] = [];
   const appends: StreamAppend[] = [];
   const timers: Timer[] = [];
   const seen = new Map<string, string>();
   for (const options of starts) {
-    const key = keyOf(options);
+    const key = startKeyOf(options);
     const known = key === undefined ? undefined : (earlier.get(key) ?? seen.get(key));
     if (known !== undefined) {
       answers.push({ instanceId: known, created: false });
       continue;
     }
-    const found = await findDefinition(deps, options.name, options.version);
-    if (!found || (!options.trusted && !maySeeDefinition(options.as, found.definition))) {
-      throw new WorkflowRefusal(
-        "WF_NOT_FOUND",
-        `no workflow ${options.name}${options.version === undefined ? "" : ` version ${options.version}`} is there to start`,
-      );
-    }
-    const checked = await validate(found.definition.parameters, options.parameters);
-    if (!checked.ok) {
-      throw new WorkflowRefusal(
-        "WF_VALIDATION",
-        `the parameters of ${found.name} do not match its schema: ${checked.issues.join("; ")}`,
-        { issues: checked.issues },
-      );
-    }
-    const instanceId = randomUUID();
-    const until = deadline(found.definition.until, now, null, deps.calendars);
-    appends.push(
-      own(
-        instanceId,
-        [
-          {
-            ...annalEvent("WorkflowStarted", {
-              instanceId,
-              definition: { name: found.name, version: found.version, hash: found.hash },
-              parameters: toJson(checked.value),
-              startedBy: actorRef(options.as),
-              until,
-              parent: null,
-              startKey: options.startKey ?? null,
-            }),
-            metadata: { actor: options.as.name, source: "workflow", ...options.cause },
-            ...(key ? { idempotencyKey: key } : {}),
-          },
-        ],
-        "no_stream",
-      ),
-    );
+    const start = await startAppend(deps, options, await definitionToStart(deps, options), now);
+    const { instanceId, until } = start;
+    appends.push(start.append);
     if (until) timers.push({ instanceId, dueAt: until, reason: "deadline" });
     if (key) seen.set(key, instanceId);
     answers.push({ instanceId, created: true });
@@ -236,12 +219,20 @@ async function findDefinition(
     : deps.definitions.version(name, version);
 }
 
-async function startedWith(deps: EngineDeps, key: string): Promise<string | undefined> {
-  const found = await deps.pool.query<{ instance_id: string }>(
-    "SELECT e.data->>'instanceId' AS instance_id FROM events AS e WHERE e.idempotency_key = $1",
-    [key],
+/** The instance each of `keys` started (the idempotency key of its `WorkflowStarted`). */
+async function startedWith(
+  deps: EngineDeps,
+  keys: readonly string[],
+): Promise<Map<string, string>> {
+  const started = new Map<string, string>();
+  if (keys.length === 0) return started;
+  const found = await deps.pool.query<{ key: string; instance_id: string }>(
+    `SELECT e.idempotency_key AS key, e.data->>'instanceId' AS instance_id
+       FROM events AS e WHERE e.idempotency_key = ANY($1::text[])`,
+    [keys],
   );
-  return found.rows[0]?.instance_id;
+  for (const row of found.rows) started.set(row.key, row.instance_id);
+  return started;
 }
 
 /** The dialog's instance and call from its id (`<instanceId>.<seq>`). */
