@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { AnnalError } from "../errors/index.ts";
 import type { Pool } from "../db/index.ts";
 import { createDatabaseOn, type TestDatabase } from "../testing/index.ts";
@@ -18,7 +19,7 @@ export async function scratchDatabase(live: Pool): Promise<TestDatabase> {
     );
   }
   try {
-    return await createDatabaseOn(url, "annal_simulation");
+    return await createDatabaseOn(url, await scratchPrefix(live));
   } catch (error) {
     throw new AnnalError(
       "ANNAL_SIMULATE_SCRATCH_UNAVAILABLE",
@@ -46,4 +47,13 @@ export async function stopScratchClock(scratch: Pool): Promise<void> {
 /** Sets the scratch database's stopped clock to `moment`. */
 export async function setScratchClock(scratch: Pool, moment: Date): Promise<void> {
   await scratch.query(`UPDATE annal_clock SET stopped_at = $1`, [moment]);
+}
+
+/**
+ * `annal_simulation_<live>`: `<live>` a digest of the live database's name, so that the scratch
+ * databases of one annal are told from another's on a shared server (the test suite's).
+ */
+async function scratchPrefix(live: Pool): Promise<string> {
+  const { rows } = await live.query<{ name: string }>("SELECT current_database() AS name");
+  return `annal_simulation_${createHash("sha256").update(rows[0]!.name).digest("hex").slice(0, 8)}`;
 }

@@ -200,8 +200,12 @@ t.test(
       name: "reader",
       access: ["read"],
     });
-    const service = await fetch(`${app.url}/api/entries/users?limit=1`, {
-      headers: { authorization: `Bearer ${token}` },
+    // Served once the first import is in the projections (503 ANNAL_HISTORY_BUILDING before).
+    const service = await eventually(async () => {
+      const response = await fetch(`${app.url}/api/entries/users?limit=1`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return response.status === 503 ? undefined : response;
     });
     t.equal(service.status, 200);
 

@@ -75,6 +75,24 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
         default: false,
       },
     ],
+    reviews: [
+      {
+        name: "quarterly-groups",
+        title: "Quarterly review of group memberships",
+        scope: { groups: "(|(cn=identity-team)(cn=finance))", base: "ou=groups,dc=example,dc=org" },
+        reviewers: {
+          by: "owner",
+          managerAttribute: "manager",
+          fallback: "cn=annal-admins,ou=groups,dc=example,dc=org",
+        },
+        schedule: "quarterly",
+        deadline: "10bd",
+        calendar: "office",
+        escalation: [],
+        undecided: "keep",
+        reasonRequiredForKeep: false,
+      },
+    ],
     rest: {
       enabled: true,
       pageSize: 50,

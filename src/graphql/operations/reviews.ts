@@ -142,14 +142,9 @@ export async function reviewCampaign(context: GatewayContext, args: Record<strin
 export async function membershipReviews(context: GatewayContext, args: Record<string, unknown>) {
   assertSeesAll(context);
   const pool = engineOf(context).pool;
-  const items = await reviewsOfMembership(
-    pool,
-    String(args.member),
-    String(args.group),
-    await databaseClock(pool),
-  );
-  const out = [];
   const now = await databaseClock(pool);
+  const items = await reviewsOfMembership(pool, String(args.member), String(args.group), now);
+  const out = [];
   for (const item of items) {
     const campaign = await readCampaign(pool, item.campaign_id);
     if (campaign)
