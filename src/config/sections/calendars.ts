@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { namedOnce } from "./named-once.ts";
 import { CLOCK_TIME, knownHolidayRegion } from "../../time/index.ts";
 import { text, timeZone } from "../fields.ts";
 
@@ -104,17 +105,7 @@ export function calendarsSection() {
     .array(calendar(), { error: "expected an array of tables: [[calendars]]" })
     .default([])
     .superRefine((calendars, ctx) => {
-      const seen = new Set<string>();
-      for (const [index, { name }] of calendars.entries()) {
-        if (seen.has(name)) {
-          ctx.addIssue({
-            code: "custom",
-            path: [index, "name"],
-            message: `"${name}" is named twice`,
-          });
-        }
-        seen.add(name);
-      }
+      namedOnce(calendars, ctx);
       if (calendars.filter((c) => c.default).length > 1) {
         ctx.addIssue({ code: "custom", message: "only one calendar may be the default" });
       }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { namedOnce } from "./named-once.ts";
 import { text } from "../fields.ts";
 
 const NAME = /^[a-z][a-z0-9_-]*$/;
@@ -161,19 +162,7 @@ export function reviewsSection() {
   return z
     .array(review(), { error: "expected an array of tables: [[reviews]]" })
     .default([])
-    .superRefine((reviews, ctx) => {
-      const seen = new Set<string>();
-      for (const [index, { name }] of reviews.entries()) {
-        if (seen.has(name)) {
-          ctx.addIssue({
-            code: "custom",
-            path: [index, "name"],
-            message: `"${name}" is named twice`,
-          });
-        }
-        seen.add(name);
-      }
-    })
+    .superRefine(namedOnce)
     .meta({
       description:
         "Access review campaigns (docs/access-reviews.md): who holds what, asked of who is responsible for it, with a deadline, escalation and evidence.",
