@@ -1,4 +1,5 @@
 import type { AnnalConfig } from "../config/index.ts";
+import { AnnalError } from "../errors/index.ts";
 import { createNormalizer, type CaptureContext } from "../capture/index.ts";
 import { createDirectoryClient, type DirectoryClient } from "../directory/index.ts";
 import { loadDirectorySchema, type DirectorySchema } from "../directory/index.ts";
@@ -41,6 +42,31 @@ const NO_DIRECTORY: RunningDirectory = {
   capture: undefined,
   stop: async () => {},
 };
+
+/**
+ * What is wrong with the first configured sort pair that names an attribute otherwise than the
+ * schema spells a user attribute, or undefined. A search's sort keys take the schema's
+ * spelling, so such a pair's index would be built and never read.
+ */
+export function misnamedSortPair(config: AnnalConfig, schema: DirectorySchema): string | undefined {
+  for (const type of config.directory?.types ?? []) {
+    for (const pair of type.sortPairs ?? []) {
+      for (const name of pair) {
+        const where = `[[directory.types]] "${type.name}" sortPairs ${JSON.stringify(pair)}`;
+        const canonical = schema.canonical(name);
+        if (canonical === undefined) {
+          return `${where}: the directory's schema has no attribute ${name}`;
+        }
+        if (schema.isOperational(canonical)) {
+          return `${where}: ${canonical} is an operational attribute; a sort pair's index reads user attributes`;
+        }
+        if (canonical !== name)
+          return `${where}: the directory's schema spells ${name} as ${canonical}`;
+      }
+    }
+  }
+  return undefined;
+}
 
 /**
  * The LDAP directory's place in start-up, after the database and before the parts that use
@@ -92,6 +118,13 @@ export async function startDirectory(options: DirectoryOptions): Promise<Running
     );
     await stop();
     return { ...NO_DIRECTORY, failure: error };
+  }
+  const misnamed = misnamedSortPair(config, schema);
+  if (misnamed) {
+    await stop();
+    throw new AnnalError("ANNAL_SORT_PAIR_MISNAMED", misnamed, {
+      hint: "name each attribute of the pair as the directory's schema spells it",
+    });
   }
   return {
     client,

@@ -82,7 +82,7 @@ function entryType() {
         .optional()
         .meta({
           description:
-            "Pairs of attributes this type's pages are often sorted by, the first then the second (`sort=sn,cn`). Each pair gets an index of both sort values, so that such a page, also one filtered to one value of the first (`filter=sn eq \"Meyer\"`), is one range of that index, however many entries share the first value. Name each attribute as the directory's schema spells it (`givenName`, not `givenname`). The index is built in the background when annal starts (`CREATE INDEX CONCURRENTLY`); until then pages are served as without it.",
+            "Pairs of attributes this type's pages are often sorted by, the first then the second (`sort=sn,cn`). Each pair gets an index of both sort values, so that such a page, also one filtered to one value of the first (`filter=sn eq \"Meyer\"`), is one range of that index, however many entries share the first value. Name each attribute as the directory's schema spells it (`givenName`, not `givenname`): annal refuses to start otherwise (ANNAL_SORT_PAIR_MISNAMED). The index is built in the background when annal starts (`CREATE INDEX CONCURRENTLY`); until then pages are served as without it.",
           example: [["sn", "cn"]],
         }),
     },

@@ -121,6 +121,13 @@ export const DIRECTORY_CODES = {
     hint: "read the ANNAL_ENTRY_WITHOUT_IDENTITY warnings in the log: enable the server's entryUUID support, or let annal's bind read the identity attribute",
     surfaces: ["readyz"],
   },
+  ANNAL_SORT_PAIR_MISNAMED: {
+    status: 500,
+    meaning:
+      "A `[[directory.types]] sortPairs` attribute is not a user attribute of the directory's schema as the schema spells it (`givenname` where the schema says `givenName`, an alias such as `commonName` for `cn`, an unknown or operational attribute): no sort would ever read its index.",
+    hint: "name each attribute of the pair as the directory's schema spells it; the message names the spelling it has",
+    surfaces: ["startup"],
+  },
   ANNAL_ENTRY_WITHOUT_IDENTITY: {
     status: 503,
     meaning:
