@@ -76,7 +76,7 @@ export const captureNotRecorded = new Counter({
 
 export const captureWithoutIdentity = new Counter({
   name: "annal_capture_entries_without_identity_total",
-  help: "Entries read from the directory (import, snapshots) that had no identity annal can use (entryUUID, nsUniqueId, objectGUID) and were not recorded.",
+  help: "Entries read from the directory (import, snapshots, capture's passes: a write of such an entry) that had no identity annal can use (entryUUID, nsUniqueId, objectGUID) and were not recorded.",
   labelNames: ["source"],
   registers: [metrics],
 });

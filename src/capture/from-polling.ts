@@ -19,6 +19,7 @@ import { recordIsolated } from "./failures.ts";
 import { entryState, stateIdentity } from "./normalize.ts";
 import { MODIFY_TIMESTAMP, modifiedAt, modifiedSince, pollTime } from "./modified-since.ts";
 import { polledChangeId } from "./polled-change.ts";
+import { noteWithoutIdentity } from "./without-identity.ts";
 
 /**
  * Capture for any LDAPv3 server without an accesslog: every entry modified since the
@@ -114,6 +115,7 @@ async function comparePages(
   const { mark } = options;
   let recorded = 0;
   let position: LogPosition | undefined;
+  const unidentified: string[] = [];
   for await (const page of directory.search(base, {
     scope: "sub",
     filter: options.filter,
@@ -129,7 +131,10 @@ async function comparePages(
       for (const entry of page) {
         const after = entryState(normalizer, entry);
         const uuid = stateIdentity(normalizer, after);
-        if (!uuid) continue;
+        if (!uuid) {
+          unidentified.push(entry.dn);
+          continue;
+        }
         options.onEntry(entry, uuid);
         // The version the change follows is part of its identity (a note that the change
         // could not be recorded names it too), so it is read before the savepoint.
@@ -171,6 +176,7 @@ async function comparePages(
     recorded += result.stored;
     position = result.last ?? position;
   }
+  noteWithoutIdentity(context, "poll", unidentified);
   return { recorded, ...(position ? { position } : {}) };
 }
 

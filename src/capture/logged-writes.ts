@@ -13,6 +13,7 @@ import { recordIsolated } from "./failures.ts";
 import { claimWriteIntent, claimWriteIntentNear, writeFingerprint } from "./intents.ts";
 import { lastEntryState } from "./last-state.ts";
 import type { Normalizer } from "./normalize.ts";
+import { noteWithoutIdentity } from "./without-identity.ts";
 
 /**
  * A directory's log of writes, as capture reads it: slapd's accesslog, 389's retro
@@ -81,6 +82,7 @@ export async function recordLoggedWrites<R extends AccesslogRecord>(
     let recorded = 0;
     let position: LogPosition | undefined;
     let last: string | undefined;
+    const unidentified: string[] = [];
     for (const record of records) {
       const place = log.place(record);
       if (checkpoint !== undefined && !log.isAfter(place, checkpoint)) continue;
@@ -101,7 +103,10 @@ export async function recordLoggedWrites<R extends AccesslogRecord>(
         },
         async () => {
           const built = await changeFromAccesslog(normalizer, record, known?.state ?? null);
-          if (!built) return undefined;
+          if (!built) {
+            if (!uuid) unidentified.push(record.dn);
+            return undefined;
+          }
           const dns = [record.dn, built.change.dn];
           const fingerprint = fingerprintOf(normalizer, record);
           const at = log.occurredAt(record);
@@ -151,6 +156,7 @@ export async function recordLoggedWrites<R extends AccesslogRecord>(
       if (event && result.appended > 0) position = event;
     }
     if (last !== undefined) await writeCaptureCheckpoint(tx, log.source, last);
+    noteWithoutIdentity(context, log.source, unidentified);
     return {
       recorded,
       ...(position ? { position } : {}),

@@ -1,6 +1,7 @@
 import { AnnalError } from "../errors/index.ts";
 import { DirectoryError, present } from "../directory/index.ts";
 import { captureWithoutIdentity } from "../metrics.ts";
+import { WITHOUT_IDENTITY_HINT } from "./without-identity.ts";
 import type { CaptureContext } from "./context.ts";
 import { readADController } from "./ad.ts";
 import { CHANGELOG_BASE } from "./changelog.ts";
@@ -125,7 +126,7 @@ export function checkImportStored(
         code: "ANNAL_ENTRY_WITHOUT_IDENTITY",
         entries: read.unidentified,
         examples,
-        hint: "enable the server's entryUUID support (389 Directory Server: the entryUUID plugin and its fixup task), or let annal's bind read the identity attribute",
+        hint: WITHOUT_IDENTITY_HINT,
       },
       `${read.unidentified} of ${read.entries} entries read have no identity annal can use (entryUUID, nsUniqueId or objectGUID) and were not recorded`,
     );

@@ -13,7 +13,9 @@ import {
 } from "../../src/capture/index.ts";
 import { createDirectoryClient } from "../../src/directory/index.ts";
 import { sshaPassword } from "../../src/slapd/index.ts";
-import { captureFixture, directoryCaptureFixture } from "../support/capture.ts";
+import { captureFixture, directoryCaptureFixture, person } from "../support/capture.ts";
+import { startDirsrv } from "../support/dirsrv.ts";
+import { nextSecond } from "../support/clock.ts";
 import { startSlapd } from "../support/slapd.ts";
 import { captureWithoutIdentity, metrics } from "../../src/metrics.ts";
 import { eventually } from "../support/eventually.ts";
@@ -197,3 +199,62 @@ t.test(
     await readyzNames(t, context, config(slapd.base), "ANNAL_IMPORT_STORED_NOTHING");
   },
 );
+
+for (const source of ["changelog", "poll"] as const) {
+  t.test(
+    `${source}: a write a pass reads of an entry without the configured identity is counted, logged with a code and a hint, in /metrics, never skipped in silence`,
+    async (t) => {
+      // 389 turns its entryUUID plugin on at its first restart: entries made before it have
+      // none until the plugin's fixup task, the case the guide tells of.
+      const ds = await startDirsrv({ changelog: true });
+      t.teardown(() => ds.stop());
+      const root = createDirectoryClient({ url: ds.url, bindDN: ds.bindDN, password: ds.password });
+      t.teardown(() => root.close());
+      const carol = `uid=carol,ou=people,${ds.base}`;
+      const dave = `uid=dave,ou=people,${ds.base}`;
+      await root.add(carol, person("carol"));
+      // As the guide has it: the changelog logs each entry's entryUUID too, from the restart.
+      await root.modify("cn=Retro Changelog Plugin,cn=plugins,cn=config", [
+        { operation: "add", attribute: "nsslapd-attribute", values: "entryuuid:targetEntryUUID" },
+      ]);
+      await ds.restart();
+      await root.add(dave, person("dave"));
+
+      const f = await directoryCaptureFixture(t, { server: ds, source, identity: "entryUUID" });
+      const warned: Record<string, unknown>[] = [];
+      const log = {
+        ...f.context.log,
+        warn: ((fields: Record<string, unknown>) =>
+          void warned.push(fields)) as typeof f.context.log.warn,
+      };
+      const context = { ...f.context, log };
+      await captureOnce(context, source); // the import: carol and the seed are counted there
+      t.ok(
+        warned.some((fields) => fields.code === "ANNAL_ENTRY_WITHOUT_IDENTITY"),
+        "the import counts what it could not record",
+      );
+      warned.length = 0;
+      const counted = async () =>
+        (await captureWithoutIdentity.get()).values.find((v) => v.labels.source === source)
+          ?.value ?? 0;
+      const before = await counted();
+
+      await nextSecond(); // poll reads from the second of its checkpoint on
+      for (const dn of [carol, dave]) {
+        await root.modify(dn, [{ operation: "replace", attribute: "title", values: "Changed" }]);
+      }
+      t.equal((await captureOnce(context, source)).recorded, 1, "dave's write is recorded");
+      const warning = warned.find((fields) => fields.code === "ANNAL_ENTRY_WITHOUT_IDENTITY");
+      t.match(
+        warning,
+        { entries: 1, examples: [carol], hint: /entryUUID plugin and its fixup task/ },
+        "carol's is said, with a code, her DN and a hint",
+      );
+      t.equal(await counted(), before + 1, `counted in the metric under source="${source}"`);
+      t.match(
+        await metrics.metrics(),
+        new RegExp(`annal_capture_entries_without_identity_total\\{source="${source}"\\} [1-9]`),
+      );
+    },
+  );
+}
