@@ -1,4 +1,5 @@
 import os from "node:os";
+import { readFileSync } from "node:fs";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
@@ -37,6 +38,7 @@ import { createNormalizer, ensureImported } from "../src/capture/index.ts";
 import { missingReaderIndexes, readerIndexesOf } from "../src/projector/reader-indexes.ts";
 import { Projector, schemaNames, waitForProjection } from "../src/projector/index.ts";
 import { allProjections } from "../projections/index.ts";
+import { createPostgraphileViews, POSTGRAPHILE_QUERY, startPostgraphile } from "./postgraphile.ts";
 
 const REQUESTS = 300;
 const WARMUP = 30;
@@ -49,6 +51,22 @@ const atQuery = (moment: Date) => `query @at(moment: "${moment.toISOString()}") 
 /** The projections the gateway reads: the entries, and the versions for `@at`. */
 const READ_PROJECTIONS = new Set(["entries", "entry_versions"]);
 const ATTRIBUTES = ["uid", "displayName", "mail", "title", "telephoneNumber"];
+/** PostGraphile's version, as installed (a devDependency, pinned in the lockfile). */
+const POSTGRAPHILE_VERSION = (
+  JSON.parse(
+    readFileSync(new URL("../node_modules/postgraphile/package.json", import.meta.url), "utf8"),
+  ) as { version: string }
+).version;
+/** What the PostGraphile baseline reads (bench/postgraphile.ts). */
+const POSTGRAPHILE_NOTE = `
+
+The second baseline is PostGraphile ${POSTGRAPHILE_VERSION} (grafast, its amber preset, in a worker thread of its
+own as annal's server, no authentication) over views of the same projection tables annal reads,
+in a schema of their own (bench/postgraphile.ts): \`people\` (the \`user\` entries, the five fields
+read from their stored attributes), \`groups\` (the \`group\` entries, \`cn\` from theirs) and a
+person's \`groups\`, a function finding the groups whose \`member\` holds the person's DN in
+\`entry_values\` (the index annal's gateway uses), answering
+\`${POSTGRAPHILE_QUERY}\`.`;
 
 interface Run {
   readonly perSecond: number;
@@ -397,6 +415,53 @@ export async function graphqlBenchmark(): Promise<void> {
         statements: ((await server.ask<number>("statements")) - statements) / REQUESTS,
       };
     }
+    // The second baseline (`--reads projection`): PostGraphile over the same projection
+    // tables, answering the equivalent request (bench/postgraphile.ts).
+    let postgraphileRun:
+      | { run: Run; cpu: ReturnType<typeof cpuPerRequest>; busy: number; statements: number }
+      | undefined;
+    if (READS === "projection") {
+      await createPostgraphileViews(db.pool);
+      const other = await startPostgraphile(db.url);
+      try {
+        const ask = async () => {
+          const response = await fetch(other.url, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ query: POSTGRAPHILE_QUERY }),
+          });
+          const json = (await response.json()) as {
+            errors?: unknown;
+            data?: { allPeople: { nodes: Array<{ groupsList: unknown[] }> } };
+          };
+          const nodes = json.data?.allPeople.nodes;
+          if (json.errors || nodes?.length !== 100 || !nodes.some((n) => n.groupsList.length > 0))
+            throw new Error(`bad PostGraphile answer: ${JSON.stringify(json).slice(0, 300)}`);
+        };
+        await measure(WARMUP, ask);
+        const busy = await other.ask<number>("busy");
+        const statements = await other.ask<number>("statements");
+        const cpuBeforePg = { node: cpuMs(), slapd: cpuMs(slapd.pid), machine: machineCpuMs() };
+        const run = await measure(REQUESTS, ask);
+        postgraphileRun = {
+          run,
+          cpu: cpuPerRequest(cpuBeforePg, slapd.pid),
+          busy: ((await other.ask<number>("busy")) - busy) / REQUESTS,
+          statements: ((await other.ask<number>("statements")) - statements) / REQUESTS,
+        };
+      } finally {
+        await other.stop();
+      }
+    }
+    const pgRow = postgraphileRun
+      ? `| baseline: PostGraphile ${POSTGRAPHILE_VERSION} over the projection tables | ${fmt(postgraphileRun.run.perSecond)} | ${fmt(postgraphileRun.run.p50, 1)} | ${fmt(postgraphileRun.run.p99, 1)} |
+| ratio (annal / PostGraphile) | ${fmt(annal.perSecond / postgraphileRun.run.perSecond, 2)} | | |
+`
+      : "";
+    const pgBusy = postgraphileRun
+      ? `| baseline: PostGraphile over the projection tables | ${fmt(postgraphileRun.cpu.node, 2)} | ${fmt(postgraphileRun.busy, 2)} | ${fmt(postgraphileRun.cpu.slapd, 2)} | ${fmt(postgraphileRun.cpu.rest, 2)} | ${cores(postgraphileRun.cpu, postgraphileRun.run)} |
+`
+      : "";
     const atRow = at
       ? `| annal: the same request \`@at\` a moment | ${fmt(at.run.perSecond)} | ${fmt(at.run.p50, 1)} | ${fmt(at.run.p99, 1)} |
 | ratio (\`@at\` / current) | ${fmt(at.run.perSecond / annal.perSecond, 2)} | | |
@@ -427,10 +492,10 @@ connections, in the same run against the same slapd. The directory holds ${SIZE 
 | annal: \`POST /graphql\` | ${fmt(annal.perSecond)} | ${fmt(annal.p50, 1)} | ${fmt(annal.p99, 1)} |
 | baseline: one ldapts paged search | ${fmt(baseline.perSecond)} | ${fmt(baseline.p50, 1)} | ${fmt(baseline.p99, 1)} |
 | ratio (annal / baseline) | ${fmt(annal.perSecond / baseline.perSecond, 2)} | | |
-${atRow}
+${pgRow}${atRow}
 LDAP round trips per request: ${fmt(roundTrips, 1)} (search pages and base reads: the people in
 one page, every person's groups in one batched search). SQL statements per request:
-${fmt(sqlStatements, 1)}${at ? ` (\`@at\`: ${fmt(at.statements, 1)})` : ""} (the token, the read state, the searches).
+${fmt(sqlStatements, 1)}${at ? ` (\`@at\`: ${fmt(at.statements, 1)})` : ""} (the token, the read state, the searches)${postgraphileRun ? `; PostGraphile's: ${fmt(postgraphileRun.statements, 1)}` : ""}.${postgraphileRun ? POSTGRAPHILE_NOTE : ""}
 
 Where a request's time goes, ms per request (2 cores): CPU of the benchmark's Node.js process
 (annal's server and the HTTP client for annal's rows; the ldapts client alone for the
@@ -442,7 +507,7 @@ of the two cores the run kept busy (the CPU of a request times the requests a se
 |---|---:|---:|---:|---:|---:|
 | annal: \`POST /graphql\` | ${fmt(cpuAnnal.node, 2)} | ${fmt(serverBusy, 2)} | ${fmt(cpuAnnal.slapd, 2)} | ${fmt(cpuAnnal.rest, 2)} | ${cores(cpuAnnal, annal)} |
 | baseline: one ldapts paged search | ${fmt(cpuRaw.node, 2)} | – | ${fmt(cpuRaw.slapd, 2)} | ${fmt(cpuRaw.rest, 2)} | ${cores(cpuRaw, baseline)} |
-${atBusy}
+${pgBusy}${atBusy}
 \`npm run bench -- graphql --profile\` writes a CPU profile of annal's requests.
 `,
     );
