@@ -1,4 +1,3 @@
-import { normalizeDN } from "../../src/directory/index.ts";
 import {
   ENTRY_EVENT,
   ENTRY_EVENT_TYPES,
@@ -7,9 +6,10 @@ import {
   type RecordedOf,
 } from "../../src/events/index.ts";
 import type { Projection } from "../../src/projector/index.ts";
-import { operationalTime } from "../entry-events.ts";
 import { ENTRIES_PROJECTION, entriesIndexes, entriesTables } from "./tables.ts";
 import { indexEntryValues } from "./values.ts";
+import { entryRow } from "./row.ts";
+import { entriesReplay } from "./replay.ts";
 import { insertFirstSnapshots } from "./first-snapshots.ts";
 
 /**
@@ -56,34 +56,8 @@ export const entriesProjection: Projection<EntryEventType> = {
       ]);
     }
     const rows = [...outcomes].flatMap(([uuid, { first, last }]) => {
-      const state = first && stateAfterEvent(last);
-      if (!first || !state) return [];
-      const firstState = stateAfterEvent(first);
-      // A checkpoint stands for the events retention removed: it says when the entry was made.
-      const created = first.type === ENTRY_EVENT.checkpointed ? first.data.created : null;
-      const snapshotLast =
-        last.type === ENTRY_EVENT.snapshot ||
-        (last.type === ENTRY_EVENT.checkpointed && last.data.lastType === ENTRY_EVENT.snapshot);
-      return [
-        {
-          entry_uuid: uuid,
-          type: state.type,
-          dn: state.dn,
-          dn_norm: normalizeDN(state.dn),
-          attributes: state.attributes,
-          operational: state.operational,
-          created_at:
-            operationalTime(firstState, "createTimestamp") ??
-            (created ? new Date(created.occurredAt) : first.occurredAt),
-          modified_at: snapshotLast
-            ? (operationalTime(state, "modifyTimestamp") ?? last.occurredAt)
-            : last.occurredAt,
-          version: last.streamVersion,
-          created_position: created?.position ?? first.position,
-          position: last.position,
-          transaction_id: last.transactionId,
-        },
-      ];
+      const row = first && entryRow(uuid, first, last);
+      return row ? [row] : [];
     });
     // Entries whose type and attributes the batch left as they were keep their indexed
     // values as they are (a periodic snapshot of an entry that did not change, say): read in
@@ -121,6 +95,7 @@ export const entriesProjection: Projection<EntryEventType> = {
     );
   },
   applyFirstSnapshots: insertFirstSnapshots,
+  replay: entriesReplay,
 };
 
 /** What a batch leaves of one entry. */

@@ -100,23 +100,55 @@ export async function insertEntryValues(
 }
 
 /**
- * The `entry_values` rows the entries `$1` should have, by their rows in `entries`: one row
- * named `$2` per typed entry, and one per value, folded, its key cut at `$3` characters.
+ * `entry_values` and `entry_value_counts` for every entry, into empty tables (a replay's,
+ * `entriesReplay`): what `insertEntryValues` writes, in one statement over the whole table.
+ * The value index's key is built after the load, in one sorted pass, as a first start does.
  */
-function wantedRows(entries: string): string {
-  return `SELECT e.entry_uuid, e.type, $2::text AS attribute, 0 AS ordinal,
+export async function insertAllEntryValues(
+  db: Queryable,
+  table: (name: string) => string,
+): Promise<void> {
+  const values = table("entry_values");
+  await db.query(`ALTER TABLE ${values} DROP CONSTRAINT entry_values_pkey`);
+  await db.query(
+    `WITH added AS (INSERT INTO ${values}
+                      (entry_uuid, type, attribute, ordinal, value_key, value_folded)
+                    ${wantedRows(table("entries"), "true", "$1", "$2")}
+                    RETURNING type, attribute, ordinal)
+     INSERT INTO ${table("entry_value_counts")} (type, attribute, entries)
+     SELECT type, attribute, count(*) FROM added WHERE ordinal = 0 GROUP BY type, attribute`,
+    [ENTRY_ROW_ATTRIBUTE, VALUE_KEY_LENGTH],
+  );
+  await db.query(
+    `ALTER TABLE ${values} ADD CONSTRAINT entry_values_pkey
+       PRIMARY KEY (entry_uuid, attribute, ordinal)`,
+  );
+}
+
+/**
+ * The `entry_values` rows the entries `where` picks (by default those of the uuids `$1`)
+ * should have, by their rows in `entries` (`e`): one row named `attribute` (`$2`) per typed
+ * entry, and one per value, folded, its key cut at `keyLength` (`$3`) characters.
+ */
+function wantedRows(
+  entries: string,
+  where = "e.entry_uuid = ANY($1::uuid[])",
+  attribute = "$2",
+  keyLength = "$3",
+): string {
+  return `SELECT e.entry_uuid, e.type, ${attribute}::text AS attribute, 0 AS ordinal,
                  ''::text COLLATE "C" AS value_key, NULL::text COLLATE "C" AS value_folded
             FROM ${entries} AS e
-           WHERE e.entry_uuid = ANY($1::uuid[]) AND e.type IS NOT NULL
+           WHERE ${where} AND e.type IS NOT NULL
           UNION ALL
           SELECT e.entry_uuid, e.type, a.name, (v.n - 1)::integer,
-                 left(f.folded, $3) COLLATE "C",
-                 (CASE WHEN length(f.folded) > $3 THEN f.folded END) COLLATE "C"
+                 left(f.folded, ${keyLength}) COLLATE "C",
+                 (CASE WHEN length(f.folded) > ${keyLength} THEN f.folded END) COLLATE "C"
             FROM ${entries} AS e
            CROSS JOIN LATERAL jsonb_each(e.attributes || e.operational) AS a(name, list)
            CROSS JOIN LATERAL jsonb_array_elements_text(
                    CASE WHEN jsonb_typeof(a.list) = 'array' THEN a.list ELSE '[]'::jsonb END)
                  WITH ORDINALITY AS v(value, n)
            CROSS JOIN LATERAL (SELECT lower(v.value) AS folded) AS f
-           WHERE e.entry_uuid = ANY($1::uuid[]) AND e.type IS NOT NULL AND v.value IS NOT NULL`;
+           WHERE ${where} AND e.type IS NOT NULL AND v.value IS NOT NULL`;
 }

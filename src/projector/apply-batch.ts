@@ -153,27 +153,7 @@ export async function applyEvents(
     );
     applied = new Map(known.rows.map((r) => [r.stream_id, r.version]));
   }
-  const ordered: RecordedEvent[] = [];
-  for (const event of events) {
-    const before = applied.get(event.streamId) ?? 0;
-    if (event.streamVersion <= before) continue;
-    // A checkpoint holds its stream's whole state at the retention horizon, in the place of
-    // the last event it replaced: the versions before it are gone, and need not be applied.
-    if (event.streamVersion > before + 1 && !CHECKPOINT_EVENT_TYPES.has(event.type)) {
-      const missing = await readStream(tx, event.streamId, {
-        fromVersion: before + 1,
-        toVersion: event.streamVersion - 1,
-      });
-      if (missing.length !== event.streamVersion - 1 - before) {
-        throw new Error(
-          `stream ${event.streamId} lacks versions ${before + 1}..${event.streamVersion - 1}`,
-        );
-      }
-      ordered.push(...missing);
-    }
-    ordered.push(event);
-    applied.set(event.streamId, event.streamVersion);
-  }
+  const ordered = await inStreamOrder(tx, events, applied);
 
   const relevant = eventsOfTypes(ordered, new Set<string>(projection.handles));
   if (relevant.length > 0) await projection.apply(relevant, { tx, table });
@@ -191,6 +171,41 @@ export async function applyEvents(
       );
     }
   }
+}
+
+/**
+ * `events`, the log's next events in log order, as they are to be applied: each stream's
+ * events in version order, each once. `applied` holds each stream's last applied version and
+ * is moved past the events returned. An event already applied is left out; one that skips
+ * ahead is preceded by the versions it skips, read from its stream (see `applyBatch`).
+ */
+export async function inStreamOrder(
+  db: Queryable,
+  events: readonly RecordedEvent[],
+  applied: Map<string, number>,
+): Promise<RecordedEvent[]> {
+  const ordered: RecordedEvent[] = [];
+  for (const event of events) {
+    const before = applied.get(event.streamId) ?? 0;
+    if (event.streamVersion <= before) continue;
+    // A checkpoint holds its stream's whole state at the retention horizon, in the place of
+    // the last event it replaced: the versions before it are gone, and need not be applied.
+    if (event.streamVersion > before + 1 && !CHECKPOINT_EVENT_TYPES.has(event.type)) {
+      const missing = await readStream(db, event.streamId, {
+        fromVersion: before + 1,
+        toVersion: event.streamVersion - 1,
+      });
+      if (missing.length !== event.streamVersion - 1 - before) {
+        throw new Error(
+          `stream ${event.streamId} lacks versions ${before + 1}..${event.streamVersion - 1}`,
+        );
+      }
+      ordered.push(...missing);
+    }
+    ordered.push(event);
+    applied.set(event.streamId, event.streamVersion);
+  }
+  return ordered;
 }
 
 /** Moves the schema's checkpoint to `position`: everything up to it is applied. */

@@ -15,4 +15,7 @@ export type {
   Projection,
   ProjectionContext,
   ProjectionStatus,
+  ReplayPlan,
+  ReplayRows,
+  ReplayTable,
 } from "./types.ts";

@@ -1,5 +1,6 @@
 import { withTransaction, type Pool, type PoolClient } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
+import { eventsOfTypes } from "../events/index.ts";
 import {
   START,
   comparePositions,
@@ -13,6 +14,7 @@ import {
   applyBatch,
   applyEvents,
   flushStreamVersions,
+  inStreamOrder,
   lockProjection,
   streamVersions,
   writeCheckpoint,
@@ -24,8 +26,16 @@ import {
   quoteIdentifier,
   schemaExists,
   schemaNames,
+  tableIn,
 } from "./schema.ts";
+import { HeldRows } from "./replay-copy.ts";
 import type { AnyProjection } from "./types.ts";
+
+/**
+ * How many rows a set-wise replay (`Projection.replay`) holds in memory before it writes them:
+ * the fewer writes, the fewer merges (a table's first write is a plain COPY).
+ */
+const FOLD_ROWS = 50_000;
 
 export interface RebuildOptions {
   readonly pool: Pool;
@@ -33,6 +43,8 @@ export interface RebuildOptions {
   /** Called after every batch with the events done and the events to do in all. */
   readonly onProgress?: (done: number, total: number) => void;
   readonly batchSize?: number;
+  /** Rows a set-wise replay holds before it writes them (`FOLD_ROWS`); tests set fewer. */
+  readonly foldRows?: number;
 }
 
 /**
@@ -72,8 +84,15 @@ export async function rebuildProjection(options: RebuildOptions): Promise<void> 
     // memory and are written once, before the swap. A rebuild that dies leaves a shadow the
     // next one drops.
     const streams = streamVersions();
-    done = await replayIntoShadow(pool, projection, names.shadow, batchSize, streams, (n) =>
-      options.onProgress?.(n, Math.max(total, n)),
+    done = await replayIntoShadow(
+      pool,
+      projection,
+      names.shadow,
+      batchSize,
+      streams,
+      (n) => options.onProgress?.(n, Math.max(total, n)),
+      undefined,
+      options.foldRows,
     );
     // Built once over the replayed rows rather than maintained row by row.
     await withTransaction(pool, async (tx) => {
@@ -145,6 +164,7 @@ export async function replayInto(
     streams,
     (n) => options.onProgress?.(n, n),
     options.through,
+    options.foldRows,
   );
   await withTransaction(pool, async (tx) => {
     await flushStreamVersions(tx, schema, streams);
@@ -178,7 +198,20 @@ async function replayIntoShadow(
   streams: StreamVersions,
   progress: (done: number) => void,
   through?: LogPosition,
+  foldRows = FOLD_ROWS,
 ): Promise<number> {
+  if (projection.replay) {
+    return foldIntoShadow(
+      pool,
+      projection,
+      shadow,
+      batchSize,
+      streams,
+      progress,
+      through,
+      foldRows,
+    );
+  }
   const client = await pool.connect();
   let done = 0;
   let batches = 0;
@@ -212,6 +245,71 @@ async function replayIntoShadow(
     return done;
   } catch (error) {
     // Its transaction and its session setting go with it.
+    client.release(true);
+    throw error;
+  }
+}
+
+/**
+ * `replayIntoShadow` for a projection with a set-wise replay (`Projection.replay`): the log's
+ * batches are folded in memory (`ReplayPlan.fold`) and written every `FOLD_ROWS` rows held, and
+ * at the end, by COPY (`HeldRows.write`), one transaction each; then `ReplayPlan.finish`. No
+ * transaction is open while the log is read and folded. The next batch is read while one is
+ * folded and, now and then, written.
+ */
+async function foldIntoShadow(
+  pool: Pool,
+  projection: AnyProjection,
+  shadow: string,
+  batchSize: number,
+  streams: StreamVersions,
+  progress: (done: number) => void,
+  through: LogPosition | undefined,
+  foldRows: number,
+): Promise<number> {
+  const plan = projection.replay!;
+  const handled = new Set<string>(projection.handles);
+  const rows = new HeldRows(plan);
+  const client = await pool.connect();
+  let done = 0;
+  let writes = 0;
+  let last: RecordedEvent | undefined;
+  const write = async () => {
+    await beginLogReader(client);
+    await rows.write(client, shadow);
+    await client.query("COMMIT");
+    writes++;
+    if ((writes & (writes - 1)) === 0) await analyzeSchema(client, shadow);
+  };
+  try {
+    await client.query("SET synchronous_commit = off");
+    let next = readAhead(pool, START, batchSize);
+    for (;;) {
+      const read = await next;
+      const events =
+        through === undefined ? read : read.filter((e) => comparePositions(e, through) <= 0);
+      if (events.length === 0) break;
+      last = events.at(-1)!;
+      next = events.length === batchSize ? readAhead(pool, last, batchSize) : Promise.resolve([]);
+      const ordered = await inStreamOrder(pool, events, streams.versions);
+      for (const event of ordered) streams.dirty.add(event.streamId);
+      plan.fold(eventsOfTypes(ordered, handled), rows);
+      if (rows.size >= foldRows) await write();
+      done += events.length;
+      progress(done);
+    }
+    if (rows.size > 0) await write();
+    await withTransaction(pool, async (tx) => {
+      if (plan.finish) {
+        await tx.query("SET LOCAL maintenance_work_mem = '256MB'");
+        await plan.finish({ tx, table: tableIn(shadow) });
+      }
+      if (last) await writeCheckpoint(tx, shadow, last);
+    });
+    await client.query("RESET synchronous_commit");
+    client.release();
+    return done;
+  } catch (error) {
     client.release(true);
     throw error;
   }

@@ -48,6 +48,59 @@ export interface Projection<T extends string = AnnalEventType> {
    * batches (`applyFirstSnapshotsInBulk`).
    */
   readonly applyFirstSnapshots?: (run: FirstSnapshots, context: ProjectionContext) => Promise<void>;
+  /**
+   * How a replay into a new schema (a rebuild, `replayInto`) applies the log set-wise, in the
+   * place of `apply`: see `ReplayPlan`. Without it, a replay applies `apply` batch by batch.
+   */
+  readonly replay?: ReplayPlan<T>;
+}
+
+/**
+ * A replay's set-wise path: the log's events are folded in memory into the rows of the
+ * projection's tables, several events of one row becoming the one row they leave, and the rows
+ * are written with COPY, many batches of the log at a time: straight into a table that nothing
+ * was written to yet, otherwise into a temporary staging table and merged with one statement
+ * (`INSERT … ON CONFLICT (key) DO UPDATE SET merge`, after a `DELETE` of the rows deleted).
+ * What a replay leaves must be exactly what `apply` leaves, batch after batch.
+ */
+export interface ReplayPlan<T extends string = AnnalEventType> {
+  /** The tables `fold` writes rows of; the others are left to `finish`. */
+  readonly tables: readonly ReplayTable[];
+  /**
+   * Folds events, in log order, each stream's in version order, into the rows held since the
+   * last write (`rows`): a row held is what the events since then leave of it, or, where
+   * `merge` adds to the stored row, what they add.
+   */
+  fold(events: readonly RecordedOf<T>[], rows: ReplayRows): void;
+  /** After the whole log is written: work done once over the tables (derived tables). */
+  finish?(context: ProjectionContext): Promise<void>;
+}
+
+/** A table a replay writes by COPY. */
+export interface ReplayTable {
+  readonly name: string;
+  /** The columns a row holds, in order. */
+  readonly columns: readonly string[];
+  /** The columns of its primary key (or of a unique index): a row held is found by them. */
+  readonly key: readonly string[];
+  /**
+   * The `SET` list that merges a row held into the stored row of the same key (the stored one
+   * is `t`, the held one `EXCLUDED`); by default the held row's every column but the key.
+   */
+  readonly merge?: string;
+}
+
+/** The rows a replay holds in memory since its last write, by table and key. */
+export interface ReplayRows {
+  /** The row held for `key` (the key columns' values), if one is held. */
+  get(table: string, key: readonly unknown[]): readonly unknown[] | undefined;
+  /** Holds `values` (in `columns` order) as the row of their key. */
+  put(table: string, values: readonly unknown[]): void;
+  /**
+   * Deletes the row of `key`: the stored row goes, and a row put after this starts afresh
+   * (it is inserted, not merged).
+   */
+  delete(table: string, key: readonly unknown[]): void;
 }
 
 /** A run of first snapshots in the log, each one an entry's first event. */

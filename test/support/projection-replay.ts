@@ -26,11 +26,12 @@ export interface TableDifference {
  * The projection's lock is held meanwhile, so the live tables stay at that checkpoint (the
  * projector waits between two batches); the lock takes no transaction id, so it holds back
  * no reader of the log. Returns the tables that differ (none when the invariant holds) and
- * how many events the replay applied.
+ * how many events the replay applied. `options` are the replay's (`RebuildOptions`).
  */
 export async function compareWithReplay(
   pool: Pool,
   projection: AnyProjection,
+  options: { readonly batchSize?: number; readonly foldRows?: number } = {},
 ): Promise<{ events: number; tables: number; differences: TableDifference[] }> {
   const live = schemaNames(projection.name).live;
   const scratch = `replay_check_${projection.name}`;
@@ -39,7 +40,13 @@ export async function compareWithReplay(
       await lockProjection(tx, live);
       const checkpoint = await readCheckpoint(tx, live);
       if (!checkpoint) throw new Error(`projection ${projection.name} has no live tables`);
-      const events = await replayInto({ pool, projection, schema: scratch, through: checkpoint });
+      const events = await replayInto({
+        pool,
+        projection,
+        schema: scratch,
+        through: checkpoint,
+        ...options,
+      });
       const { rows: tables } = await tx.query<{ name: string }>(
         `SELECT tablename AS name FROM pg_tables
           WHERE schemaname = $1 AND tablename <> '_checkpoint' ORDER BY 1`,
