@@ -21,6 +21,7 @@ import type { InstanceState } from "../../projections/workflows/index.ts";
 import type { InstanceRun } from "./run.ts";
 import { deadline, passed } from "./time.ts";
 import { delegatorAmong } from "./delegation/index.ts";
+import { runToFirstWait } from "./first-wait.ts";
 
 /**
  * The commands people and systems give the engine. Each is refused with the spec's codes:
@@ -112,7 +113,12 @@ async function startAppend(
   options: StartOptions,
   found: DeployedDefinition,
   now: Date,
-): Promise<{ instanceId: string; until: string | null; append: ReturnType<typeof own> }> {
+): Promise<{
+  instanceId: string;
+  until: string | null;
+  started: NewEvent;
+  append: ReturnType<typeof own>;
+}> {
   const checked = await validate(found.definition.parameters, options.parameters);
   if (!checked.ok) {
     throw new WorkflowRefusal(
@@ -137,7 +143,7 @@ async function startAppend(
     metadata: { actor: options.as.name, source: "workflow", ...options.cause },
     ...(key ? { idempotencyKey: key } : {}),
   };
-  return { instanceId, until, append: own(instanceId, [started], "no_stream") };
+  return { instanceId, until, started, append: own(instanceId, [started], "no_stream") };
 }
 
 /**
@@ -155,8 +161,19 @@ async function startAppend(
 export async function startWorkflows(
   deps: EngineDeps,
   starts: readonly StartOptions[],
+  how: {
+    /**
+     * Each new instance's code is run at once until it first waits at a dialog
+     * (`runToFirstWait`), and its `DialogOpened` and timers recorded with its start: no
+     * wake-up for the engine to take (a campaign's 100,000 items each cost the engine an
+     * advance before they could be decided). An instance whose code does anything else first
+     * is woken as without it.
+     */
+    readonly untilFirstWait?: boolean;
+  } = {},
 ): Promise<{ readonly instanceId: string; readonly created: boolean }[]> {
   if (starts.length === 0) return [];
+  const untilFirstWait = how.untilFirstWait === true;
   const earlier = await startedWith(
     deps,
     starts.flatMap((start) => startKeyOf(start) ?? []),
@@ -165,6 +182,7 @@ export async function startWorkflows(
   const answers: { instanceId: string; created: boolean }[] = [];
   const appends: StreamAppend[] = [];
   const timers: Timer[] = [];
+  const wakes: string[] = [];
   const seen = new Map<string, string>();
   for (const options of starts) {
     const key = startKeyOf(options);
@@ -173,9 +191,19 @@ export async function startWorkflows(
       answers.push({ instanceId: known, created: false });
       continue;
     }
-    const start = await startAppend(deps, options, await definitionToStart(deps, options), now);
+    const found = await definitionToStart(deps, options);
+    const start = await startAppend(deps, options, found, now);
     const { instanceId, until } = start;
-    appends.push(start.append);
+    const waits = untilFirstWait
+      ? await runToFirstWait(found.definition, start.started, instanceId, now, deps.calendars)
+      : undefined;
+    if (waits) {
+      appends.push({ ...start.append, events: [start.started, ...waits.events] });
+      timers.push(...waits.timers);
+    } else {
+      appends.push(start.append);
+      wakes.push(instanceId);
+    }
     if (until) timers.push({ instanceId, dueAt: until, reason: "deadline" });
     if (key) seen.set(key, instanceId);
     answers.push({ instanceId, created: true });
@@ -185,13 +213,11 @@ export async function startWorkflows(
     await withTransaction(deps.pool, async (tx) => {
       const stored = await appendToStreams(tx, appends);
       // A key stored by another transaction since the look-up: start each on its own.
-      if (stored !== appends.length) throw new KeyRace();
+      if (stored !== appends.reduce((n, append) => n + append.events.length, 0)) {
+        throw new KeyRace();
+      }
       await insertTimers(tx, timers);
-      await wake(
-        deps.jobs,
-        tx,
-        appends.map((append) => append.streamId.slice("workflow-".length)),
-      );
+      await wake(deps.jobs, tx, wakes);
     });
   } catch (error) {
     if (!(error instanceof KeyRace) && !isKeyConflict(error)) throw error;

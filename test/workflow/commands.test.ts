@@ -290,3 +290,106 @@ t.test(
     );
   },
 );
+
+const STEP_FIRST = `
+import { defineWorkflow } from "annal";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "step-first",
+  version: 1,
+  parameters: z.object({ owner: z.string() }),
+  access: { start: ["requester"] },
+  async run(flow, { owner }) {
+    const looked = await flow.step("look", () => 41 + 1);
+    const { answer } = await flow.dialog({
+      name: "confirm",
+      assignees: [owner],
+      schema: z.object({ ok: z.boolean() }),
+      until: "2d",
+    });
+    return { looked, ok: answer.ok };
+  },
+});
+`;
+
+t.test(
+  "startWorkflows until the first wait: a dialog first is opened with the start, a step first is the engine's",
+  async (t) => {
+    const dir = definitionsDir(t, { "approval.ts": APPROVAL, "step-first.ts": STEP_FIRST });
+    const f = await workflowFixture(t, { dir });
+    const events = async (instanceId: string) =>
+      (
+        await f.pool.query<{ type: string; transaction_id: string }>(
+          `SELECT type, transaction_id::text FROM events WHERE stream_id = $1
+            ORDER BY stream_version`,
+          [`workflow-${instanceId}`],
+        )
+      ).rows;
+    const [dialogFirst, stepFirst] = await startWorkflows(
+      f,
+      [
+        {
+          name: "approval",
+          parameters: { owner: owner.accountId, reason: "on-call rota" },
+          as: requester,
+          startKey: "dialog-first",
+        },
+        {
+          name: "step-first",
+          parameters: { owner: owner.accountId },
+          as: requester,
+          startKey: "step-first",
+        },
+      ],
+      { untilFirstWait: true },
+    );
+    const opened = await events(dialogFirst!.instanceId);
+    t.same(
+      opened.map((e) => e.type),
+      ["WorkflowStarted", "DialogOpened"],
+      "the dialog is open once the start returns",
+    );
+    t.equal(opened[1]!.transaction_id, opened[0]!.transaction_id, "in the start's transaction");
+    const timers = await f.pool.query<{ reason: string; due_at: Date }>(
+      "SELECT reason, due_at FROM workflow_timers WHERE instance_id = $1",
+      [dialogFirst!.instanceId],
+    );
+    t.same(
+      timers.rows.map((r) => r.reason),
+      ["dialog 1"],
+      "with its deadline's timer",
+    );
+    const state = await f.state(dialogFirst!.instanceId);
+    t.match(state.calls.get(1), {
+      kind: "dialog",
+      name: "approve",
+      state: "pending",
+      assignees: [owner.accountId, "cn=approvers,ou=groups,dc=example,dc=org"],
+      data: { reason: "on-call rota" },
+      form: { type: "object", properties: { approved: { type: "boolean" } } },
+    });
+    t.equal(state.status, "WAITING");
+
+    // The engine replays the recorded dialog when the answer wakes it.
+    await completeDialog(f, {
+      dialogId: dialogIdOf(dialogFirst!.instanceId, 1),
+      answer: { approved: true },
+      as: owner,
+    });
+    t.same((await f.settled(dialogFirst!.instanceId, "COMPLETED")).result, {
+      approved: true,
+      by: "olga",
+    });
+
+    // A step is never run by a start: the engine is woken for it, and opens the dialog after.
+    const waiting = await f.settled(stepFirst!.instanceId, "WAITING");
+    t.match(waiting.calls.get(1), { kind: "step", name: "look", result: 42 });
+    const own = await events(stepFirst!.instanceId);
+    t.equal(own[0]!.type, "WorkflowStarted");
+    t.notOk(
+      own.slice(1).some((e) => e.transaction_id === own[0]!.transaction_id),
+      "nothing but its start in the start's transaction",
+    );
+  },
+);
