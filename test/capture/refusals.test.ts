@@ -133,6 +133,8 @@ t.test(
     // The same account may poll: its source is the entries themselves.
     t.ok((await captureOnce(unread, "poll")).recorded >= 0);
     t.not(await readCaptureCheckpoint(f.db.pool, "poll"), undefined, "poll imports");
+    // Set to capture from the accesslog, annal is not ready, and says why.
+    await readyzNames(t, unread, config(f.slapd.base), "ANNAL_CAPTURE_SOURCE_MISSING");
   },
 );
 
@@ -154,6 +156,42 @@ t.test(
     t.match((await response.json()) as object, {
       status: "unready",
       checks: { capture: { status: "failed", code: "ANNAL_LDAP_UNAVAILABLE" } },
+    });
+  },
+);
+
+t.test(
+  "a schema annal's bind reads empty: annal runs without the directory, and /readyz names the code",
+  async (t) => {
+    const reader = "uid=reader,ou=services,dc=example,dc=org";
+    const ds = await startDirsrv({
+      seedLdif: `dn: ${reader}\nobjectClass: inetOrgPerson\nuid: reader\ncn: reader\nsn: reader\nuserPassword: ${sshaPassword("reader-pw")}\n`,
+    });
+    t.teardown(() => ds.stop());
+    const root = createDirectoryClient({ url: ds.url, bindDN: ds.bindDN, password: ds.password });
+    t.teardown(() => root.close());
+    await root.modify("cn=schema", [
+      {
+        operation: "add",
+        attribute: "aci",
+        values:
+          '(targetattr="attributeTypes || objectClasses")(version 3.0; acl "schema hidden"; deny (read, search, compare) userdn="ldap:///all";)',
+      },
+    ]);
+    const db = await testDatabase(t);
+    const config = await appConfig(t, {
+      db,
+      slapd: { url: ds.url, bindDN: reader, password: "reader-pw" },
+      captureInterval: "200ms",
+      captureSource: "changelog",
+    });
+    const annal = await startAnnal({ config, log: pino({ level: "silent" }) });
+    t.teardown(() => annal.stop());
+    const response = await fetch(`${annal.url}/readyz`);
+    t.equal(response.status, 503);
+    t.match((await response.json()) as object, {
+      status: "unready",
+      checks: { capture: { status: "failed", code: "ANNAL_DIRECTORY_SCHEMA_EMPTY" } },
     });
   },
 );
