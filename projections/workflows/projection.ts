@@ -36,11 +36,16 @@ export const workflowsProjection: Projection<InstanceEventType> = {
       byInstance.set(id, list);
     }
     const priors = await readStates(context, [...byInstance.keys()]);
+    // Every touched instance, call and dialog written by one statement each a batch: one
+    // statement a row took most of the projection's time when a review campaign started
+    // 100,000 instances (three statements each).
+    const instances: InstanceRowValues[] = [];
+    const calls: CallRowValues[] = [];
+    const dialogs: DialogRowValues[] = [];
     for (const [id, list] of byInstance) {
       const state = foldInstance(list, priors.get(id));
       if (!state) continue;
-      const last = list.at(-1)!;
-      await writeInstance(context, state, last);
+      instances.push(instanceRow(state, list.at(-1)!));
       const touched = new Set(list.flatMap(callsOf));
       // A cancellation, a retry or a checkpoint changes calls without naming them.
       const all = list.some(
@@ -50,9 +55,14 @@ export const workflowsProjection: Projection<InstanceEventType> = {
           e.type === "WorkflowCheckpointed",
       );
       for (const call of state.calls.values()) {
-        if (all || touched.has(call.seq)) await writeCall(context, state, call);
+        if (call.kind === "value" || !(all || touched.has(call.seq))) continue;
+        calls.push(callRow(state, call));
+        if (call.kind === "dialog") dialogs.push(dialogRow(state, call));
       }
     }
+    await writeInstances(context, instances);
+    await writeCalls(context, calls);
+    await writeDialogs(context, dialogs);
   },
 };
 
@@ -76,49 +86,62 @@ async function readStates(
   return new Map(rows.rows.map((row) => [row.instance_id, stateFromJson(row.state)]));
 }
 
-async function writeInstance(
+/** The columns of `workflow_instances`, in order. */
+type InstanceRowValues = readonly unknown[];
+type CallRowValues = readonly unknown[];
+type DialogRowValues = readonly unknown[];
+
+function instanceRow(state: InstanceState, last: InstanceEvent): InstanceRowValues {
+  return [
+    state.id,
+    state.definition.name,
+    state.definition.version,
+    state.definition.hash,
+    state.status,
+    state.startedBy.accountId,
+    state.startedBy.name,
+    state.startedAt,
+    state.updatedAt,
+    state.until,
+    state.parent?.instanceId ?? null,
+    JSON.stringify(state.parameters ?? null),
+    state.result === undefined ? null : JSON.stringify(state.result),
+    state.error === undefined ? null : JSON.stringify(state.error),
+    JSON.stringify(stateToJson(state)),
+    last.position,
+    last.transactionId,
+  ];
+}
+
+/** The rows as one array a column, for `unnest`. */
+function columns(rows: readonly (readonly unknown[])[], width: number): unknown[][] {
+  return Array.from({ length: width }, (_, c) => rows.map((row) => row[c]));
+}
+
+async function writeInstances(
   { tx, table }: ProjectionContext,
-  state: InstanceState,
-  last: InstanceEvent,
+  rows: readonly InstanceRowValues[],
 ): Promise<void> {
+  if (rows.length === 0) return;
   await tx.query(
     `INSERT INTO ${table("workflow_instances")} AS w (instance_id, definition, version, hash, status,
         started_by_id, started_by, started_at, updated_at, until, parent_id, parameters, result,
         error, state, position, transaction_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[],
+        $7::text[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::uuid[],
+        $12::jsonb[], $13::jsonb[], $14::jsonb[], $15::jsonb[], $16::bigint[], $17::xid8[])
      ON CONFLICT (instance_id) DO UPDATE SET status = EXCLUDED.status,
        updated_at = EXCLUDED.updated_at, result = EXCLUDED.result, error = EXCLUDED.error,
        state = EXCLUDED.state, position = EXCLUDED.position,
        transaction_id = EXCLUDED.transaction_id`,
-    [
-      state.id,
-      state.definition.name,
-      state.definition.version,
-      state.definition.hash,
-      state.status,
-      state.startedBy.accountId,
-      state.startedBy.name,
-      state.startedAt,
-      state.updatedAt,
-      state.until,
-      state.parent?.instanceId ?? null,
-      JSON.stringify(state.parameters ?? null),
-      state.result === undefined ? null : JSON.stringify(state.result),
-      state.error === undefined ? null : JSON.stringify(state.error),
-      JSON.stringify(stateToJson(state)),
-      last.position,
-      last.transactionId,
-    ],
+    columns(rows, 17),
   );
 }
 
-async function writeCall(
-  context: ProjectionContext,
+function callRow(
   state: InstanceState,
-  call: CallRecord,
-): Promise<void> {
-  const { tx, table } = context;
-  if (call.kind === "value") return;
+  call: Exclude<CallRecord, { kind: "value" }>,
+): CallRowValues {
   const name =
     call.kind === "child" ? `${call.definition.name}@${call.definition.version}` : call.name;
   const started =
@@ -134,51 +157,81 @@ async function writeCall(
       : call.kind === "dialog" || call.kind === "request"
         ? call.answer
         : undefined;
+  return [
+    state.id,
+    call.seq,
+    call.kind,
+    name,
+    call.state,
+    call.kind === "step" ? call.attempts : null,
+    started,
+    call.endedAt ?? null,
+    result === undefined ? null : JSON.stringify(result),
+    error === null ? null : JSON.stringify(error),
+    call.kind === "child" ? call.childId : null,
+  ];
+}
+
+async function writeCalls(
+  { tx, table }: ProjectionContext,
+  rows: readonly CallRowValues[],
+): Promise<void> {
+  if (rows.length === 0) return;
   await tx.query(
     `INSERT INTO ${table("workflow_steps")} AS s (instance_id, seq, kind, name, state, attempts,
         started_at, ended_at, result, error, child_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+     SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::int[],
+        $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::jsonb[], $11::uuid[])
      ON CONFLICT (instance_id, seq) DO UPDATE SET state = EXCLUDED.state,
        attempts = EXCLUDED.attempts, ended_at = EXCLUDED.ended_at, result = EXCLUDED.result,
        error = EXCLUDED.error`,
-    [
-      state.id,
-      call.seq,
-      call.kind,
-      name,
-      call.state,
-      call.kind === "step" ? call.attempts : null,
-      started,
-      call.endedAt ?? null,
-      result === undefined ? null : JSON.stringify(result),
-      error === null ? null : JSON.stringify(error),
-      call.kind === "child" ? call.childId : null,
-    ],
+    columns(rows, 11),
   );
-  if (call.kind !== "dialog") return;
+}
+
+function dialogRow(
+  state: InstanceState,
+  call: Extract<CallRecord, { kind: "dialog" }>,
+): DialogRowValues {
+  return [
+    call.dialogId,
+    state.id,
+    call.seq,
+    state.definition.name,
+    call.name,
+    // A list a row: unnest takes no ragged arrays, so each goes as JSON.
+    JSON.stringify([...new Set(call.assignees.map(canonicalPrincipal))]),
+    call.state,
+    JSON.stringify(call.form ?? null),
+    JSON.stringify(call.data ?? null),
+    call.until,
+    call.answer === undefined ? null : JSON.stringify(call.answer),
+    call.by === undefined ? null : JSON.stringify(call.by),
+    call.openedAt,
+    call.endedAt ?? null,
+    call.escalation === undefined ? null : JSON.stringify(call.escalation),
+  ];
+}
+
+async function writeDialogs(
+  { tx, table }: ProjectionContext,
+  rows: readonly DialogRowValues[],
+): Promise<void> {
+  if (rows.length === 0) return;
   await tx.query(
     `INSERT INTO ${table("dialogs")} AS d (dialog_id, instance_id, seq, workflow, name, assignees,
         state, form, data, until, answer, answered_by, opened_at, ended_at, escalation)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+     SELECT r.dialog_id, r.instance_id, r.seq, r.workflow, r.name,
+            ARRAY(SELECT jsonb_array_elements_text(r.assignees)), r.state, r.form, r.data,
+            r.until, r.answer, r.answered_by, r.opened_at, r.ended_at, r.escalation
+       FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::jsonb[],
+            $7::text[], $8::jsonb[], $9::jsonb[], $10::timestamptz[], $11::jsonb[],
+            $12::jsonb[], $13::timestamptz[], $14::timestamptz[], $15::jsonb[])
+         AS r(dialog_id, instance_id, seq, workflow, name, assignees, state, form, data, until,
+              answer, answered_by, opened_at, ended_at, escalation)
      ON CONFLICT (dialog_id) DO UPDATE SET state = EXCLUDED.state, answer = EXCLUDED.answer,
        answered_by = EXCLUDED.answered_by, ended_at = EXCLUDED.ended_at,
        assignees = EXCLUDED.assignees, escalation = EXCLUDED.escalation`,
-    [
-      call.dialogId,
-      state.id,
-      call.seq,
-      state.definition.name,
-      call.name,
-      [...new Set(call.assignees.map(canonicalPrincipal))],
-      call.state,
-      JSON.stringify(call.form ?? null),
-      JSON.stringify(call.data ?? null),
-      call.until,
-      call.answer === undefined ? null : JSON.stringify(call.answer),
-      call.by === undefined ? null : JSON.stringify(call.by),
-      call.openedAt,
-      call.endedAt ?? null,
-      call.escalation === undefined ? null : JSON.stringify(call.escalation),
-    ],
+    columns(rows, 15),
   );
 }
