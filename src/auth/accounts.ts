@@ -207,9 +207,55 @@ export async function authenticateBearer(
   pool: Pool,
   authorization: string | undefined,
 ): Promise<ServiceAccount> {
+  return accountOfDigest(pool, bearerDigest(authorization));
+}
+
+/** The digest of the token an `Authorization: Bearer <token>` header carries; 401 for none. */
+function bearerDigest(authorization: string | undefined): Buffer {
   if (!authorization) throw new UnauthenticatedError("missing");
   const match = /^Bearer[ ]+([A-Za-z0-9_-]{1,200})\s*$/i.exec(authorization);
   if (!match || !match[1]!.startsWith(TOKEN_PREFIX)) throw new UnauthenticatedError("invalid");
+  return digestOf(match[1]!);
+}
+
+/** How many tokens' verifications `cachedBearer` keeps at most. */
+const CACHED_TOKENS = 1000;
+
+/**
+ * `authenticateBearer` whose verifications are kept `ttlMs` (by the token's digest): a
+ * request with a token verified less than that ago is not looked up again, so a revoked token
+ * (`annal token revoke`, from any process) is refused within `ttlMs` of its revocation, as a
+ * changed Access Configuration takes effect within its cache's (`cachedGrants`). Refusals are
+ * not kept: a token created a moment ago authenticates at once.
+ *
+ * @example
+ * const bearer = cachedBearer(pool, 1000);
+ * const account = await bearer.authenticate(request.headers.authorization);
+ */
+export function cachedBearer(pool: Pool, ttlMs = 1000) {
+  const cached = new Map<string, { at: number; value: Promise<ServiceAccount> }>();
+  return {
+    authenticate(authorization: string | undefined): Promise<ServiceAccount> {
+      const digest = bearerDigest(authorization);
+      const key = digest.toString("base64");
+      const now = Date.now();
+      const kept = cached.get(key);
+      if (kept !== undefined && now - kept.at <= ttlMs) return kept.value;
+      cached.delete(key);
+      // The oldest first: a Map iterates in insertion order.
+      while (cached.size >= CACHED_TOKENS) cached.delete(cached.keys().next().value!);
+      const value = accountOfDigest(pool, digest);
+      cached.set(key, { at: now, value });
+      value.catch(() => {
+        if (cached.get(key)?.value === value) cached.delete(key);
+      });
+      return value;
+    },
+  };
+}
+
+/** The active account whose active token has this digest; 401 for none. */
+async function accountOfDigest(pool: Pool, digest: Buffer): Promise<ServiceAccount> {
   const result = await pool.query<{
     token_id: string;
     stale: boolean;
@@ -223,7 +269,7 @@ export async function authenticateBearer(
             a.id, a.name, a.access, a.created_at
        FROM service_account_tokens t JOIN service_accounts a ON a.id = t.account_id
       WHERE t.digest = $1 AND t.revoked_at IS NULL AND a.revoked_at IS NULL`,
-    [digestOf(match[1]!)],
+    [digest],
   );
   const row = result.rows[0];
   if (!row) throw new UnauthenticatedError("invalid");

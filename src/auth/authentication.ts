@@ -3,7 +3,7 @@ import type { FastifyRequest, onRequestHookHandler } from "fastify";
 import type { Pool } from "../db/index.ts";
 import { AnnalError } from "../errors/index.ts";
 import { cachedGrants } from "./access-configuration.ts";
-import { ACCESS_FUNCTIONS, authenticateBearer } from "./accounts.ts";
+import { ACCESS_FUNCTIONS, cachedBearer } from "./accounts.ts";
 import { assertAccess, buildCaller, type Caller } from "./caller.ts";
 import { UnauthenticatedError } from "./errors.ts";
 import { sessionAuthenticator, type PeopleOptions } from "./session-caller.ts";
@@ -62,6 +62,11 @@ export interface AuthenticationOptions {
   };
   /** How long the active grants are kept before they are read again (default 1000 ms). */
   readonly grantsTtlMs?: number;
+  /**
+   * How long a bearer token's verification is kept before its token is looked up again
+   * (default 1000 ms): a revoked token is refused within it.
+   */
+  readonly tokensTtlMs?: number;
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -82,6 +87,7 @@ export function createAuthentication(options: AuthenticationOptions): Authentica
   }
   const { pool, people } = options;
   const grants = cachedGrants(pool, options.grantsTtlMs);
+  const bearer = cachedBearer(pool, options.tokensTtlMs);
   const declared = new Set<string>([...ACCESS_FUNCTIONS, ...(options.declaredAccess ?? [])]);
   const bySession = people ? sessionAuthenticator(pool, people) : undefined;
 
@@ -89,7 +95,7 @@ export function createAuthentication(options: AuthenticationOptions): Authentica
     const { authorization } = request.headers;
     const cookie = sessionCookieOf(request.headers.cookie);
     if (authorization !== undefined || cookie === undefined || bySession === undefined) {
-      const account = await authenticateBearer(pool, authorization);
+      const account = await bearer.authenticate(authorization);
       return buildCaller({
         account: {
           id: account.id,

@@ -3,8 +3,10 @@ import {
   callerOf,
   createAuthentication,
   createToken,
+  revokeAccount,
   type AccessFunction,
 } from "../../src/auth/index.ts";
+import { eventually } from "../support/eventually.ts";
 import { testServer } from "../http/support.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { EventStore } from "../../src/store/index.ts";
@@ -56,3 +58,31 @@ t.test(
     t.equal((await get("/unguarded", operator)).statusCode, 401);
   },
 );
+
+/**
+ * A bearer token's verification is kept `tokensTtlMs` (1 s unless set), as the active grants
+ * are: within it a request costs no look-up of its token, and a token revoked meanwhile (by
+ * `annal token revoke`, another process) is refused once it has passed, never later.
+ */
+t.test("a revoked token is refused once tokensTtlMs has passed since its revocation", async (t) => {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  const { token } = await createToken(db.pool, store, { name: "svc", access: ["read"] });
+  const request = { headers: { authorization: `Bearer ${token}` } };
+  const kept = createAuthentication({ pool: db.pool, tokensTtlMs: 600_000 });
+  const short = createAuthentication({ pool: db.pool, tokensTtlMs: 200 });
+  const byDefault = createAuthentication({ pool: db.pool });
+  for (const authentication of [kept, short, byDefault]) {
+    t.equal((await authentication.authenticate(request)).account.name, "svc");
+  }
+  await revokeAccount(db.pool, store, "svc");
+  const revoked = Date.now();
+  // Within its bound the verification stands: the token is not looked up again.
+  t.equal((await kept.authenticate(request)).account.name, "svc", "kept for tokensTtlMs");
+  await eventually(() => Date.now() - revoked > 200, { what: "200 ms since the revocation" });
+  await t.rejects(short.authenticate(request), { code: "ANNAL_UNAUTHENTICATED", status: 401 });
+  await eventually(() => Date.now() - revoked > 1000, { what: "1 s since the revocation" });
+  await t.rejects(byDefault.authenticate(request), { code: "ANNAL_UNAUTHENTICATED" });
+  // A refusal is not kept: the next request looks the token up again, and is refused again.
+  await t.rejects(short.authenticate(request), { code: "ANNAL_UNAUTHENTICATED" });
+});

@@ -1,6 +1,7 @@
 import t from "tap";
 import type { AnnalConfig } from "../../src/config/index.ts";
-import { ReadState } from "../../src/graphql/gateway/read-state.ts";
+import { CHECKPOINT_TTL_MS, ReadState } from "../../src/graphql/gateway/read-state.ts";
+import { eventually } from "../support/eventually.ts";
 import { Projector, waitForProjection } from "../../src/projector/index.ts";
 import { EventStore, readHead } from "../../src/store/index.ts";
 import { allProjections } from "../../projections/index.ts";
@@ -53,7 +54,8 @@ t.test(
     t.equal(state.source, "projection", "the gateway reads the projection");
     t.same(state.extensions().extensions?.logPosition, head);
 
-    // Once caught up, a request's state costs one round trip: the checkpoint, read at once.
+    // Once caught up, a request's state costs at most one round trip, the checkpoint, and
+    // none when another request read it less than CHECKPOINT_TTL_MS ago.
     const statements: string[] = [];
     const noting = {
       query: (sql: string, params?: unknown[]) => {
@@ -63,11 +65,57 @@ t.test(
     } as unknown as typeof db.pool;
     await ReadState.start({ config: CONFIG, projection: { db: noting } });
     statements.length = 0;
+    const read = Date.now();
     const next = await ReadState.start({ config: CONFIG, projection: { db: noting } });
     t.equal(next.source, "projection");
-    t.equal(statements.length, 1, `one statement a request: ${statements.join("; ")}`);
+    if (Date.now() - read < CHECKPOINT_TTL_MS) {
+      t.equal(statements.length, 0, `none within the bound: ${statements.join("; ")}`);
+    }
+    await eventually(() => Date.now() - read > CHECKPOINT_TTL_MS, { what: "the bound passed" });
+    statements.length = 0;
+    const later = await ReadState.start({ config: CONFIG, projection: { db: noting } });
+    t.equal(later.source, "projection");
+    t.equal(statements.length, 1, `one statement past it: ${statements.join("; ")}`);
   },
 );
+
+/**
+ * The checkpoint a request read stands for the requests of the next `CHECKPOINT_TTL_MS`, but
+ * a mutation's wait raises it at once: a request after a write reports at least the write's
+ * position, as a request after a write reads it (read-your-writes).
+ */
+t.test("a write's position raises the checkpoint the next requests report", async (t) => {
+  const db = await testDatabase(t);
+  const store = await EventStore.open(db.pool);
+  const projector = await Projector.start({
+    pool: db.pool,
+    projections: allProjections,
+    log: quietLog,
+  });
+  t.teardown(() => projector.stop());
+  await db.pool.query(
+    "INSERT INTO capture_checkpoints (source, position) VALUES ('accesslog', '0')",
+  );
+  await store.appendToStream("test-first", [{ type: "TestNoted", data: { n: 1 } }]);
+  const first = await readHead(db.pool);
+  await waitForProjection(db.pool, "entries", first, 30_000);
+  // The checkpoint kept for longer than the test takes: only the write's wait raises it.
+  const pool = { query: db.pool.query.bind(db.pool) } as unknown as typeof db.pool;
+  const options = { config: CONFIG, projection: { db: pool }, checkpointTtlMs: 600_000 };
+  const state = await ReadState.start(options);
+  t.same(state.extensions().extensions?.logPosition, first);
+
+  // A mutation's write, which the projection has applied when its wait returns.
+  await store.appendToStream("test-write", [{ type: "TestNoted", data: { n: 2 } }]);
+  const written = await readHead(db.pool);
+  await state.written(async () => {
+    await waitForProjection(db.pool, "entries", written, 30_000);
+    return written;
+  });
+  t.same(state.extensions().extensions?.logPosition, written, "the request reports its write");
+  const after = await ReadState.start(options);
+  t.same(after.extensions().extensions?.logPosition, written, "the next request reports it too");
+});
 
 /**
  * On a log that never rests the projection is always a little behind the head: the gateway

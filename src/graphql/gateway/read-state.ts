@@ -9,6 +9,46 @@ import type { ReadSource } from "../context.ts";
 const ENTRIES = "entries";
 
 /**
+ * How long the `entries` projection's checkpoint, read for one request, stands for the
+ * requests that start after it: theirs reflect at least it (the projection only moves on), and
+ * a request that finds it older reads it anew. Raised at once by each mutation's wait
+ * (`written`), so that the requests after a write report a position at or after it.
+ */
+export const CHECKPOINT_TTL_MS = 250;
+
+/** Each database's last checkpoint read (or being read) by a request, and when. */
+const checkpoints = new WeakMap<
+  Queryable,
+  { at: number; value: Promise<LogPosition | undefined> }
+>();
+
+/** The `entries` projection's applied position, as read at most `ttlMs` ago. */
+function appliedPosition(db: Queryable, ttlMs: number): Promise<LogPosition | undefined> {
+  const now = Date.now();
+  const kept = checkpoints.get(db);
+  if (kept !== undefined && now - kept.at <= ttlMs) return kept.value;
+  const value = readCheckpointOnPool(db, schemaNames(ENTRIES).live).then(
+    (checkpoint) =>
+      checkpoint && { transactionId: checkpoint.transactionId, position: checkpoint.position },
+  );
+  checkpoints.set(db, { at: now, value });
+  value.catch(() => {
+    if (checkpoints.get(db)?.value === value) checkpoints.delete(db);
+  });
+  return value;
+}
+
+/** A position the projection is known to have applied (a mutation waited for it). */
+function raiseApplied(db: Queryable, reached: LogPosition): void {
+  const kept = checkpoints.get(db);
+  if (kept === undefined) return;
+  const value = kept.value.then((applied) =>
+    applied && comparePositions(applied, reached) >= 0 ? applied : reached,
+  );
+  checkpoints.set(db, { at: kept.at, value });
+}
+
+/**
  * Where one request reads entries, and which log position its answer reflects
  * (`extensions.logPosition`): the `entries` projection's checkpoint when the request began,
  * raised to the position each of its mutations waited for (read-your-writes: the requests
@@ -26,35 +66,39 @@ export class ReadState {
   #position: LogPosition | undefined;
   #projected: boolean;
   #at: Date | undefined;
+  #db: Queryable | undefined;
 
-  private constructor(source: ReadSource, position: LogPosition | undefined) {
+  private constructor(
+    source: ReadSource,
+    position: LogPosition | undefined,
+    db: Queryable | undefined,
+  ) {
     this.#source = source;
     this.#position = position;
     this.#projected = source === "projection";
+    this.#db = db;
   }
 
   /** The state of a request starting now: `[graphql] reads`, where capture allows it. */
   static async start(options: {
     readonly config: AnnalConfig;
     readonly projection?: { readonly db: Queryable } | undefined;
+    /** How old a checkpoint read for another request may be (`CHECKPOINT_TTL_MS`). */
+    readonly checkpointTtlMs?: number;
   }): Promise<ReadState> {
     if (options.projection === undefined || options.config.graphql.reads !== "projection") {
-      return new ReadState("directory", undefined);
+      return new ReadState("directory", undefined, undefined);
     }
     // Read before any entry is: the answer reflects at least this position. On the pool, in
-    // one round trip: every request reads it.
+    // one round trip, and at most once every `CHECKPOINT_TTL_MS` for all the requests.
     const { db } = options.projection;
-    const checkpoint = await readCheckpointOnPool(db, schemaNames(ENTRIES).live);
-    const applied = checkpoint && {
-      transactionId: checkpoint.transactionId,
-      position: checkpoint.position,
-    };
+    const applied = await appliedPosition(db, options.checkpointTtlMs ?? CHECKPOINT_TTL_MS);
     // Until the projection holds the directory (a first start, whose import or its projection
     // is still under way), the directory answers, not a projection missing entries; once it
     // has, its lag is capture's lag.
     if (!(await holdsDirectoryAt(db, ENTRIES, applied)))
-      return new ReadState("directory", undefined);
-    return new ReadState("projection", applied);
+      return new ReadState("directory", undefined, undefined);
+    return new ReadState("projection", applied, db);
   }
 
   /** Where the request's reads go now. */
@@ -87,6 +131,8 @@ export class ReadState {
     if (reached && (!this.#position || comparePositions(reached, this.#position) > 0)) {
       this.#position = reached;
     }
+    // The requests after it report at least the write's position (read-your-writes).
+    if (reached && this.#db !== undefined) raiseApplied(this.#db, reached);
   }
 
   /** The response's `extensions`: none when the request never read the projections. */
