@@ -712,3 +712,25 @@ t.test(
     );
   },
 );
+
+t.test("every block the guide prints is checked, and each checked block is run here", async (t) => {
+  const lines = (await readFile(GUIDE, "utf8")).split("\n");
+  const source = await readFile(import.meta.filename, "utf8");
+  const names: string[] = [];
+  let open = false;
+  lines.forEach((line, index) => {
+    if (!line.startsWith("```")) return;
+    open = !open;
+    if (!open) return;
+    // The line before a block is blank; the one before that names it.
+    const marker = /^<!-- checked: (\S+) -->$/.exec(lines[index - 2] ?? "");
+    t.ok(marker, `the block at line ${index + 1} (${line}) is checked`);
+    if (marker) names.push(marker[1]!);
+  });
+  t.notOk(open, "every block is closed");
+  t.ok(names.length >= 16, `${names.length} blocks`);
+  t.equal(new Set(names).size, names.length, "each name once");
+  for (const name of names) {
+    t.ok(source.includes(`"${name}"`), `${name} is used by a test of this file`);
+  }
+});
