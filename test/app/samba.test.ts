@@ -38,12 +38,17 @@ const PASSWORD = "Aa1-nested-groups-demo";
 const SEED = toLdif([
   adUser("ada", { parent: USERS, attributes: { givenName: ["Ada"], sn: ["Lovelace"] } }),
   adUser("bob", { parent: USERS, attributes: { sn: ["Builder"] } }),
+  adUser("cy", { parent: USERS, attributes: { sn: ["Cyrus"] } }),
   // ada is in annal-readers through three levels: ada ∈ team ∈ department ∈ division ∈ readers.
   adGroup("team", [dn("ada")], { parent: USERS }),
   adGroup("department", [dn("team")], { parent: USERS }),
   adGroup("division", [dn("department")], { parent: USERS }),
   adGroup("annal-readers", [dn("division")], { parent: USERS }),
-  adGroup("annal-operators", [], { parent: USERS }),
+  // cy is in the operators' and the auditors' groups through ops ∈ on-call.
+  adGroup("ops", [dn("cy")], { parent: USERS }),
+  adGroup("on-call", [dn("ops")], { parent: USERS }),
+  adGroup("annal-operators", [dn("on-call")], { parent: USERS }),
+  adGroup("annal-auditors", [dn("on-call")], { parent: USERS }),
 ]);
 
 interface Answer {
@@ -66,7 +71,7 @@ t.test(
     t.teardown(() => admin.close());
     // Passwords for ada and bob (AD takes unicodePwd as the quoted password in UTF-16LE, over
     // TLS only), then their accounts enabled (512: a normal account).
-    for (const cn of ["ada", "bob"]) {
+    for (const cn of ["ada", "bob", "cy"]) {
       await admin.modify(dn(cn), [
         {
           operation: "replace",
@@ -247,15 +252,18 @@ t.test(
           cookie: `service_session=${browser.cookie(new URL(annal.url!).host, "service_session")}`,
         };
       };
+      const authInfo = async (session: { cookie: string }) => {
+        const viewer = await fetch(`${annal.url}/graphql`, {
+          method: "POST",
+          headers: { ...session, "content-type": "application/json", origin: annal.url! },
+          body: JSON.stringify({
+            query: "{ viewer { authInfo { person { name dn } principals access } } }",
+          }),
+        });
+        return (await viewer.json()) as Answer;
+      };
       const ada = await signIn("ada");
-      const viewer = await fetch(`${annal.url}/graphql`, {
-        method: "POST",
-        headers: { ...ada, "content-type": "application/json", origin: annal.url! },
-        body: JSON.stringify({
-          query: "{ viewer { authInfo { person { name dn } principals access } } }",
-        }),
-      });
-      const { data } = (await viewer.json()) as Answer;
+      const { data } = await authInfo(ada);
       t.same(data!.viewer.authInfo.access, ["read"], "read, through team, department and division");
       t.ok(data!.viewer.authInfo.principals.includes(normalizeDN(dn("annal-readers"))));
       t.equal((await get("/api/entries/users?limit=1", ada)).status, 200, "ada reads");
@@ -264,6 +272,20 @@ t.test(
         (await get("/api/entries/users?limit=1", bob)).status,
         403,
         "bob, in no group, does not",
+      );
+      // The demo's other access functions, granted to AD groups, reach cy two groups down.
+      const cy = await signIn("cy");
+      const cyInfo = (await authInfo(cy)).data!.viewer.authInfo;
+      t.same(
+        [...cyInfo.access].sort(),
+        ["auditor", "export", "operator", "write"],
+        "write, export and operator through annal-operators, auditor through annal-auditors",
+      );
+      t.ok(cyInfo.principals.includes(normalizeDN(dn("annal-auditors"))));
+      t.equal(
+        (await get("/api/entries/users?limit=1", cy)).status,
+        403,
+        "and not read, granted to no group of cy's",
       );
     });
   },
