@@ -226,6 +226,16 @@ export async function writeCheckpoint(
  * A transaction-level advisory lock: it assigns no transaction id, so it does not hold back
  * the log's safe bound the way a row lock would.
  */
-export async function lockProjection(tx: PoolClient, schema: string): Promise<void> {
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`annal:${schema}`]);
+export async function lockProjection(
+  tx: PoolClient,
+  schema: string,
+  options: { readonly commitWithoutWaiting?: boolean } = {},
+): Promise<void> {
+  // `commitWithoutWaiting`: `SET LOCAL synchronous_commit = off` in the same statement.
+  await tx.query(
+    options.commitWithoutWaiting
+      ? "SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtext($1))"
+      : "SELECT pg_advisory_xact_lock(hashtext($1))",
+    [`annal:${schema}`],
+  );
 }

@@ -8,6 +8,7 @@ import {
   START,
   comparePositions,
   countAfter,
+  eventsNotifier,
   type LogPosition,
 } from "../store/index.ts";
 import { applyBatch, lockProjection } from "./apply-batch.ts";
@@ -68,6 +69,12 @@ const SHARED_BATCHES = 4;
 const INDEX_CHECK_INTERVAL = 60_000;
 
 /**
+ * A projection's position and lag metrics are read again at most this often: two queries
+ * after every batch were two for every write for each projection, on the way of the next.
+ */
+const METRICS_EVERY_MS = 1000;
+
+/**
  * Runs projections: each one is caught up at start (rebuilt side by side first when its
  * version changed in code) and then tails the log, woken by the NOTIFY every append sends
  * and, as a fallback, by polling (a transaction that ends without appending sends nothing,
@@ -80,9 +87,13 @@ export class Projector {
   /** Notifications of appends so far: a loop that was not sleeping when one came reads again. */
   private notifications = 0;
   private listener: pg.Client | undefined;
+  /** Ends the wake-ups by this process's own appends on the pool (`EventsNotifier.onPoke`). */
+  private unlisten: (() => void) | undefined;
   private running = true;
-  /** Loops sleeping until the next notification or their poll interval. */
-  private readonly sleepers = new Set<() => void>();
+  /** Loops sleeping until the next notification or their poll interval, by rank. */
+  private readonly sleepers = new Map<() => void, number>();
+  /** When each projection's metrics were last read (`performance.now()`). */
+  private readonly metricsAt = new Map<string, number>();
   private readonly loops: Promise<void>[] = [];
   /** The projections catching up together read each batch of the log once. */
   private readonly reads: SharedLogReads;
@@ -150,16 +161,16 @@ export class Projector {
   }
 
   private async listen(): Promise<void> {
+    // An append in this process on the pool (capture's, say) wakes the loops as it commits:
+    // its NOTIFY comes back a round trip or more later, when the pool is busy many more.
+    this.unlisten = eventsNotifier(this.options.pool).onPoke(() => this.notified());
     // Beside the pool, not from it: a listener holds its connection for good (sideConnection).
     const listener = sideConnection(this.options.pool, "annal-projector-listener");
     // A broken listener only leaves the loops to their polling; it must not end the process.
     listener.on("error", () => {});
     this.listener = listener;
     await listener.connect();
-    listener.on("notification", () => {
-      this.notifications++;
-      this.wakeAll();
-    });
+    listener.on("notification", () => this.notified());
     await listener.query(`LISTEN ${quoteIdentifier(EVENTS_CHANNEL)}`);
   }
 
@@ -180,7 +191,11 @@ export class Projector {
       }
       try {
         applied = await withTransaction(pool, async (tx) => {
-          await lockProjection(tx, live);
+          // A projection is the log's to rebuild (DESIGN.md), so its commit need not wait for
+          // the disk: a crash of the database loses at most its last batches, with their
+          // checkpoint, and they are applied again. The wait was on every change's way to
+          // the readers, once for each projection.
+          await lockProjection(tx, live, { commitWithoutWaiting: true });
           return applyBatch(tx, projection, live, this.batchSize, {
             read: this.reads.read,
             firstSnapshots: {
@@ -222,7 +237,7 @@ export class Projector {
           { projection: projection.name },
           "projection batch failed; retrying",
         );
-        await this.sleep(Math.min(30_000, 250 * 2 ** failures));
+        await this.sleep(Math.min(30_000, 250 * 2 ** failures), rank);
         continue;
       }
       turn?.();
@@ -232,15 +247,19 @@ export class Projector {
       if (applied < this.batchSize) this.catchingUp.delete(projection.name);
       this.buildIndexes();
       if (applied >= this.batchSize) continue;
-      try {
-        await this.refreshMetrics(projection);
-      } catch (error) {
-        if (!this.running) return;
-        logLoopFailure(log, error, { projection: projection.name }, "projection metrics failed");
+      const now = performance.now();
+      if (now - (this.metricsAt.get(projection.name) ?? -Infinity) >= METRICS_EVERY_MS) {
+        this.metricsAt.set(projection.name, now);
+        try {
+          await this.refreshMetrics(projection);
+        } catch (error) {
+          if (!this.running) return;
+          logLoopFailure(log, error, { projection: projection.name }, "projection metrics failed");
+        }
       }
       // Notified meanwhile: what was appended may be past the batch just read.
       if (this.notifications !== notifiedBefore) continue;
-      await this.sleep(this.pollInterval);
+      await this.sleep(this.pollInterval, rank);
     }
   }
 
@@ -303,7 +322,8 @@ export class Projector {
     );
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Until `ms` have passed or a notification comes; `rank`: the projection's place. */
+  private sleep(ms: number, rank: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -311,13 +331,23 @@ export class Projector {
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.sleepers.add(done);
+      this.sleepers.set(done, rank);
     });
   }
 
-  /** Several loops share one listener: a notification wakes them all. */
+  private notified(): void {
+    this.notifications++;
+    this.wakeAll();
+  }
+
+  /**
+   * Several loops share one listener: a notification wakes them all, in the projector's
+   * order (`entries`, which the REST channel and GraphQL read, first): the first woken asks
+   * for its connection and sends its statements first.
+   */
   private wakeAll(): void {
-    for (const wake of [...this.sleepers]) wake();
+    const woken = [...this.sleepers].sort(([, a], [, b]) => a - b);
+    for (const [wake] of woken) wake();
   }
 
   status(): Promise<ProjectionStatus[]> {
@@ -325,6 +355,7 @@ export class Projector {
   }
 
   async stop(): Promise<void> {
+    this.unlisten?.();
     this.running = false;
     this.stopping.abort();
     this.wakeAll();

@@ -27,11 +27,17 @@ const NOTIFY = `BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_notify('${E
  * flight when it comes may have started before that commit, so it leaves one pending). If
  * the process dies between an append's commit and its notification, none is sent: every
  * reader that LISTENs also polls (the projector every second), and finds it then.
+ *
+ * A reader in this process on the same pool (the projector, beside capture in `annal start`)
+ * is told at the poke itself (`onPoke`), without waiting for the notification to make its way
+ * through PostgreSQL and back: a transaction of its own on a connection of the pool (which
+ * may all be busy) and the listener's turn to read it. It is told again by the notification.
  */
 export class EventsNotifier {
   readonly #pool: Pool;
   #sending: Promise<void> | undefined;
   #pending = false;
+  readonly #local = new Set<() => void>();
   /** Notifications sent, for tests. */
   sent = 0;
 
@@ -39,8 +45,18 @@ export class EventsNotifier {
     this.#pool = pool;
   }
 
+  /**
+   * Calls `listener` at each poke of this notifier, from then on, until the function returned
+   * is called. The poke comes after the appends' commit: they are readable.
+   */
+  onPoke(listener: () => void): () => void {
+    this.#local.add(listener);
+    return () => this.#local.delete(listener);
+  }
+
   /** Appends have committed: announce them (now, or after the notification in flight). */
   poke(): void {
+    for (const listener of this.#local) listener();
     if (this.#sending) {
       this.#pending = true;
       return;

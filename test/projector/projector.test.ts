@@ -418,3 +418,58 @@ t.test(
     t.same((await tallyRows(pool))[0]?.ticks, 3, "every tick applied");
   },
 );
+
+t.test(
+  "an append in the projector's own process wakes it as it commits, before its notification comes back",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    // A poll far beyond the test's wait, and the notification held in flight: only the
+    // append's own commit, told in this process, can wake the projection.
+    const projector = await Projector.start({
+      pool,
+      projections: [tallyProjection()],
+      log: quiet,
+      pollInterval: 600_000,
+    });
+    t.teardown(() => projector.stop());
+    const notifying = armPausePoint(t, "store.notify.beforeSend");
+    const { events } = await store.appendToStream("a", [{ type: "Tick", data: { n: 1 } }]);
+    await notifying.reached();
+    await waitForProjection(pool, "tally", positionOf(events[0]!));
+    t.same((await tallyRows(pool))[0]?.ticks, 1, "applied while the notification was held");
+    notifying.release();
+  },
+);
+
+t.test("a projection's batches commit without waiting for the disk", async (t) => {
+  const { pool } = await testDatabase(t);
+  const store = await EventStore.open(pool);
+  const settings: string[] = [];
+  const projector = await Projector.start({
+    pool,
+    projections: [
+      {
+        name: "commits",
+        version: 1,
+        handles: ["Tick"],
+        tables: () => [],
+        async apply(_events, { tx }) {
+          const { rows } = await tx.query<{ setting: string }>(
+            "SELECT current_setting('synchronous_commit') AS setting",
+          );
+          settings.push(rows[0]!.setting);
+        },
+      } satisfies Projection<"Tick">,
+    ],
+    log: quiet,
+  });
+  t.teardown(() => projector.stop());
+  const { events } = await store.appendToStream("a", [{ type: "Tick", data: { n: 1 } }]);
+  await waitForProjection(pool, "commits", positionOf(events[0]!));
+  t.same(settings, ["off"], "synchronous_commit off in the batch's transaction");
+  const { rows } = await pool.query<{ setting: string }>(
+    "SELECT current_setting('synchronous_commit') AS setting",
+  );
+  t.equal(rows[0]!.setting, "on", "and on again for the pool's next user");
+});
