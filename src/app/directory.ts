@@ -6,8 +6,16 @@ import { loadDirectorySchema, type DirectorySchema } from "../directory/index.ts
 import type { Pool } from "../db/index.ts";
 import type { Logger } from "../logger.ts";
 import type { EventStore } from "../store/index.ts";
-import { ACCESS_REQUEST, seedDemoHistory, startDemoDirectory } from "../demo/index.ts";
-import { enactPast } from "../simulate/index.ts";
+import { randomUUID } from "node:crypto";
+import {
+  ACCESS_REQUEST,
+  DEMO_REVIEW,
+  seedDemoHistory,
+  startDemoDirectory,
+  type EnactReviews,
+} from "../demo/index.ts";
+import { quarterOf, SCHEDULE_ACTOR, scheduledCampaignId } from "../reviews/index.ts";
+import { enactPast, enactPastReviews } from "../simulate/index.ts";
 import { calendarsOf } from "../time/index.ts";
 import type { Definitions } from "../workflow/index.ts";
 import type { Stoppable } from "./lifecycle.ts";
@@ -154,21 +162,58 @@ function demoHistory(options: DirectoryOptions): CaptureContext["beforeFirstImpo
   return (context) => {
     const now = new Date();
     if (!workflows?.current(ACCESS_REQUEST)) return seedDemoHistory(context, now);
-    return seedDemoHistory(context, now, async (plans, directoryAt) => {
-      const began = performance.now();
-      const enacted = await enactPast({
-        live: pool,
-        definitions: workflows,
-        plans,
-        directoryAt,
-        base: context.base,
-        ...(calendars ? { calendars } : {}),
-        until: now,
-        log: context.log,
+    const review = config.reviews.find((r) => r.name === DEMO_REVIEW);
+    const enactReviews: EnactReviews | undefined =
+      review &&
+      (async (plans, history) => {
+        const began = performance.now();
+        const enacted = await enactPastReviews({
+          live: pool,
+          definitions: workflows,
+          plans: plans.map((plan) => ({
+            at: plan.at,
+            definition: review,
+            ...(plan.startedBy === "schedule"
+              ? {
+                  campaignId: scheduledCampaignId(review.name, quarterOf(plan.at)),
+                  startedBy: SCHEDULE_ACTOR,
+                }
+              : { campaignId: randomUUID(), startedBy: plan.startedBy }),
+            decide: plan.decide,
+          })),
+          history,
+          base: context.base,
+          ...(calendars ? { calendars } : {}),
+          until: now,
+          log: context.log,
+        });
+        const ms = Math.round(performance.now() - began);
+        context.log.info({ campaigns: enacted.campaigns, ms }, "past access reviews enacted");
+        return enacted;
       });
-      const ms = Math.round(performance.now() - began);
-      context.log.info({ requests: enacted.instances.length, ms }, "past access requests enacted");
-      return enacted;
-    });
+    return seedDemoHistory(
+      context,
+      now,
+      async (plans, directoryAt) => {
+        const began = performance.now();
+        const enacted = await enactPast({
+          live: pool,
+          definitions: workflows,
+          plans,
+          directoryAt,
+          base: context.base,
+          ...(calendars ? { calendars } : {}),
+          until: now,
+          log: context.log,
+        });
+        const ms = Math.round(performance.now() - began);
+        context.log.info(
+          { requests: enacted.instances.length, ms },
+          "past access requests enacted",
+        );
+        return enacted;
+      },
+      enactReviews,
+    );
   };
 }

@@ -7,6 +7,10 @@
  * to join a group over those weeks (`requests.ts`): the requests are run by the real engine on
  * a moved clock, their events appended as it recorded them, and the memberships the approved
  * ones added are changes caused by the approving step, as capture would have recorded them.
+ * Given the review too (`enactReviews`), two campaigns of the demo's quarterly review are run
+ * over that past by annal's own start, decisions and item workflow (`reviews.ts`): last
+ * quarter's, finished, whose two revocations are changes caused by the revoking steps (the
+ * revoked held their membership from the start until then), and this quarter's, open.
  *
  * Each change is an event with its past `occurredAt`, marked `demo: true` and
  * `source: "demo-history"` in its metadata, and appended in the order of those moments, so
@@ -14,36 +18,22 @@
  * the first start. The import's snapshots then follow, equal to the last seeded states.
  */
 import { randomUUID } from "node:crypto";
-import {
-  changeBetween,
-  entryState,
-  formatGeneralizedTime,
-  stateIdentity,
-  type CaptureContext,
-} from "../capture/index.ts";
+import { entryState, stateIdentity, type CaptureContext } from "../capture/index.ts";
 import { identityAttributes } from "../directory/index.ts";
-import { withTransaction } from "../db/index.ts";
-import { entryStream, type EntryState } from "../events/index.ts";
+import { withTransaction, type PoolClient } from "../db/index.ts";
+import type { EntryState } from "../events/index.ts";
 import type { DirectoryAt } from "../history/index.ts";
 import { appendToStreams, type StreamAppend } from "../store/index.ts";
 import { requestStory, type EnactPast, type EnactedWrite, type RequestPlan } from "./requests.ts";
+import {
+  reviewStory,
+  type EnactedRevocation,
+  type EnactReviews,
+  type PlannedRevocation,
+} from "./reviews.ts";
+import { HR, membership, Timeline, withValues, type Edit } from "./timeline.ts";
 
 const DAY = 24 * 3600 * 1000;
-/** Who made the demo's past changes: the directory's administrator, as HR's tools bind. */
-const HR = "cn=admin,dc=example,dc=org";
-
-/** One change of the story: at a moment, to one entry. */
-interface Edit {
-  readonly at: Date;
-  readonly uuid: string;
-  /** The entry's state after the edit, given its state before (null: absent). */
-  readonly apply: (before: EntryState | null) => EntryState | null;
-  /** The same backwards: the state before, given the state after. */
-  readonly undo: (after: EntryState | null) => EntryState | null;
-  readonly story: string;
-  /** What the change's event says beyond the story (a request's write: its cause). */
-  readonly metadata?: Readonly<Record<string, unknown>>;
-}
 
 /**
  * Seeds the demo's past into the log (see the module's comment). Returns the events appended.
@@ -53,6 +43,7 @@ export async function seedDemoHistory(
   context: CaptureContext,
   now = new Date(),
   enact?: EnactPast,
+  enactReviews?: EnactReviews,
 ): Promise<number> {
   const states = await currentStates(context);
   const taken = new Set<string>();
@@ -63,45 +54,128 @@ export async function seedDemoHistory(
       ? await enact(plans, pastDirectory(withoutRequesters(before(states, edits), plans), edits))
       : undefined;
   edits.push(...(enacted?.writes ?? []).flatMap((write) => requestEdit(states, write)));
-  const initial = before(states, edits);
   const start = atHour(now, 90, 8, 0);
-  const moments: { at: Date; batch: StreamAppend[] }[] = [
-    {
-      at: start,
-      batch: [...initial]
-        .filter((entry): entry is [string, EntryState] => entry[1] !== null)
-        .flatMap(([uuid, state]) =>
-          eventsOf(uuid, null, state, start, "the directory 90 days ago"),
-        ),
-    },
-  ];
+  const reviews = enactReviews ? reviewStory(states, taken, now, start) : undefined;
+  const timeline = new Timeline(withRevoked(before(states, edits), reviews?.revoked ?? []), start);
   // The engine's events first: at one moment, the step that wrote comes before its change.
-  for (const { streamId, event } of enacted?.events ?? []) {
-    const metadata = { ...event.metadata, demo: true };
-    moments.push({ at: event.occurredAt, batch: [{ streamId, events: [{ ...event, metadata }] }] });
-  }
-  const current = new Map(initial);
-  const byMoment = Map.groupBy(
-    [...edits].sort((a, b) => a.at.getTime() - b.at.getTime()),
-    (edit) => edit.at.getTime(),
-  );
-  for (const moment of byMoment.values()) {
-    const batch: StreamAppend[] = [];
-    for (const edit of moment) {
-      const before = current.get(edit.uuid) ?? null;
-      const after = edit.apply(before);
-      current.set(edit.uuid, after);
-      batch.push(...eventsOf(edit.uuid, before, after, edit.at, edit.story, edit.metadata));
-    }
-    moments.push({ at: moment[0]!.at, batch });
-  }
-  // A stable sort: each stream's events stay in the order they were made.
-  moments.sort((a, b) => a.at.getTime() - b.at.getTime());
+  timeline.addEvents(enacted?.events ?? []);
+  timeline.addEdits(edits);
+  const reviewed =
+    enactReviews && reviews
+      ? await enactReviews(reviews.plans, {
+          until: (moment) => timeline.until(moment),
+          written: (write) => timeline.addEdits(revocationEdit(states, write)),
+        })
+      : undefined;
+  timeline.addEvents(reviewed?.events ?? []);
+  const moments = timeline.all();
   return withTransaction(context.pool, async (tx) => {
     let appended = 0;
-    for (const { batch } of moments) appended += await appendToStreams(tx, batch);
+    for (const { batch, engine } of moments) {
+      appended += await appendToStreams(
+        tx,
+        engine && reviewed ? await relocated(tx, batch, reviewed.historyIds) : batch,
+      );
+    }
+    if (reviewed && reviewed.timers.length > 0) {
+      // The open items' deadlines, as the engine set them when their dialogs opened.
+      await tx.query(
+        `INSERT INTO workflow_timers (instance_id, due_at, reason)
+         SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[])`,
+        [
+          reviewed.timers.map((timer) => timer.instanceId),
+          reviewed.timers.map((timer) => timer.dueAt),
+          reviewed.timers.map((timer) => timer.reason),
+        ],
+      );
+    }
     return appended;
   });
+}
+
+/**
+ * The batch with every item's `began.position` (the log position of the change that made the
+ * membership, as the campaign's start read it in the scratch log) turned into that change's
+ * position in this log: the same event, by its id.
+ */
+async function relocated(
+  tx: PoolClient,
+  batch: StreamAppend[],
+  historyIds: ReadonlyMap<number, string>,
+): Promise<StreamAppend[]> {
+  const ids = new Set<string>();
+  const visit = (value: unknown, change: (position: number) => number | null): unknown => {
+    if (Array.isArray(value)) return value.map((v) => visit(v, change));
+    if (typeof value !== "object" || value === null) return value;
+    return Object.fromEntries(
+      Object.entries(value).map(([key, v]) => {
+        const began = v as { position?: unknown } | null;
+        if (key === "began" && typeof began?.position === "number") {
+          return [key, { ...began, position: change(began.position) }];
+        }
+        return [key, visit(v, change)];
+      }),
+    );
+  };
+  visit(
+    batch.map((append) => append.events.map((event) => event.data)),
+    (position) => {
+      const id = historyIds.get(position);
+      if (id) ids.add(id);
+      return position;
+    },
+  );
+  if (ids.size === 0) return batch;
+  const { rows } = await tx.query<{ id: string; position: string }>(
+    "SELECT id::text AS id, position::text AS position FROM events WHERE id = ANY($1::uuid[])",
+    [[...ids]],
+  );
+  const live = new Map(rows.map((row) => [row.id, Number(row.position)]));
+  return batch.map((append) => ({
+    ...append,
+    events: append.events.map((event) => ({
+      ...event,
+      data: visit(event.data, (position) => live.get(historyIds.get(position) ?? "") ?? null),
+    })),
+  }));
+}
+
+/** The states with each revoked member in their group: the campaign's revocation removes them. */
+function withRevoked(
+  initial: Map<string, EntryState | null>,
+  revoked: readonly PlannedRevocation[],
+): Map<string, EntryState | null> {
+  for (const { group, member } of revoked) {
+    const found = [...initial].find(([, s]) => s?.dn.toLowerCase() === group.toLowerCase());
+    if (!found) continue;
+    initial.set(found[0], membership(found[0], member, "add", new Date(0), "").apply(found[1]));
+  }
+  return initial;
+}
+
+/** A member a campaign's revoking step removed, as capture records it: caused by that step. */
+function revocationEdit(
+  states: ReadonlyMap<string, EntryState>,
+  enacted: EnactedRevocation,
+): Edit[] {
+  const { write } = enacted;
+  const members = write.values?.member?.removed ?? [];
+  const group = [...states].find(([, s]) => s.dn.toLowerCase() === write.dn.toLowerCase());
+  if (write.operation !== "modify" || !group) return [];
+  return members.map((member) => ({
+    ...membership(
+      group[0],
+      member,
+      "remove",
+      new Date(Math.floor(Date.parse(write.at) / 1000) * 1000 + 1000),
+      `access review: ${write.as ? nameOf(states, write.as) : "annal"} revoked ${nameOf(states, member)}'s membership of ${first(group[1], "cn")}`,
+    ),
+    metadata: {
+      actor: write.as ?? HR,
+      causationId: enacted.stepEvent,
+      correlationId: enacted.instanceId,
+    },
+  }));
 }
 
 /** Back from today's states through every edit, newest first: the states 90 days ago. */
@@ -196,46 +270,6 @@ async function currentStates(context: CaptureContext): Promise<Map<string, Entry
   return states;
 }
 
-function eventsOf(
-  uuid: string,
-  before: EntryState | null,
-  after: EntryState | null,
-  at: Date,
-  story: string,
-  metadata: Readonly<Record<string, unknown>> = {},
-): StreamAppend[] {
-  const stamped = after && stampedAt(after, at, before === null);
-  const built = changeBetween(uuid, before, stamped);
-  if (!built) return [];
-  const { observed: _observed, ...change } = built.change;
-  return [
-    {
-      streamId: entryStream(uuid),
-      events: [
-        {
-          type: built.eventType,
-          data: change,
-          occurredAt: at,
-          metadata: { actor: HR, ...metadata, source: "demo-history", demo: true, story },
-        },
-      ],
-    },
-  ];
-}
-
-/** The state with the operational timestamps of a change at `at`. */
-function stampedAt(state: EntryState, at: Date, created: boolean): EntryState {
-  const time = formatGeneralizedTime(at).replace(/\.\d+Z$/, "Z");
-  return {
-    ...state,
-    operational: {
-      ...state.operational,
-      modifyTimestamp: [time],
-      ...(created ? { createTimestamp: [time] } : {}),
-    },
-  };
-}
-
 /** The story's edits, chosen from today's entries so that it ends in them. */
 function demoStory(states: ReadonlyMap<string, EntryState>, now: Date, taken: Set<string>): Edit[] {
   const entries = [...states].sort(([, a], [, b]) => a.dn.localeCompare(b.dn));
@@ -326,35 +360,10 @@ function demoStory(states: ReadonlyMap<string, EntryState>, now: Date, taken: Se
   return edits;
 }
 
-/** A member added to (or removed from) a group. */
-function membership(
-  group: string,
-  member: string,
-  change: "add" | "remove",
-  at: Date,
-  story: string,
-): Edit {
-  const add = (state: EntryState | null) =>
-    withValues(state!, "member", [...(state!.attributes.member ?? []), member]);
-  const remove = (state: EntryState | null) =>
-    withValues(
-      state!,
-      "member",
-      (state!.attributes.member ?? []).filter((dn) => dn.toLowerCase() !== member.toLowerCase()),
-    );
-  return change === "add"
-    ? { at, uuid: group, apply: add, undo: remove, story }
-    : { at, uuid: group, apply: remove, undo: add, story };
-}
-
 /** A person's display name, by DN (the DN itself for one not in the directory). */
 function nameOf(states: ReadonlyMap<string, EntryState>, dn: string): string {
   const person = [...states.values()].find((s) => s.dn.toLowerCase() === dn.toLowerCase());
   return (person && first(person, "displayName")) || dn;
-}
-
-function withValues(state: EntryState, attribute: string, values: string[]): EntryState {
-  return { ...state, attributes: { ...state.attributes, [attribute]: values } };
 }
 
 function has(state: EntryState, attribute: string, value: string): boolean {

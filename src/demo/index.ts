@@ -25,6 +25,14 @@ export {
 } from "./mail-catcher.ts";
 export { seedDemoHistory } from "./history.ts";
 export {
+  DEMO_REVIEW,
+  type CampaignPlan,
+  type EnactedRevocation,
+  type EnactReviews,
+  type PastHistoryFeed,
+  type PlannedDecision,
+} from "./reviews.ts";
+export {
   ACCESS_REQUEST,
   type EnactPast,
   type EnactedWrite,

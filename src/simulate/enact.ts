@@ -88,17 +88,7 @@ export interface EnactOptions {
 export async function enactPast(options: EnactOptions): Promise<Enacted> {
   const scratch = await scratchDatabase(options.live);
   try {
-    await stopScratchClock(scratch.pool);
-    // The engine stamps its events when it appends them; here that is the stopped clock's
-    // moment, the past being enacted.
-    await scratch.pool.query(
-      `CREATE FUNCTION annal_enacted_at() RETURNS trigger LANGUAGE plpgsql
-         AS $$ BEGIN NEW.occurred_at := annal_now(); RETURN NEW; END $$`,
-    );
-    await scratch.pool.query(
-      `CREATE TRIGGER annal_enacted_at BEFORE INSERT ON events
-         FOR EACH ROW EXECUTE FUNCTION annal_enacted_at()`,
-    );
+    await stampedByStoppedClock(scratch.pool);
     const jobs = await startJobs({ pool: scratch.pool, log: silent });
     try {
       await jobs.ensureQueue(WAKE_QUEUE); // wake-ups are queued, never taken: the loop advances
@@ -136,6 +126,23 @@ export async function enactPast(options: EnactOptions): Promise<Enacted> {
       );
     });
   }
+}
+
+/**
+ * Stops the scratch database's clock, and stamps every event appended to it with the clock's
+ * moment: the engine stamps its events when it appends them, and here that is the moment of
+ * the past being enacted.
+ */
+export async function stampedByStoppedClock(scratch: Pool): Promise<void> {
+  await stopScratchClock(scratch);
+  await scratch.query(
+    `CREATE FUNCTION annal_enacted_at() RETURNS trigger LANGUAGE plpgsql
+       AS $$ BEGIN NEW.occurred_at := annal_now(); RETURN NEW; END $$`,
+  );
+  await scratch.query(
+    `CREATE TRIGGER annal_enacted_at BEFORE INSERT ON events
+       FOR EACH ROW EXECUTE FUNCTION annal_enacted_at()`,
+  );
 }
 
 /**
@@ -202,7 +209,10 @@ async function drive(deps: EngineDeps, options: EnactOptions): Promise<string[]>
 }
 
 /** Advances the instance until it waits or ends; its state then. */
-async function settle(deps: EngineDeps, instanceId: string): Promise<InstanceState | undefined> {
+export async function settle(
+  deps: EngineDeps,
+  instanceId: string,
+): Promise<InstanceState | undefined> {
   let state = await loadInstance(deps.pool, instanceId);
   for (let round = 0; round < 1_000 && state && !FINAL.has(state.status); round++) {
     await advanceInstance(deps, instanceId);

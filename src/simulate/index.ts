@@ -29,6 +29,15 @@ export {
   type PastStartPlan,
 } from "./enact.ts";
 export {
+  enactPastReviews,
+  type EnactedReviews,
+  type EnactedStepWrite,
+  type PastCampaignPlan,
+  type PastHistory,
+  type PastReviewDecision,
+  type ReviewEnactOptions,
+} from "./enact-reviews.ts";
+export {
   accessReportLines,
   loadAccessFile,
   simulateAccess,
