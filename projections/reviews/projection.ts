@@ -38,25 +38,32 @@ export const reviewsProjection: Projection<Handled> = {
   handles: HANDLES,
   tables: reviewTables,
   async apply(events, context) {
-    // A campaign's items' instances start 500 a transaction: their WorkflowStarted, one after
-    // another in the log, are applied as one UPDATE a run (one each took minutes at 100,000).
-    let started: { instanceId: string; position: number; campaignId: string; itemId: string }[] =
-      [];
+    // A campaign's items' instances start 500 a transaction, each with its dialog opened
+    // (`startWorkflows` until the first wait): their WorkflowStarted and DialogOpened, one
+    // after another in the log, are applied as one UPDATE a run (one each took minutes at
+    // 100,000 items).
+    let started = new Map<string, Started>();
     const flush = async () => {
-      if (started.length === 0) return;
+      if (started.size === 0) return;
+      const rows = [...started.values()];
       await context.tx.query(
-        `UPDATE ${context.table("review_items")} AS i SET instance_id = s.instance_id, position = s.position
-           FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[])
-                AS s(instance_id, position, campaign_id, item_id)
+        `UPDATE ${context.table("review_items")} AS i SET instance_id = s.instance_id,
+                position = s.position, dialog_id = coalesce(s.dialog_id, i.dialog_id),
+                assignees = CASE WHEN s.assignees IS NULL THEN i.assignees
+                                 ELSE ARRAY(SELECT jsonb_array_elements_text(s.assignees)) END
+           FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[])
+                AS s(instance_id, position, campaign_id, item_id, dialog_id, assignees)
           WHERE i.campaign_id = s.campaign_id AND i.item_id = s.item_id`,
         [
-          started.map((s) => s.instanceId),
-          started.map((s) => s.position),
-          started.map((s) => s.campaignId),
-          started.map((s) => s.itemId),
+          rows.map((s) => s.instanceId),
+          rows.map((s) => s.position),
+          rows.map((s) => s.campaignId),
+          rows.map((s) => s.itemId),
+          rows.map((s) => s.dialogId),
+          rows.map((s) => (s.assignees === null ? null : JSON.stringify(s.assignees))),
         ],
       );
-      started = [];
+      started = new Map();
     };
     for (const event of events) {
       if (event.type === "WorkflowStarted") {
@@ -64,12 +71,23 @@ export const reviewsProjection: Projection<Handled> = {
         if (d.definition.name !== REVIEW_ITEM_WORKFLOW) continue;
         const p = d.parameters as { campaignId?: string; itemId?: string };
         if (typeof p.campaignId !== "string" || typeof p.itemId !== "string") continue;
-        started.push({
-          instanceId: event.streamId.slice("workflow-".length),
+        const instanceId = event.streamId.slice("workflow-".length);
+        started.set(instanceId, {
+          instanceId,
           position: event.position,
           campaignId: p.campaignId,
           itemId: p.itemId,
+          dialogId: null,
+          assignees: null,
         });
+        continue;
+      }
+      const run = started.get(event.streamId.slice("workflow-".length));
+      if (event.type === "DialogOpened" && run) {
+        const d = (event as RecordedAnnalEvent<"DialogOpened">).data;
+        run.position = event.position;
+        run.dialogId = d.dialogId;
+        run.assignees = d.assignees.map(canonicalPrincipal);
         continue;
       }
       await flush();
@@ -78,6 +96,16 @@ export const reviewsProjection: Projection<Handled> = {
     await flush();
   },
 };
+
+/** An item's instance started in a run of starts, and its dialog where it opened with it. */
+interface Started {
+  readonly instanceId: string;
+  position: number;
+  readonly campaignId: string;
+  readonly itemId: string;
+  dialogId: string | null;
+  assignees: string[] | null;
+}
 
 async function applyOne(event: RecordedAnnalEvent<Handled>, { tx, table }: ProjectionContext) {
   const items = table("review_items");
