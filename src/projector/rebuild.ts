@@ -253,9 +253,9 @@ async function replayIntoShadow(
 /**
  * `replayIntoShadow` for a projection with a set-wise replay (`Projection.replay`): the log's
  * batches are folded in memory (`ReplayPlan.fold`) and written every `FOLD_ROWS` rows held, and
- * at the end, by COPY (`HeldRows.write`), one transaction each; then `ReplayPlan.finish`. No
- * transaction is open while the log is read and folded. The next batch is read while one is
- * folded and, now and then, written.
+ * at the end, by COPY (`HeldRows.write`), one transaction each; then `ReplayPlan.finish`, and
+ * the new tables are analyzed. No transaction is open while the log is read and folded. The
+ * next batch is read while one is folded and, now and then, written.
  */
 async function foldIntoShadow(
   pool: Pool,
@@ -275,11 +275,13 @@ async function foldIntoShadow(
   let writes = 0;
   let last: RecordedEvent | undefined;
   const write = async () => {
+    // The merges of the 2nd, 3rd, 5th, 9th... write are planned with the tables' statistics,
+    // as the batches of `replayIntoShadow` are.
+    if (writes > 0 && (writes & (writes - 1)) === 0) await analyzeSchema(client, shadow);
     await beginLogReader(client);
     await rows.write(client, shadow);
     await client.query("COMMIT");
     writes++;
-    if ((writes & (writes - 1)) === 0) await analyzeSchema(client, shadow);
   };
   try {
     await client.query("SET synchronous_commit = off");
@@ -306,6 +308,8 @@ async function foldIntoShadow(
       }
       if (last) await writeCheckpoint(tx, shadow, last);
     });
+    // The readers' statistics, of the tables as the replay leaves them (`finish`'s included).
+    await analyzeSchema(client, shadow);
     await client.query("RESET synchronous_commit");
     client.release();
     return done;
