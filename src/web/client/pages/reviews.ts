@@ -231,6 +231,34 @@ function outcomeView(item: ReviewItemNode): HTMLElement {
   );
 }
 
+/** A campaign as the review view lists it: with the viewer's open items' groups. */
+type InboxCampaign = CampaignNode & {
+  mine: { nodes: { id: string; group: string }[]; pageInfo: { hasNextPage: boolean } };
+};
+
+/** What the review view's items are narrowed to (the query's `group`, `member`, `overdue`). */
+interface ItemFilters {
+  readonly group: string;
+  readonly member: string;
+  readonly overdue: boolean;
+}
+
+/** An item shown: its card, its box in the selection, and how an outcome changes it. */
+interface ItemCard {
+  item: ReviewItemNode;
+  readonly box: HTMLInputElement;
+  readonly row: HTMLElement;
+  decided(item: ReviewItemNode): void;
+  failed(error: unknown): void;
+}
+
+/** A decision of one item, as the mutation takes it. */
+interface ItemDecision {
+  readonly itemId: string;
+  readonly decision: string;
+  readonly reason: string;
+}
+
 /**
  * `/app/inbox/reviews`: the viewer's open items of a campaign (the latest with items for them
  * unless `campaign` names one), filtered by group, person and overdue; decided one at a time or
@@ -241,12 +269,10 @@ export async function reviewInboxPage(context: PageContext): Promise<void> {
   const heading = h("h1", null, "Access review");
   const crumbs = h("p", { class: "crumbs" }, link("/app/inbox", "Inbox"), " › access review");
   fill(main, crumbs, heading, h("p", { class: "loading" }, "Loading…"));
-  let campaigns: (CampaignNode & {
-    mine: { nodes: { id: string; group: string }[]; pageInfo: { hasNextPage: boolean } };
-  })[];
+  let campaigns: InboxCampaign[];
   try {
     campaigns = (
-      await gql<{ reviewCampaigns: typeof campaigns }>(
+      await gql<{ reviewCampaigns: InboxCampaign[] }>(
         `{ reviewCampaigns { ${CAMPAIGN_FIELDS}
            mine: items(mine: true, state: open, first: 100) { nodes { id group } pageInfo { hasNextPage } } } }`,
       )
@@ -274,13 +300,66 @@ export async function reviewInboxPage(context: PageContext): Promise<void> {
     );
     return;
   }
-  const filters = {
+  const filters: ItemFilters = {
     group: q.get("group") ?? "",
     member: q.get("member") ?? "",
     overdue: q.get("overdue") === "1",
   };
+  const cards = new Map<string, ItemCard>();
+  const status = h("div", { id: "review-status", "aria-live": "polite" });
+  const follow = revocationFollower(context, campaign.id, cards);
+  const decide = async (decisions: ItemDecision[]) => {
+    await decideItems(campaign.id, decisions, cards, status);
+    follow();
+    bulk.update();
+  };
+  const bulk = bulkBar(cards, status, decide);
+  const list = h("ol", { class: "review-items", id: "review-items" });
+  const pages = itemPages(campaign.id, filters, {
+    show: (item) => {
+      const card = itemCard(item, decide, bulk.update);
+      cards.set(item.id, card);
+      list.append(card.row);
+    },
+    loaded: (shown) => {
+      bulk.form.hidden = shown === 0;
+      bulk.update();
+    },
+    failed: (error) => fill(status, errorBox(error)),
+  });
 
-  // The filters: the campaign, a group of the viewer's open items, a person, overdue only.
+  fill(
+    main,
+    crumbs,
+    h("h1", null, campaign.title),
+    campaignSummary(campaign),
+    h(
+      "p",
+      { class: "hint" },
+      "Each item is one membership: keep it if the person still needs it, revoke it otherwise (annal then removes them from the group, made as you). A revocation needs a reason; so may a keep.",
+    ),
+    reviewFilters(campaigns, campaign, filters),
+    status,
+    bulk.form,
+    list,
+    pages.empty,
+    pages.more,
+  );
+  try {
+    await pages.next();
+  } catch (error) {
+    fill(status, errorBox(error));
+    return;
+  }
+  announce(`${plural(pages.shown, "open item")} shown`);
+}
+
+/** The filters: the campaign, a group of the viewer's open items, a person, overdue only. */
+function reviewFilters(
+  campaigns: readonly InboxCampaign[],
+  campaign: InboxCampaign,
+  filters: ItemFilters,
+): HTMLFormElement {
   const campaignSelect = h(
     "select",
     { id: "r-campaign", name: "campaign" },
@@ -302,14 +381,13 @@ export async function reviewInboxPage(context: PageContext): Promise<void> {
     "select",
     { id: "r-group", name: "group" },
     h("option", { value: "" }, "any"),
-    ...groups.map((g) => {
-      const option = h(
+    ...groups.map((g) =>
+      h(
         "option",
         { value: g, selected: g.toLowerCase() === filters.group.toLowerCase() },
         groupName(g),
-      );
-      return option;
-    }),
+      ),
+    ),
   );
   const memberInput = h("input", {
     id: "r-member",
@@ -355,9 +433,13 @@ export async function reviewInboxPage(context: PageContext): Promise<void> {
     );
   });
   campaignSelect.addEventListener("change", () => form.requestSubmit());
+  return form;
+}
 
+/** When the campaign started and by whom, its deadline, a link to its progress. */
+function campaignSummary(campaign: InboxCampaign): HTMLElement {
   const deadlinePassed = new Date(campaign.deadline).getTime() <= Date.now();
-  const summary = h(
+  return h(
     "p",
     { class: "meta campaign-meta" },
     "Started ",
@@ -374,36 +456,40 @@ export async function reviewInboxPage(context: PageContext): Promise<void> {
     " · ",
     link(`/app/reviews/${encodeURIComponent(campaign.id)}`, "the campaign’s progress"),
   );
+}
 
-  const status = h("div", { id: "review-status", "aria-live": "polite" });
-  const list = h("ol", { class: "review-items", id: "review-items" });
-  const more = h("button", { type: "button", id: "review-more", hidden: true }, "More items");
-  const empty = h("p", { id: "review-empty", hidden: true });
-
-  // Bulk decisions: what is selected, one reason for all of them, keep or revoke.
+/**
+ * Bulk decisions: what is selected, one reason for all of them, keep or revoke. `update` sets
+ * the bar after a change of the selection or of the cards (a decided card leaves it).
+ */
+function bulkBar(
+  cards: ReadonlyMap<string, ItemCard>,
+  status: HTMLElement,
+  decide: (decisions: ItemDecision[]) => Promise<void>,
+): { form: HTMLFormElement; update: () => void } {
   const selectAll = h("input", {
     id: "r-select-all",
     type: "checkbox",
     "aria-label": "Select every item shown",
   });
   const selectedCount = h("span", { id: "r-selected", class: "selected-count" }, "none selected");
-  const bulkReason = h("input", {
+  const reason = h("input", {
     id: "r-bulk-reason",
     name: "reason",
     autocomplete: "off",
     placeholder: "why, for every item selected",
   });
-  const bulkKeep = h(
+  const keep = h(
     "button",
     { type: "submit", name: "decision", value: "keep", disabled: true },
     "Keep selected",
   );
-  const bulkRevoke = h(
+  const revoke = h(
     "button",
     { type: "submit", name: "decision", value: "revoke", class: "revoke", disabled: true },
     "Revoke selected",
   );
-  const bulk = h(
+  const form = h(
     "form",
     { class: "review-bulk", id: "review-bulk", "aria-label": "Decide the selected items" },
     h(
@@ -413,46 +499,59 @@ export async function reviewInboxPage(context: PageContext): Promise<void> {
       h("label", { for: "r-select-all" }, "Select all"),
     ),
     selectedCount,
-    h("div", { class: "field grow" }, h("label", { for: "r-bulk-reason" }, "Reason"), bulkReason),
-    bulkKeep,
-    bulkRevoke,
+    h("div", { class: "field grow" }, h("label", { for: "r-bulk-reason" }, "Reason"), reason),
+    keep,
+    revoke,
   );
-
-  const rows = new Map<
-    string,
-    {
-      item: ReviewItemNode;
-      box: HTMLInputElement;
-      row: HTMLElement;
-      decided: (item: ReviewItemNode) => void;
-      failed: (error: unknown) => void;
-    }
-  >();
-  const selected = () => [...rows.values()].filter((r) => r.box.checked && !r.box.disabled);
-  const updateSelection = () => {
+  const open = () => [...cards.values()].filter((c) => !c.box.disabled);
+  const selected = () => open().filter((c) => c.box.checked);
+  const update = () => {
     const n = selected().length;
     fill(selectedCount, n === 0 ? "none selected" : `${n} selected`);
-    bulkKeep.disabled = n === 0;
-    bulkRevoke.disabled = n === 0;
-    const open = [...rows.values()].filter((r) => !r.box.disabled);
-    selectAll.checked = open.length > 0 && n === open.length;
-    selectAll.indeterminate = n > 0 && n < open.length;
+    keep.disabled = n === 0;
+    revoke.disabled = n === 0;
+    const shown = open();
+    selectAll.checked = shown.length > 0 && n === shown.length;
+    selectAll.indeterminate = n > 0 && n < shown.length;
   };
   selectAll.addEventListener("change", () => {
-    for (const r of rows.values()) if (!r.box.disabled) r.box.checked = selectAll.checked;
-    updateSelection();
+    for (const card of open()) card.box.checked = selectAll.checked;
+    update();
   });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const decision =
+      ((event as SubmitEvent).submitter as HTMLButtonElement | null)?.value ?? "keep";
+    const chosen = selected();
+    if (chosen.length === 0) return;
+    keep.disabled = true;
+    revoke.disabled = true;
+    void decide(chosen.map((c) => ({ itemId: c.item.id, decision, reason: reason.value.trim() })))
+      .then(() => {
+        if (selected().length === 0) reason.value = "";
+      })
+      .catch((error: unknown) => fill(status, errorBox(error)))
+      .finally(update);
+  });
+  return { form, update };
+}
 
-  /**
-   * A revocation is a directory write made after the decision (retried when it fails): while
-   * one shown may still change, the page reads those items again every few seconds.
-   */
+/**
+ * A revocation is a directory write made after the decision (retried when it fails): while
+ * one shown may still change, the page reads those items again every few seconds. The function
+ * given back starts following (once; it stops when nothing shown is unsettled).
+ */
+function revocationFollower(
+  context: PageContext,
+  campaignId: string,
+  cards: ReadonlyMap<string, ItemCard>,
+): () => void {
   let following = false;
-  const followRevocations = () => {
+  return () => {
     if (following) return;
     following = true;
     const turn = async () => {
-      const unsettled = [...rows.values()].filter((r) => revocationUnsettled(r.item));
+      const unsettled = [...cards.values()].filter((c) => revocationUnsettled(c.item));
       if (context.signal.aborted || unsettled.length === 0) {
         following = false;
         return;
@@ -460,11 +559,11 @@ export async function reviewInboxPage(context: PageContext): Promise<void> {
       try {
         const answer = await gql<{ reviewCampaign: { items: { nodes: ReviewItemNode[] } } | null }>(
           `query($id: ID!) { reviewCampaign(id: $id) { items(mine: true, state: decided, first: 500) { nodes { ${ITEM_FIELDS} } } } }`,
-          { id: campaign.id },
+          { id: campaignId },
         );
         for (const item of answer.reviewCampaign?.items.nodes ?? []) {
-          const row = rows.get(item.id);
-          if (row && revocationUnsettled(row.item)) row.decided(item);
+          const card = cards.get(item.id);
+          if (card && revocationUnsettled(card.item)) card.decided(item);
         }
       } catch {
         // The next turn asks again; the connection banner says when annal cannot be reached.
@@ -473,250 +572,241 @@ export async function reviewInboxPage(context: PageContext): Promise<void> {
     };
     setTimeout(() => void turn(), REVOCATION_POLL_MS);
   };
+}
 
-  /** Decides items at once; each outcome goes to its own row, a line above sums them up. */
-  const decide = async (decisions: { itemId: string; decision: string; reason: string }[]) => {
-    const answer = await gql<{
-      decideReviewItems: {
-        itemId: string;
-        error: { code: string; message: string } | null;
-        item: ReviewItemNode | null;
-      }[];
-    }>(
-      `mutation($id: ID!, $d: [ReviewDecisionInput!]!) { decideReviewItems(campaignId: $id, decisions: $d) {
-         itemId error { code message } item { ${ITEM_FIELDS} } } }`,
-      {
-        id: campaign.id,
-        d: decisions.map((d) => ({ ...d, reason: d.reason === "" ? null : d.reason })),
-      },
-    );
-    let taken = 0;
-    const refused: string[] = [];
-    for (const outcome of answer.decideReviewItems) {
-      const row = rows.get(outcome.itemId);
-      if (outcome.error) {
-        refused.push(outcome.error.code);
-        row?.failed(outcome.error);
-      } else {
-        taken++;
-        if (outcome.item) row?.decided(outcome.item);
-      }
+/** Decides items at once; each outcome goes to its own card, a line in `status` sums them up. */
+async function decideItems(
+  campaignId: string,
+  decisions: readonly ItemDecision[],
+  cards: ReadonlyMap<string, ItemCard>,
+  status: HTMLElement,
+): Promise<void> {
+  const answer = await gql<{
+    decideReviewItems: {
+      itemId: string;
+      error: { code: string; message: string } | null;
+      item: ReviewItemNode | null;
+    }[];
+  }>(
+    `mutation($id: ID!, $d: [ReviewDecisionInput!]!) { decideReviewItems(campaignId: $id, decisions: $d) {
+       itemId error { code message } item { ${ITEM_FIELDS} } } }`,
+    {
+      id: campaignId,
+      d: decisions.map((d) => ({ ...d, reason: d.reason === "" ? null : d.reason })),
+    },
+  );
+  let taken = 0;
+  const refused: string[] = [];
+  for (const outcome of answer.decideReviewItems) {
+    const card = cards.get(outcome.itemId);
+    if (outcome.error) {
+      refused.push(outcome.error.code);
+      card?.failed(outcome.error);
+    } else {
+      taken++;
+      if (outcome.item) card?.decided(outcome.item);
     }
-    followRevocations();
-    const verb = (decisions[0]?.decision ?? "keep") === "keep" ? "Kept" : "Revoked";
-    fill(
-      status,
-      taken > 0
-        ? h(
-            "p",
-            { class: "ok", role: "status" },
-            `${verb} ${plural(taken, "item")}.`,
-            refused.length > 0
-              ? ` ${plural(refused.length, "decision")} refused: see the items marked below.`
-              : "",
-            " ",
-            link(`/app/reviews/${encodeURIComponent(campaign.id)}`, "See the campaign’s progress"),
-          )
-        : h(
-            "div",
-            { class: "error", role: "alert" },
-            h("strong", null, refused[0] ?? "Error"),
-            `: ${plural(refused.length, "decision")} refused: see the items marked below.`,
-          ),
-    );
-    announce(`${taken} decided, ${refused.length} refused`);
-    updateSelection();
-  };
+  }
+  const verb = (decisions[0]?.decision ?? "keep") === "keep" ? "Kept" : "Revoked";
+  fill(
+    status,
+    taken > 0
+      ? h(
+          "p",
+          { class: "ok", role: "status" },
+          `${verb} ${plural(taken, "item")}.`,
+          refused.length > 0
+            ? ` ${plural(refused.length, "decision")} refused: see the items marked below.`
+            : "",
+          " ",
+          link(`/app/reviews/${encodeURIComponent(campaignId)}`, "See the campaign’s progress"),
+        )
+      : h(
+          "div",
+          { class: "error", role: "alert" },
+          h("strong", null, refused[0] ?? "Error"),
+          `: ${plural(refused.length, "decision")} refused: see the items marked below.`,
+        ),
+  );
+  announce(`${taken} decided, ${refused.length} refused`);
+}
 
-  bulk.addEventListener("submit", (event) => {
+/**
+ * An item's card: who in which group (overdue, escalated), the membership's history, and its
+ * own decision (a reason, keep or revoke); once decided, what became of it.
+ */
+function itemCard(
+  item: ReviewItemNode,
+  decide: (decisions: ItemDecision[]) => Promise<void>,
+  selectionChanged: () => void,
+): ItemCard {
+  const box = h("input", {
+    type: "checkbox",
+    class: "select",
+    "aria-label": `Select ${item.member} in ${item.group}`,
+  });
+  const reason = h("input", {
+    class: "reason",
+    name: "reason",
+    autocomplete: "off",
+    placeholder: "reason",
+    "aria-label": "Reason",
+  });
+  const keep = h("button", { type: "submit", value: "keep" }, "Keep");
+  const revoke = h("button", { type: "submit", value: "revoke", class: "revoke" }, "Revoke");
+  const result = h("div", { class: "result", "aria-live": "polite" });
+  const decideForm = h(
+    "form",
+    { class: "review-decide", "aria-label": "Decide this item" },
+    h("div", { class: "decide-fields" }, reason, keep, revoke),
+    result,
+  );
+  const row = h(
+    "li",
+    { class: `review-item${item.overdue ? " overdue" : ""}`, "data-item": item.id },
+    h("div", { class: "pick" }, box),
+    h("div", { class: "about" }, itemWho(item), itemHistory(item)),
+    h("div", { class: "decide" }, decideForm),
+  );
+  const card: ItemCard = {
+    item,
+    box,
+    row,
+    decided: (now) => {
+      card.item = now;
+      box.checked = false;
+      box.disabled = true;
+      row.classList.add("decided");
+      row.classList.remove("refused");
+      fill(row.querySelector(".decide")!, outcomeView(now));
+    },
+    failed: (error) => {
+      row.classList.add("refused");
+      fill(result, errorBox(error));
+    },
+  };
+  box.addEventListener("change", selectionChanged);
+  decideForm.addEventListener("submit", (event) => {
     event.preventDefault();
     const decision =
       ((event as SubmitEvent).submitter as HTMLButtonElement | null)?.value ?? "keep";
-    const chosen = selected();
-    if (chosen.length === 0) return;
-    bulkKeep.disabled = true;
-    bulkRevoke.disabled = true;
-    void decide(
-      chosen.map((r) => ({ itemId: r.item.id, decision, reason: bulkReason.value.trim() })),
-    )
-      .then(() => {
-        if (selected().length === 0) bulkReason.value = "";
-      })
-      .catch((error: unknown) => fill(status, errorBox(error)))
-      .finally(updateSelection);
+    keep.disabled = true;
+    revoke.disabled = true;
+    fill(result);
+    void decide([{ itemId: item.id, decision, reason: reason.value.trim() }])
+      .catch((error: unknown) => fill(result, errorBox(error)))
+      .finally(() => {
+        keep.disabled = false;
+        revoke.disabled = false;
+      });
   });
+  if (item.state !== "open") card.decided(item);
+  return card;
+}
 
-  const itemRow = (item: ReviewItemNode): HTMLElement => {
-    const box = h("input", {
-      type: "checkbox",
-      class: "select",
-      "aria-label": `Select ${item.member} in ${item.group}`,
-    });
-    const reason = h("input", {
-      class: "reason",
-      name: "reason",
-      autocomplete: "off",
-      placeholder: "reason",
-      "aria-label": "Reason",
-    });
-    const keep = h("button", { type: "submit", value: "keep" }, "Keep");
-    const revoke = h("button", { type: "submit", value: "revoke", class: "revoke" }, "Revoke");
-    const result = h("div", { class: "result", "aria-live": "polite" });
-    const decideForm = h(
-      "form",
-      { class: "review-decide", "aria-label": "Decide this item" },
-      h("div", { class: "decide-fields" }, reason, keep, revoke),
-      result,
-    );
-    const row = h(
-      "li",
-      { class: `review-item${item.overdue ? " overdue" : ""}`, "data-item": item.id },
-      h("div", { class: "pick" }, box),
-      h(
-        "div",
-        { class: "about" },
-        h(
-          "p",
-          { class: "who" },
-          h("span", { class: "member" }, personView(item.member)),
-          " in ",
-          h("span", { class: "group" }, personView(item.group)),
-          item.accessFunction
-            ? h("span", { class: "grant" }, ` (grants ${item.accessFunction})`)
-            : null,
-          item.overdue ? h("span", { class: "state failed" }, "overdue") : null,
-          item.escalated ? h("span", { class: "state waiting" }, "escalated") : null,
-        ),
-        h(
-          "dl",
-          { class: "data history" },
-          h("dt", null, "Member since"),
-          h(
-            "dd",
-            { class: "since" },
-            time(item.since),
-            h("span", { class: "held" }, ` · held ${plural(item.heldDays, "day")}`),
-          ),
-          h("dt", null, "Began"),
-          h("dd", null, beganView(item.began)),
-          h("dt", null, "Last review"),
-          h("dd", null, lastReviewView(item.lastReview)),
-        ),
-      ),
-      h("div", { class: "decide" }, decideForm),
-    );
-    const entry = {
-      item,
-      box,
-      row,
-      decided: (now: ReviewItemNode) => {
-        entry.item = now;
-        box.checked = false;
-        box.disabled = true;
-        row.classList.add("decided");
-        row.classList.remove("refused");
-        fill(row.querySelector(".decide")!, outcomeView(now));
-      },
-      failed: (error: unknown) => {
-        row.classList.add("refused");
-        fill(result, errorBox(error));
-      },
-    };
-    rows.set(item.id, entry);
-    box.addEventListener("change", updateSelection);
-    decideForm.addEventListener("submit", (event) => {
-      event.preventDefault();
-      const decision =
-        ((event as SubmitEvent).submitter as HTMLButtonElement | null)?.value ?? "keep";
-      keep.disabled = true;
-      revoke.disabled = true;
-      fill(result);
-      void decide([{ itemId: item.id, decision, reason: reason.value.trim() }])
-        .catch((error: unknown) => fill(result, errorBox(error)))
-        .finally(() => {
-          keep.disabled = false;
-          revoke.disabled = false;
-        });
-    });
-    if (item.state !== "open") entry.decided(item);
-    return row;
-  };
+/** Who, in which group (and the access function it grants), flagged overdue or escalated. */
+function itemWho(item: ReviewItemNode): HTMLElement {
+  return h(
+    "p",
+    { class: "who" },
+    h("span", { class: "member" }, personView(item.member)),
+    " in ",
+    h("span", { class: "group" }, personView(item.group)),
+    item.accessFunction ? h("span", { class: "grant" }, ` (grants ${item.accessFunction})`) : null,
+    item.overdue ? h("span", { class: "state failed" }, "overdue") : null,
+    item.escalated ? h("span", { class: "state waiting" }, "escalated") : null,
+  );
+}
 
+/** The membership's history: since when and how long, how it began, the last review. */
+function itemHistory(item: ReviewItemNode): HTMLElement {
+  return h(
+    "dl",
+    { class: "data history" },
+    h("dt", null, "Member since"),
+    h(
+      "dd",
+      { class: "since" },
+      time(item.since),
+      h("span", { class: "held" }, ` · held ${plural(item.heldDays, "day")}`),
+    ),
+    h("dt", null, "Began"),
+    h("dd", null, beganView(item.began)),
+    h("dt", null, "Last review"),
+    h("dd", null, lastReviewView(item.lastReview)),
+  );
+}
+
+/**
+ * The viewer's open items of the campaign that match the filters, a page at a time: `next`
+ * reads the next page and `show`s its items; `more` asks for it, `empty` says when none is.
+ */
+function itemPages(
+  campaignId: string,
+  filters: ItemFilters,
+  on: {
+    readonly show: (item: ReviewItemNode) => void;
+    readonly loaded: (shown: number) => void;
+    readonly failed: (error: unknown) => void;
+  },
+) {
+  const more = h("button", { type: "button", id: "review-more", hidden: true }, "More items");
+  const empty = h("p", { id: "review-empty", hidden: true });
   let after: string | null = null;
-  let shown = 0;
-  const loadPage = async () => {
-    const { reviewCampaign } = await gql<{
-      reviewCampaign: {
-        items: {
-          nodes: ReviewItemNode[];
-          pageInfo: { hasNextPage: boolean; endCursor: string | null };
-        };
-      } | null;
-    }>(
-      `query($id: ID!, $group: String, $member: String, $overdue: Boolean, $first: Int, $after: String) {
-         reviewCampaign(id: $id) { items(mine: true, state: open, group: $group, member: $member, overdue: $overdue, first: $first, after: $after) {
-           nodes { ${ITEM_FIELDS} } pageInfo { hasNextPage endCursor } } } }`,
-      {
-        id: campaign.id,
-        group: filters.group || null,
-        member: filters.member || null,
-        overdue: filters.overdue ? true : null,
-        first: REVIEW_PAGE,
-        after,
-      },
-    );
-    const page = reviewCampaign?.items ?? {
-      nodes: [],
-      pageInfo: { hasNextPage: false, endCursor: null },
-    };
-    list.append(...page.nodes.map(itemRow));
-    shown += page.nodes.length;
-    after = page.pageInfo.endCursor ?? after;
-    more.hidden = !page.pageInfo.hasNextPage;
-    const filtered = filters.group || filters.member || filters.overdue;
-    empty.hidden = shown > 0;
-    bulk.hidden = shown === 0;
-    fill(
-      empty,
-      filtered
-        ? "None of your open items matches these filters."
-        : "Nothing in this campaign waits for you.",
-    );
-    updateSelection();
+  const pages = {
+    more,
+    empty,
+    shown: 0,
+    async next(): Promise<void> {
+      const { reviewCampaign } = await gql<{
+        reviewCampaign: {
+          items: {
+            nodes: ReviewItemNode[];
+            pageInfo: { hasNextPage: boolean; endCursor: string | null };
+          };
+        } | null;
+      }>(
+        `query($id: ID!, $group: String, $member: String, $overdue: Boolean, $first: Int, $after: String) {
+           reviewCampaign(id: $id) { items(mine: true, state: open, group: $group, member: $member, overdue: $overdue, first: $first, after: $after) {
+             nodes { ${ITEM_FIELDS} } pageInfo { hasNextPage endCursor } } } }`,
+        {
+          id: campaignId,
+          group: filters.group || null,
+          member: filters.member || null,
+          overdue: filters.overdue ? true : null,
+          first: REVIEW_PAGE,
+          after,
+        },
+      );
+      const page = reviewCampaign?.items ?? {
+        nodes: [],
+        pageInfo: { hasNextPage: false, endCursor: null },
+      };
+      for (const item of page.nodes) on.show(item);
+      pages.shown += page.nodes.length;
+      after = page.pageInfo.endCursor ?? after;
+      more.hidden = !page.pageInfo.hasNextPage;
+      const filtered = filters.group || filters.member || filters.overdue;
+      empty.hidden = pages.shown > 0;
+      fill(
+        empty,
+        filtered
+          ? "None of your open items matches these filters."
+          : "Nothing in this campaign waits for you.",
+      );
+      on.loaded(pages.shown);
+    },
   };
   more.addEventListener("click", () => {
     more.disabled = true;
-    void loadPage()
-      .catch((error: unknown) => fill(status, errorBox(error)))
+    void pages
+      .next()
+      .catch(on.failed)
       .finally(() => {
         more.disabled = false;
       });
   });
-
-  fill(
-    main,
-    crumbs,
-    h("h1", null, campaign.title),
-    summary,
-    h(
-      "p",
-      { class: "hint" },
-      "Each item is one membership: keep it if the person still needs it, revoke it otherwise (annal then removes them from the group, made as you). A revocation needs a reason; so may a keep.",
-    ),
-    form,
-    status,
-    bulk,
-    list,
-    empty,
-    more,
-  );
-  try {
-    await loadPage();
-  } catch (error) {
-    fill(status, errorBox(error));
-    return;
-  }
-  announce(`${plural(shown, "open item")} shown`);
+  return pages;
 }
 
 /** A group's short name: its DN's first value. */
