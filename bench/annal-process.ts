@@ -29,6 +29,8 @@ export async function startAnnalProcess(options: {
   readonly db: BenchDatabase;
   readonly dir: string;
   readonly toml?: string;
+  /** Writes a V8 CPU profile (`--cpu-prof`) of the process into this directory at its exit. */
+  readonly cpuProfileDir?: string;
 }): Promise<AnnalProcess> {
   const { sample, db, dir } = options;
   const port = await freePort();
@@ -47,15 +49,22 @@ ${options.toml ?? ""}
 
 ${sampleDirectoryToml(sample)}`,
   );
-  const server = spawn(process.execPath, ["bin/annal.js", "start", "--config", config], {
-    env: {
-      ...process.env,
-      DATABASE_URL: db.url,
-      LDAP_PASSWORD: sample.password,
-      NODE_ENV: "production",
+  const profile = options.cpuProfileDir
+    ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
+    : [];
+  const server = spawn(
+    process.execPath,
+    [...profile, "bin/annal.js", "start", "--config", config],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        LDAP_PASSWORD: sample.password,
+        NODE_ENV: "production",
+      },
+      stdio: ["ignore", openSync(log, "w"), "inherit"],
     },
-    stdio: ["ignore", openSync(log, "w"), "inherit"],
-  });
+  );
   let stopping = false;
   const ended = new Promise<never>((_, reject) => {
     server.once("exit", (code, signal) => {
@@ -115,7 +124,10 @@ export function readersIndexesBuilt(log: string): boolean {
   return dropped.every((l) => built.has(l.projection));
 }
 
-/** Polls `condition` every 100 ms until it holds (the benchmark's own phases bound it). */
-export async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 100));
+/**
+ * Polls `condition` every `intervalMs` (100) until it holds (the benchmark's own phases bound
+ * it). A costly condition polls less often: it competes with what it measures.
+ */
+export async function until(condition: () => Promise<boolean>, intervalMs = 100): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, intervalMs));
 }

@@ -21,12 +21,17 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
-/** A fresh, migrated database: on DATABASE_URL's server, or an embedded one of its own. */
-export async function benchDatabase(): Promise<BenchDatabase> {
+/**
+ * A fresh, migrated database: on DATABASE_URL's server, or an embedded one of its own (started
+ * with `settings`, e.g. `shared_preload_libraries` for a profile).
+ */
+export async function benchDatabase(
+  settings: Readonly<Record<string, string>> = {},
+): Promise<BenchDatabase> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "annal-bench-"));
   const embedded = process.env.DATABASE_URL
     ? undefined
-    : await startEmbeddedPostgres({ dataDir: path.join(dir, "pg") });
+    : await startEmbeddedPostgres({ dataDir: path.join(dir, "pg"), settings });
   const admin = createPool(process.env.DATABASE_URL ?? embedded!.url, 1);
   const name = `annal_bench_${process.pid}`;
   await admin.query(`DROP DATABASE IF EXISTS ${name}`);
