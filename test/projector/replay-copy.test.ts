@@ -5,6 +5,7 @@ import {
   replayProjection,
   waitForProjection,
   type AnyProjection,
+  type Projection,
 } from "../../src/projector/index.ts";
 import { EventStore, readHead } from "../../src/store/index.ts";
 import { entriesProjection } from "../../projections/index.ts";
@@ -158,3 +159,65 @@ t.test("a rebuild of entries by COPY swaps in the tables it replaced", async (t)
   await replayProjection({ pool, projection: foldOnly, batchSize: 7, foldRows: 5 });
   t.same(await rows(), live, "the rebuilt tables are the live ones");
 });
+
+/** Per stream, its Ticks and the last one's data; its replay adds held counts to stored ones. */
+const counts: Projection<"Tick"> = {
+  name: "counts",
+  version: 1,
+  handles: ["Tick"],
+  tables: (table) => [
+    `CREATE TABLE ${table("counts")} (stream_id text PRIMARY KEY, n integer NOT NULL, last jsonb NOT NULL)`,
+  ],
+  async apply(events, { tx, table }) {
+    for (const event of events) {
+      await tx.query(
+        `INSERT INTO ${table("counts")} AS c VALUES ($1, 1, $2)
+         ON CONFLICT (stream_id) DO UPDATE SET n = c.n + 1, last = EXCLUDED.last`,
+        [event.streamId, JSON.stringify(event.data)],
+      );
+    }
+  },
+  replay: {
+    tables: [
+      {
+        name: "counts",
+        columns: ["stream_id", "n", "last"],
+        key: ["stream_id"],
+        merge: "n = t.n + EXCLUDED.n, last = EXCLUDED.last",
+      },
+    ],
+    fold(events, rows) {
+      for (const event of events) {
+        const held = rows.get("counts", [event.streamId]);
+        rows.put("counts", [event.streamId, ((held?.[1] as number) ?? 0) + 1, event.data]);
+      }
+    },
+  },
+};
+
+t.test(
+  "a replay merges what it holds into what it wrote before, by the plan's merge",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    const projector = await Projector.start({
+      pool,
+      projections: [counts as AnyProjection],
+      log: { info() {}, warn() {}, error() {} },
+    });
+    t.teardown(() => projector.stop());
+    for (let n = 0; n < 40; n++) {
+      await store.appendToStream(`s-${n % 7}`, [
+        { type: "Tick", data: { n, text: AWKWARD[n % 6] } },
+      ]);
+    }
+    await waitForProjection(pool, "counts", await readHead(pool), 30_000);
+    for (const options of [{}, { foldRows: 2, batchSize: 3 }]) {
+      const same = await compareWithReplay(pool, counts as AnyProjection, options);
+      t.same(same.differences, [], `no table differs (${JSON.stringify(options)})`);
+      t.equal(same.events, 40);
+    }
+    const { rows } = await pool.query("SELECT sum(n)::int AS n FROM projection_counts.counts");
+    t.same(rows, [{ n: 40 }], "every tick counted once");
+  },
+);
