@@ -17,6 +17,7 @@ import { logScaleBenchmark } from "./log-scale.ts";
 import { memoryBenchmark } from "./memory.ts";
 import { oneGroupBenchmark } from "./one-group.ts";
 import { graphqlBenchmark } from "./graphql.ts";
+import { replayBenchmark } from "./replay.ts";
 import { restBenchmark } from "./rest.ts";
 import { reviewsBenchmark } from "./reviews.ts";
 import { storeBenchmark } from "./store.ts";
@@ -30,6 +31,7 @@ import { workflowsBenchmark } from "./workflows.ts";
 
 const suites: Record<string, () => Promise<void>> = {
   store: storeBenchmark,
+  replay: replayBenchmark,
   chain: chainBenchmark,
   graphql: graphqlBenchmark,
   at: atBenchmark,
