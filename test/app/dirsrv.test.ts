@@ -151,6 +151,10 @@ filter = "(objectClass=groupOfNames)"
     t.equal(modified.actor, "cn=directory manager");
 
     // The REST channel: a search, the entry at a past moment and now, its changes, memberships.
+    // The feed reads the log; a search reads the entries' projection, once it has the changes.
+    const captured = await annal.store.head();
+    await waitForProjection(db.pool, "entries", captured, 30_000);
+    await waitForProjection(db.pool, "entry_versions", captured, 30_000);
     const engineers = await get(
       `/api/entries/users?filter=${encodeURIComponent("(title=Engineer)")}`,
     );
@@ -176,6 +180,28 @@ filter = "(objectClass=groupOfNames)"
       { what: "bob's membership is in the memberships projection" },
     );
     t.match(memberships.nodes, [{ group: { dn: TEAM } }], "bob's membership, from the changelog");
+    // during: the changes and memberships of a period, before the changes and up to now.
+    const now = new Date().toISOString();
+    const anHourBefore = new Date(Date.parse(justBefore) - 3_600_000).toISOString();
+    const changesDuring = async (period: string) =>
+      (await get(`/api/entries/users/${encodeURIComponent(ADA)}/changes?during=${period}`)).nodes;
+    t.ok(
+      (await changesDuring(`${justBefore}/${now}`)).some((node) => node.type === "modify"),
+      "during the changes' period: ada's modify",
+    );
+    t.notOk(
+      (await changesDuring(`${anHourBefore}/${justBefore}`)).some((node) => node.type === "modify"),
+      "during the hour before: none",
+    );
+    const membershipsDuring = async (period: string) =>
+      (await get(`/api/entries/users/${encodeURIComponent(BOB)}/memberships?during=${period}`))
+        .nodes;
+    t.match(
+      await membershipsDuring(`${justBefore}/${now}`),
+      [{ group: { dn: TEAM } }],
+      "bob's membership during the changes' period",
+    );
+    t.same(await membershipsDuring(`${anHourBefore}/${justBefore}`), [], "and none before");
 
     // GraphQL reads the projections, and the directory when asked to.
     const fromProjection = await graphql(`
