@@ -160,14 +160,16 @@ export async function startCaptureWorker(
   // A process that does not lead keeps it too, to try again on it.
   let connection: pg.Client | undefined;
   let leading = false;
-  // A connection that breaks takes the lock with it: drop it, and take the next turn now, to
-  // take the lock again or stop the watch (a leader whose watch delivers waits 30 s between
-  // turns, and went on recording what the directory pushed, with no lock, until then).
+  // A connection that breaks takes the lock with it: drop it, and a leader takes the next turn
+  // now, to take the lock again or stop the watch (a leader whose watch delivers waits 30 s
+  // between turns, and went on recording what the directory pushed, with no lock, until then).
+  // A connection that was not leading (one that could not be opened: the database is away)
+  // wakes nothing: the next try comes a standby's wait later, not at once, again and again.
   const drop = (client: pg.Client) => {
     if (client === connection) {
       connection = undefined;
+      if (leading) wakeup.wake();
       leading = false;
-      wakeup.wake();
     }
     client.end().catch(() => {});
   };

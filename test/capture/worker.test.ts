@@ -12,6 +12,8 @@ import {
   quietLog,
   type CaptureFixture,
 } from "../support/capture.ts";
+import { freePort } from "../../src/ports.ts";
+import { capturedLogger } from "../http/support.ts";
 import { eventually } from "../support/eventually.ts";
 import { feed } from "../support/history.ts";
 
@@ -241,5 +243,29 @@ t.test(
     });
     t.equal(again.pid, first.pid, "it tries again on the same connection");
     t.equal(lent, 0, "the pool lent the waiting worker no connection");
+  },
+);
+
+t.test(
+  "a worker whose database is away asks for the lock once a standby, not again and again",
+  async (t) => {
+    const f = await captureFixture(t);
+    // Nothing listens on this port: each try to open the lock's connection fails at once.
+    const away = createPool(`postgres://annal@127.0.0.1:${await freePort()}/away`, 2);
+    t.teardown(() => away.end());
+    const { log, lines } = capturedLogger();
+    const tries = () =>
+      lines.filter((line) => String(line.msg).startsWith("could not ask for capture's lock"));
+    const started = performance.now();
+    const worker = await startCaptureWorker({ ...f.context, pool: away, log }, schedule);
+    t.teardown(() => worker.stop());
+    await eventually(() => tries().length >= 3 || undefined, { what: "three tries for the lock" });
+    const seconds = (performance.now() - started) / 1000;
+    // A failed try woke the loop at once (the wake-up meant for a leader that loses its lock),
+    // so a process whose database was gone tried thousands of times a second, logging each.
+    t.ok(
+      tries().length <= seconds + 2,
+      `${tries().length} tries in ${seconds.toFixed(1)} s: one a second, the standby's wait`,
+    );
   },
 );
