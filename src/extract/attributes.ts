@@ -80,6 +80,9 @@ export async function attributeColumns(
   return columns;
 }
 
+/** The columns by the attribute each holds, for each list of columns a run uses. */
+const byAttribute = new WeakMap<readonly AttributeColumn[], Map<string, AttributeColumn>>();
+
 /**
  * A version's attributes split into its typed columns and the rest (JSON, null when empty).
  */
@@ -89,18 +92,29 @@ export function splitAttributes(
   typed: boolean,
 ): Record<string, unknown> {
   const row: Record<string, unknown> = {};
-  const rest: Record<string, readonly string[]> = { ...attributes };
-  if (typed) {
-    for (const column of columns) {
-      const values = attributes[column.attribute];
-      if (values === undefined) continue;
-      delete rest[column.attribute];
-      const converted = values.map(column.convert);
-      row[column.name] = column.list
-        ? converted.filter((value) => value !== null)
-        : (converted[0] ?? null);
-    }
+  if (!typed) {
+    row.attributes_other = Object.keys(attributes).length > 0 ? attributes : null;
+    return row;
   }
-  row.attributes_other = Object.keys(rest).length > 0 ? rest : null;
+  let named = byAttribute.get(columns);
+  if (!named) {
+    named = new Map(columns.map((column) => [column.attribute, column]));
+    byAttribute.set(columns, named);
+  }
+  // Each attribute once, in its order (the rest keeps it): no copy of the whole, no delete.
+  let rest: Record<string, readonly string[]> | null = null;
+  for (const name in attributes) {
+    const values = attributes[name]!;
+    const column = named.get(name);
+    if (column === undefined) {
+      (rest ??= {})[name] = values;
+      continue;
+    }
+    const converted = values.map(column.convert);
+    row[column.name] = column.list
+      ? converted.filter((value) => value !== null)
+      : (converted[0] ?? null);
+  }
+  row.attributes_other = rest;
   return row;
 }

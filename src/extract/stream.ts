@@ -2,7 +2,8 @@ import type { PoolClient } from "../db/index.ts";
 import type { DirectorySchema } from "../directory/index.ts";
 import { START, type LogPosition } from "../store/index.ts";
 import { attributeColumns } from "./attributes.ts";
-import { ParquetRowGroups, type ByteSink } from "./parquet.ts";
+import type { ByteSink } from "./parquet.ts";
+import { ThreadedRowGroups } from "./parquet-thread.ts";
 import { DEFAULT_BATCH_SIZE } from "./run.ts";
 import { EXTRACT_TABLES, type RowPart, type TableName } from "./tables.ts";
 import { readBatches } from "./write.ts";
@@ -31,23 +32,28 @@ export async function extractTable(
     attributes: name === "entry_versions" ? await attributeColumns(client, options.schema) : [],
   };
   const covered = await table.covered(client);
-  const file = new ParquetRowGroups(table.columns(context), sink, {
+  const file = new ThreadedRowGroups(table.columns(context), sink, {
     "annal.table": name,
     "annal.covered": `${covered.transactionId}/${covered.position}`,
   });
   const parts: RowPart[] = table.shape === "append" ? ["rows"] : ["closed", "open"];
-  for (const part of parts) {
-    const query = table.query(part, START, covered);
-    for await (const batch of readBatches(
-      client,
-      table,
-      query,
-      context,
-      options.batchSize ?? DEFAULT_BATCH_SIZE,
-    )) {
-      await file.write(batch);
+  try {
+    for (const part of parts) {
+      const query = table.query(part, START, covered);
+      for await (const batch of readBatches(
+        client,
+        table,
+        query,
+        context,
+        options.batchSize ?? DEFAULT_BATCH_SIZE,
+      )) {
+        await file.write(batch);
+      }
     }
+    await file.finish();
+  } catch (error) {
+    file.abort();
+    throw error;
   }
-  await file.finish();
   return { covered, rows: file.rows };
 }

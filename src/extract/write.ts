@@ -2,14 +2,16 @@ import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import path from "node:path";
-import Cursor from "pg-cursor";
 import type { PoolClient } from "../db/index.ts";
+import { copyRows } from "./copy-rows.ts";
 import { ParquetRowGroups, type ByteSink, type ColumnSpec } from "./parquet.ts";
+import { ThreadedRowGroups } from "./parquet-thread.ts";
 import type { ExtractContext, ExtractQuery, ExtractTable } from "./tables.ts";
 
 /**
- * The rows of `query`, `batchSize` at a time from a cursor, each converted by the table: the
- * database hands over one batch, which becomes one row group, before the next is read.
+ * The rows of `query`, `batchSize` at a time, each converted by the table: read with `COPY`,
+ * which streams them while the previous batch is written (a cursor's database waits for each
+ * batch to be asked for).
  */
 export async function* readBatches(
   client: PoolClient,
@@ -18,16 +20,8 @@ export async function* readBatches(
   context: ExtractContext,
   batchSize: number,
 ): AsyncGenerator<Record<string, unknown>[]> {
-  const cursor = client.query(new Cursor<Record<string, unknown>>(query.sql, query.params));
-  try {
-    for (;;) {
-      const rows = await cursor.read(batchSize);
-      if (rows.length === 0) return;
-      yield rows.map((row) => table.row(row, context));
-      if (rows.length < batchSize) return;
-    }
-  } finally {
-    await cursor.close();
+  for await (const rows of copyRows(client, query, batchSize)) {
+    yield rows.map((row) => table.row(row, context));
   }
 }
 
@@ -62,12 +56,14 @@ export async function writeSplitFiles(
 ): Promise<{ files: string[]; rows: number }> {
   const files: string[] = [];
   let rows = 0;
-  let open: { file: ParquetRowGroups; stream: NodeJS.WritableStream; name: string } | undefined;
+  let open: { file: ThreadedRowGroups; stream: NodeJS.WritableStream; name: string } | undefined;
   const close = async () => {
     if (!open) return;
     const { file, stream, name } = open;
-    open = undefined;
+    // The last row group is encoded by `finish`, which may fail: the file stays open until
+    // then, for the cleanup below.
     await file.finish();
+    open = undefined;
     stream.end();
     await once(stream, "finish");
     await rename(path.join(options.folder, `${name}.partial`), path.join(options.folder, name));
@@ -81,7 +77,7 @@ export async function writeSplitFiles(
           const name = options.fileName(files.length + 1);
           const stream = createWriteStream(path.join(options.folder, `${name}.partial`));
           open = {
-            file: new ParquetRowGroups(options.columns, streamSink(stream), options.metadata),
+            file: new ThreadedRowGroups(options.columns, streamSink(stream), options.metadata),
             stream,
             name,
           };
@@ -100,7 +96,8 @@ export async function writeSplitFiles(
     // A failed write leaves no partial file behind (the caller removes the finished ones,
     // which it hears of through `onFile`).
     if (open) {
-      const { stream, name } = open;
+      const { file, stream, name } = open;
+      file.abort();
       stream.end();
       await once(stream, "close").catch(() => {});
       await rm(path.join(options.folder, `${name}.partial`), { force: true });
