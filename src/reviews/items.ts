@@ -328,8 +328,9 @@ function beganBy(row: CauseRow & { actor: string | null }, position: number): Be
 }
 
 /**
- * The last decision a campaign took on each membership before `at`, in one statement; answers
- * in the order of `memberships`.
+ * The last decision a reviewer took on each membership before `at`, in one statement; answers
+ * in the order of `memberships`. An item nobody decided (kept or revoked at its deadline, as the
+ * definition says) is no review.
  */
 async function lastReviewsOf(
   db: Queryable,
@@ -350,7 +351,7 @@ async function lastReviewsOf(
        FROM ${REVIEW_ITEMS} AS i
        JOIN unnest($1::uuid[], $2::text[]) AS m(group_uuid, member_norm)
          ON i.group_uuid = m.group_uuid AND i.member_norm = m.member_norm
-      WHERE i.decided_at IS NOT NULL AND i.decided_at <= $3
+      WHERE i.state = 'decided' AND i.decided_at <= $3
       ORDER BY i.group_uuid, i.member_norm, i.decided_at DESC`,
     [memberships.map((m) => m.group.entry_uuid), memberships.map((m) => m.dn.toLowerCase()), at],
   );

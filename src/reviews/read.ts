@@ -212,6 +212,7 @@ export async function reviewsOfMembership(
 /**
  * The memberships the directory holds now that no campaign decided since `since` (e.g. in the
  * last 12 months): each group's `member` and `uniqueMember` values with no decided item since.
+ * An item left undecided at its deadline is no review.
  */
 export async function unreviewedMemberships(
   db: Queryable,
@@ -228,13 +229,14 @@ export async function unreviewedMemberships(
   }>(
     `SELECT g.entry_uuid AS group_uuid, g.dn AS group_dn, m.value AS member_dn,
             (SELECT max(i.decided_at) FROM ${REVIEW_ITEMS} AS i
-              WHERE i.group_uuid = g.entry_uuid AND i.member_norm = lower(m.value)) AS last_reviewed_at
+              WHERE i.group_uuid = g.entry_uuid AND i.member_norm = lower(m.value)
+                AND i.state = 'decided') AS last_reviewed_at
        FROM ${ENTRIES} AS g,
             unnest(ARRAY['member', 'uniqueMember']) AS a(name),
             jsonb_array_elements_text(coalesce(g.attributes -> a.name, '[]'::jsonb)) AS m(value)
       WHERE NOT EXISTS (SELECT 1 FROM ${REVIEW_ITEMS} AS i
               WHERE i.group_uuid = g.entry_uuid AND i.member_norm = lower(m.value)
-                AND i.decided_at >= $1)
+                AND i.state = 'decided' AND i.decided_at >= $1)
       ORDER BY g.dn, m.value LIMIT $2 OFFSET $3`,
     [since, page.first, page.offset],
   );

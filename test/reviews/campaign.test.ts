@@ -14,6 +14,7 @@ import {
   readProgress,
   reviewsOfMembership,
   startCampaign,
+  unreviewedMemberships,
   type ReviewDefinition,
 } from "../../src/reviews/index.ts";
 import {
@@ -269,6 +270,16 @@ t.test(
       kept: 4,
       revoked: 2,
     });
+
+    // Kept by the deadline, nobody looked at it: gina's membership is still unreviewed, and
+    // erin's and frank's, kept by bob, are not.
+    const unreviewed = await unreviewedMemberships(f.pool, new Date(0), { first: 100, offset: 0 });
+    const ops = unreviewed.filter((row) => /^cn=ops,/i.test(row.groupDn));
+    t.same(
+      ops.map((row) => [row.memberDn.toLowerCase(), row.lastReviewedAt]),
+      [[dn("gina").toLowerCase(), null]],
+      "an item left undecided is no review",
+    );
 
     const history = await reviewsOfMembership(
       f.pool,
