@@ -13,6 +13,7 @@ import { engineLongBenchmark, engineStepsBenchmark } from "./engine.ts";
 import { extractBenchmark } from "./extract.ts";
 import { firstStartBenchmark } from "./first-start.ts";
 import { hooksBenchmark } from "./hooks.ts";
+import { largeEntryBenchmark } from "./large-entry.ts";
 import { logScaleBenchmark } from "./log-scale.ts";
 import { memoryBenchmark } from "./memory.ts";
 import { oneGroupBenchmark } from "./one-group.ts";
@@ -57,6 +58,7 @@ const suites: Record<string, () => Promise<void>> = {
   transport: transportBenchmark,
   "sort-pair": sortPairBenchmark,
   reviews: reviewsBenchmark,
+  "large-entry": largeEntryBenchmark,
 };
 
 // Options (`--size 1m`) are read by the suites themselves (`benchSize`); the rest are suites.
