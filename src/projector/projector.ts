@@ -163,14 +163,19 @@ export class Projector {
   private async listen(): Promise<void> {
     // An append in this process on the pool (capture's, say) wakes the loops as it commits:
     // its NOTIFY comes back a round trip or more later, when the pool is busy many more.
-    this.unlisten = eventsNotifier(this.options.pool).onPoke(() => this.notified());
+    const notifier = eventsNotifier(this.options.pool);
+    this.unlisten = notifier.onPoke(() => this.notified());
     // Beside the pool, not from it: a listener holds its connection for good (sideConnection).
     const listener = sideConnection(this.options.pool, "annal-projector-listener");
     // A broken listener only leaves the loops to their polling; it must not end the process.
     listener.on("error", () => {});
     this.listener = listener;
     await listener.connect();
-    listener.on("notification", () => this.notified());
+    // Its own pokes' notifications, which woke the loops already, would only have each read
+    // an empty batch again.
+    listener.on("notification", (message) => {
+      if (message.payload !== notifier.token) this.notified();
+    });
     await listener.query(`LISTEN ${quoteIdentifier(EVENTS_CHANNEL)}`);
   }
 

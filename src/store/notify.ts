@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterCommit, type Pool, type Queryable } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
@@ -6,11 +7,13 @@ import { pausePoint } from "../pause-points.ts";
 export const EVENTS_CHANNEL = "annal_events";
 
 /**
- * The one statement that announces appends: a transaction of its own that only notifies.
- * Its commit need not wait for the disk (`synchronous_commit` off): it records nothing, and
- * a notification lost in a crash leaves a reader to its poll, as a crash before it would.
+ * The one statement that announces appends: a transaction of its own that only notifies, its
+ * payload the notifier's `token`. Its commit need not wait for the disk (`synchronous_commit`
+ * off): it records nothing, and a notification lost in a crash leaves a reader to its poll, as
+ * a crash before it would.
  */
-const NOTIFY = `BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_notify('${EVENTS_CHANNEL}', ''); COMMIT`;
+const notifyStatement = (token: string) =>
+  `BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_notify('${EVENTS_CHANNEL}', '${token}'); COMMIT`;
 
 /**
  * Announces committed appends on `EVENTS_CHANNEL`, from outside their transactions, for one
@@ -38,11 +41,18 @@ export class EventsNotifier {
   #sending: Promise<void> | undefined;
   #pending = false;
   readonly #local = new Set<() => void>();
+  readonly #notify: string;
+  /**
+   * The payload of this notifier's notifications: a reader told of its pokes already
+   * (`onPoke`) knows its own when they come back, and need not read again.
+   */
+  readonly token = randomUUID();
   /** Notifications sent, for tests. */
   sent = 0;
 
   constructor(pool: Pool) {
     this.#pool = pool;
+    this.#notify = notifyStatement(this.token);
   }
 
   /**
@@ -76,7 +86,7 @@ export class EventsNotifier {
         // Where a test holds a notification in flight to see later appends coalesce.
         await pausePoint("store.notify.beforeSend");
         // A failure (the pool ended, the server away) loses only this wake-up: readers poll.
-        await this.#pool.query(NOTIFY).then(
+        await this.#pool.query(this.#notify).then(
           () => this.sent++,
           () => {},
         );

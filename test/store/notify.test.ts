@@ -25,17 +25,19 @@ async function tailer(t: { teardown(fn: () => unknown): void }, url: string) {
   client.on("notification", (message) => payloads.push(message.payload ?? ""));
   await client.query(`LISTEN ${EVENTS_CHANNEL}`);
   let sentinels = 0;
+  /** An append's announcement: its notifier's token, or nothing from one inside its statement. */
+  const announcement = (payload: string) => !payload.startsWith("sentinel ");
   return {
     /** How many append announcements arrived, counted once everything committed so far did. */
     async announced(): Promise<number> {
       const sentinel = `sentinel ${++sentinels}`;
       await client.query("SELECT pg_notify($1, $2)", [EVENTS_CHANNEL, sentinel]);
       await eventually(() => payloads.includes(sentinel), { what: sentinel });
-      return payloads.filter((payload) => payload === "").length;
+      return payloads.filter(announcement).length;
     },
     /** Waits until `n` append announcements have arrived. */
     async reach(n: number, what: string) {
-      await eventually(() => payloads.filter((payload) => payload === "").length >= n, { what });
+      await eventually(() => payloads.filter(announcement).length >= n, { what });
     },
   };
 }
@@ -92,6 +94,23 @@ t.test("appends do not notify in their own transactions; the notifier coalesces"
   t.equal(await listener.announced(), 2, "twenty-one appends, two notifications");
   t.equal(eventsNotifier(pool).sent, 2);
 });
+
+t.test(
+  "the notifier's notifications carry its token, so that its process knows its own",
+  async (t) => {
+    const { pool, url } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    t.teardown(() => client.end());
+    const payloads: string[] = [];
+    client.on("notification", (message) => payloads.push(message.payload ?? ""));
+    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    await store.appendToStream("s", [{ type: "A", data: {} }]);
+    await eventually(() => payloads.length > 0, { what: "the announcement" });
+    t.same(payloads, [eventsNotifier(pool).token]);
+  },
+);
 
 t.test("an append in a transaction its caller began notifies inside it", async (t) => {
   const { pool, url } = await testDatabase(t);
