@@ -1,6 +1,7 @@
 import { ENTRY_CHANGE_TYPES, changeTypeOf, type EntryChangeType } from "../../src/events/index.ts";
 import type { Projection } from "../../src/projector/index.ts";
 import { CHANGES_PROJECTION, changesTables, changesIndexes, type ChangesRow } from "./tables.ts";
+import { jsonbParameter } from "../../src/store/index.ts";
 
 /**
  * `changes`: the change feed. One row per add, modify, rename and delete, in the log's global
@@ -45,7 +46,7 @@ export const changesProjection: Projection<EntryChangeType> = {
               old_dn text, change_type text, occurred_at timestamptz, recorded_at timestamptz, actor text,
               attributes text[], patch jsonb, observed boolean, source text, causation_id text,
               correlation_id text)`,
-      [JSON.stringify(rows)],
+      [await jsonbParameter(rows)],
     );
   },
 };

@@ -11,6 +11,7 @@ import { indexEntryValues } from "./values.ts";
 import { entryRow } from "./row.ts";
 import { entriesReplay } from "./replay.ts";
 import { insertFirstSnapshots } from "./first-snapshots.ts";
+import { jsonbParameter } from "../../src/store/index.ts";
 
 /**
  * `entries`: the current state of every entry. Attributes are JSON objects of name → list of
@@ -84,7 +85,7 @@ export const entriesProjection: Projection<EntryEventType> = {
              modified_at = EXCLUDED.modified_at, version = EXCLUDED.version,
              position = EXCLUDED.position, transaction_id = EXCLUDED.transaction_id)
          SELECT entry_uuid::text FROM same`,
-        [JSON.stringify(rows)],
+        [await jsonbParameter(rows)],
       );
       unchanged = new Set(result.rows.map((row) => row.entry_uuid));
     }

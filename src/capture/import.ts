@@ -9,7 +9,8 @@ import {
 import type { DirectoryEntry } from "../directory/index.ts";
 import type { CaptureContext, CaptureResult } from "./context.ts";
 import { ENTRY_EVENT, entryStream, type EntrySnapshot } from "../events/index.ts";
-import { entryState, stateIdentity, type Normalizer } from "./normalize.ts";
+import { entryState, entryStateSlices, stateIdentity, type Normalizer } from "./normalize.ts";
+import { runInSlices, SLICE_VALUES } from "../slices.ts";
 import { identityAttributes } from "../directory/index.ts";
 import { checkImportStored } from "./preflight.ts";
 
@@ -144,7 +145,7 @@ export async function importEntries(
       timings.read += performance.now() - reading;
       for (const batch of valueBoundBatches(page, valuesPerWrite)) {
         const normalising = performance.now();
-        const appends = snapshotAppends(normalizer, batch.entries, options.reason, (dn) => {
+        const appends = await snapshotAppends(normalizer, batch.entries, options.reason, (dn) => {
           unidentified++;
           if (unidentifiedExamples.length < 3) unidentifiedExamples.push(dn);
         });
@@ -192,35 +193,39 @@ export async function importEntries(
  * Snapshot appends of `entries`, one stream each; an entry without an identity
  * (`stateIdentity`) has none, and is told to `unidentified`.
  */
-function snapshotAppends(
+async function snapshotAppends(
   normalizer: Normalizer,
   entries: readonly DirectoryEntry[],
   reason: ImportOptions["reason"],
   unidentified: (dn: string) => void,
-): StreamAppend[] {
+): Promise<StreamAppend[]> {
   const now = new Date();
-  return entries.flatMap((entry) => {
-    const state = entryState(normalizer, entry);
+  const appends: StreamAppend[] = [];
+  for (const entry of entries) {
+    // An entry of many values (a large group) is normalised a slice at a time.
+    const state =
+      entryValueCount(entry) > SLICE_VALUES
+        ? await runInSlices(entryStateSlices(normalizer, entry))
+        : entryState(normalizer, entry);
     const entryUUID = stateIdentity(normalizer, state);
     if (!entryUUID) {
       unidentified(entry.dn);
-      return [];
+      continue;
     }
     const snapshot: EntrySnapshot = { entryUUID, reason, state };
-    return [
-      {
-        streamId: entryStream(entryUUID),
-        events: [
-          {
-            type: ENTRY_EVENT.snapshot,
-            data: snapshot,
-            occurredAt: now,
-            metadata: { source: reason },
-          },
-        ],
-      },
-    ];
-  });
+    appends.push({
+      streamId: entryStream(entryUUID),
+      events: [
+        {
+          type: ENTRY_EVENT.snapshot,
+          data: snapshot,
+          occurredAt: now,
+          metadata: { source: reason },
+        },
+      ],
+    });
+  }
+  return appends;
 }
 
 /** How many values an entry holds, over all its attributes. */

@@ -3,6 +3,7 @@ import { entryIdentity, type IdentitySetting } from "../directory/index.ts";
 import type { DirectorySchema } from "../directory/index.ts";
 import type { AttributeMap, EntryState } from "../events/index.ts";
 import { NameSet, sortAttributes } from "../events/index.ts";
+import { runToEnd, SLICE_VALUES, type Slices } from "../slices.ts";
 import { storableText } from "./stored-value.ts";
 
 /** What turns a directory entry into the state the log records. */
@@ -95,6 +96,14 @@ export function splitAttributes(
   normalizer: Normalizer,
   raw: Record<string, readonly (string | Buffer)[]>,
 ): { attributes: AttributeMap; operational: AttributeMap; redacted: string[] } {
+  return runToEnd(splitAttributesSlices(normalizer, raw));
+}
+
+/** `splitAttributes` as sliced work (`src/slices.ts`): a pause every `SLICE_VALUES` values. */
+export function* splitAttributesSlices(
+  normalizer: Normalizer,
+  raw: Record<string, readonly (string | Buffer)[]>,
+): Slices<{ attributes: AttributeMap; operational: AttributeMap; redacted: string[] }> {
   const attributes: AttributeMap = {};
   const operational: AttributeMap = {};
   const redacted: string[] = [];
@@ -119,7 +128,10 @@ export function splitAttributes(
     }
     const target = known.operational ? operational : attributes;
     const encoded: string[] = new Array(values.length);
-    for (let i = 0; i < values.length; i++) encoded[i] = encodeKnownValue(known.binary, values[i]!);
+    for (let i = 0; i < values.length; i++) {
+      encoded[i] = encodeKnownValue(known.binary, values[i]!);
+      if (i % SLICE_VALUES === SLICE_VALUES - 1) yield;
+    }
     const before = target[name];
     target[name] = before ? [...before, ...encoded] : encoded;
   }
@@ -132,6 +144,17 @@ export function splitAttributes(
 
 /** A directory entry (read with `*` and `+`) as an EntryState. */
 export function entryState(normalizer: Normalizer, entry: DirectoryEntry): EntryState {
-  const { attributes, operational } = splitAttributes(normalizer, entry.attributes);
+  return runToEnd(entryStateSlices(normalizer, entry));
+}
+
+/**
+ * `entryState` as sliced work: a group of 100,000 members took 12 ms to normalise in one
+ * piece (an import's snapshot of it, `importEntries`).
+ */
+export function* entryStateSlices(
+  normalizer: Normalizer,
+  entry: DirectoryEntry,
+): Slices<EntryState> {
+  const { attributes, operational } = yield* splitAttributesSlices(normalizer, entry.attributes);
   return { dn: entry.dn, type: normalizer.typeOf(entry.dn, attributes), attributes, operational };
 }

@@ -2,7 +2,8 @@ import type { PoolClient, Queryable } from "../db/index.ts";
 import { eventsAppended } from "../metrics.ts";
 import { checkExpectedVersion, newEventId } from "./append.ts";
 import { copyEvents, type EventCopyRow } from "./copy-events.ts";
-import { jsonText } from "./json-text.ts";
+import { runInSlices } from "../slices.ts";
+import { isLargeJson, jsonText, jsonTextSlices } from "./json-text.ts";
 import { EVENTS_CHANNEL, announceAppend } from "./notify.ts";
 import type { ExpectedVersion, NewEvent } from "./types.ts";
 
@@ -105,20 +106,23 @@ export async function appendToStreams(
     }
     if (fresh.length === 0) continue;
     checkExpectedVersion(append.streamId, append.expectedVersion ?? "any", current);
-    fresh.forEach((event, i) => {
+    for (const [i, event] of fresh.entries()) {
       rows.push({
         id: event.id ?? newEventId(),
         streamId: append.streamId,
         version: current + i + 1,
         type: event.type,
-        // A huge snapshot's text is made piece by piece as the COPY sends it (`jsonText`).
-        data: jsonText(event.data ?? null),
+        // A huge snapshot's text is made piece by piece as the COPY sends it, and its length
+        // counted a slice at a time (`jsonTextSlices`).
+        data: isLargeJson(event.data)
+          ? await runInSlices(jsonTextSlices(event.data))
+          : jsonText(event.data ?? null),
         metadata: JSON.stringify(event.metadata ?? {}),
         idempotencyKey: event.idempotencyKey ?? null,
         occurredAt: event.occurredAt ?? recordedAt,
         recordedAt,
       });
-    });
+    }
   }
   if (setBack.length > 0) {
     await tx.query(

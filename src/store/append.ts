@@ -1,9 +1,11 @@
 import { randomUUIDv7 } from "node:crypto";
 import type { Queryable } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
+import { runInSlices, type Slices } from "../slices.ts";
 import { WrongExpectedVersionError } from "./errors.ts";
 import { logOrder } from "./log-order.ts";
 import { EVENTS_CHANNEL, announceAppend } from "./notify.ts";
+import { isLargeJson, jsonBytesSlices } from "./json-text.ts";
 import { eventColumns, recordedEventAt } from "./rows.ts";
 import type { ExpectedVersion, NewEvent, RecordedEvent } from "./types.ts";
 
@@ -60,6 +62,8 @@ export async function appendInTransaction(
   }
   checkExpectedVersion(streamId, expectedVersion, current);
 
+  const ids = fresh.map((e) => e.id ?? newEventId());
+  const data = await dataParameter(ids, fresh);
   const announcement = announceAppend(tx);
   const inserted = await tx.query<unknown[]>({
     text: `WITH inserted AS (
@@ -74,19 +78,21 @@ export async function appendInTransaction(
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE $10::boolean
      )
-     SELECT ${eventColumns("inserted")} FROM inserted LEFT JOIN notified ON true
+     SELECT ${eventColumns("inserted", { dataUnless: "inserted.id = ANY($11::uuid[])" })}
+       FROM inserted LEFT JOIN notified ON true
       ORDER BY ${logOrder("inserted")}`,
     values: [
       streamId,
       current,
-      fresh.map((e) => e.id ?? newEventId()),
+      ids,
       fresh.map((e) => e.type),
-      fresh.map((e) => JSON.stringify(e.data ?? null)),
+      data.values,
       fresh.map((e) => JSON.stringify(e.metadata ?? {})),
       fresh.map((e) => e.idempotencyKey ?? null),
       fresh.map((e) => e.occurredAt?.toISOString() ?? null),
       fresh.length,
       announcement.inStatement,
+      [...data.large.keys()],
     ],
     rowMode: "array",
   });
@@ -94,7 +100,7 @@ export async function appendInTransaction(
   // Positions are drawn and the transaction is in flight: where a test stops a writer to
   // show that readers wait for it (test/store/concurrency.test.ts).
   await pausePoint("store.append.afterInsert", streamId);
-  const recorded = inserted.rows.map((row) => recordedEventAt(row));
+  const recorded = inserted.rows.map((row) => withData(recordedEventAt(row), data.large));
   let next = 0;
   return {
     version: current + fresh.length,
@@ -105,6 +111,62 @@ export async function appendInTransaction(
     ),
     appended: fresh.length,
   };
+}
+
+/** PostgreSQL's type oid of jsonb, for a `jsonb[]` in binary format. */
+const JSONB_OID = 3802;
+
+/**
+ * The events' data as the append's array parameter, and the large ones (`isLargeJson`) by
+ * their ids. Without a large one, the JSON texts (pg makes the array's literal). With one, the
+ * array in PostgreSQL's binary format (a Buffer, which pg sends as binary), its texts made a
+ * slice at a time: for a change to a group of 100,000 members, 11 MB of JSON made in one
+ * piece, then escaped whole into the array's literal by pg, held the event loop for tens of
+ * milliseconds each. The append then leaves the large events' data out of what it reads back
+ * (`eventColumns`' `dataUnless`): the caller has it, and it was parsed again in one piece.
+ */
+async function dataParameter(
+  ids: readonly string[],
+  events: readonly NewEvent[],
+): Promise<{ values: string[] | Buffer; large: Map<string, unknown> }> {
+  const large = new Map<string, unknown>();
+  events.forEach((event, i) => {
+    if (isLargeJson(event.data)) large.set(ids[i]!, event.data);
+  });
+  if (large.size === 0) {
+    return { values: events.map((e) => JSON.stringify(e.data ?? null)), large };
+  }
+  return { values: await runInSlices(jsonbArraySlices(events.map((e) => e.data))), large };
+}
+
+/**
+ * A one-dimensional `jsonb[]` of `values` in PostgreSQL's binary format (array_send's): the
+ * dimensions, the element type, then each element's length and its jsonb (a version byte and
+ * the JSON text), a large value's text made a slice at a time (`jsonBytesSlices`).
+ */
+function* jsonbArraySlices(values: readonly unknown[]): Slices<Buffer> {
+  const head = Buffer.alloc(20);
+  head.writeInt32BE(1, 0); // dimensions
+  head.writeInt32BE(0, 4); // no NULL elements
+  head.writeInt32BE(JSONB_OID, 8);
+  head.writeInt32BE(values.length, 12);
+  head.writeInt32BE(1, 16); // the lower bound
+  const parts: Buffer[] = [head];
+  for (const value of values) {
+    const text = isLargeJson(value)
+      ? yield* jsonBytesSlices(value)
+      : [Buffer.from(JSON.stringify(value ?? null) ?? "null", "utf8")];
+    const prefix = Buffer.alloc(5);
+    prefix.writeInt32BE(text.reduce((bytes, part) => bytes + part.length, 0) + 1, 0);
+    prefix[4] = 1; // jsonb's binary format version
+    parts.push(prefix, ...text);
+  }
+  return Buffer.concat(parts);
+}
+
+/** `event` with its data from `large` where the append left it out. */
+function withData(event: RecordedEvent, large: ReadonlyMap<string, unknown>): RecordedEvent {
+  return large.has(event.id) ? { ...event, data: large.get(event.id) } : event;
 }
 
 /** Throws WrongExpectedVersionError unless `actual` is what the appender expected. */
@@ -157,7 +219,8 @@ const EXPECTED_HOLDS = (v: string) =>
  * The one statement of an append (`appendInOneStatement`). Parameters: $1 the stream; $2 to
  * $7 one array each of ids, types, data, metadata, idempotency keys and occurrence times; $8
  * and $9 the expected version (`EXPECTED_HOLDS`); $10 whether it notifies in its own
- * transaction (`announceAppend`).
+ * transaction (`announceAppend`); $11 the ids of the large events, whose data it does not read
+ * back (`dataParameter`).
  *
  * The stream's row is locked by its upsert, which checks the expected version against the row
  * as locked (the latest committed, not the statement's snapshot) and moves it on by the events
@@ -191,7 +254,9 @@ const APPEND_WITH_KEYS = `WITH input AS (
  ), notified AS (
    SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE $10::boolean AND EXISTS (SELECT 1 FROM inserted)
  ), recorded AS (
-   SELECT 'inserted' AS origin, ${eventColumns("inserted")} FROM inserted
+   SELECT 'inserted' AS origin,
+          ${eventColumns("inserted", { dataUnless: "inserted.id = ANY($11::uuid[])" })}
+     FROM inserted
    UNION ALL
    SELECT 'known' AS origin, ${eventColumns("known")} FROM known
  )
@@ -227,7 +292,8 @@ const APPEND_WITHOUT_KEYS = `WITH input AS (
  ), notified AS (
    SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE $10::boolean AND EXISTS (SELECT 1 FROM inserted)
  )
- SELECT st.version AS after_version, 'inserted' AS origin, ${eventColumns("r")}
+ SELECT st.version AS after_version, 'inserted' AS origin,
+        ${eventColumns("r", { dataUnless: "r.id = ANY($11::uuid[])" })}
    FROM (SELECT 1) AS one
    LEFT JOIN stream AS st ON true
    LEFT JOIN inserted AS r ON true
@@ -251,6 +317,8 @@ export async function appendInOneStatement(
 ): Promise<AppendResult | undefined> {
   const [kind, number] = expectedParams(expectedVersion);
   const keyed = events.some((e) => e.idempotencyKey !== undefined);
+  const ids = events.map((e) => e.id ?? newEventId());
+  const data = await dataParameter(ids, events);
   const announcement = announceAppend(db);
   // Array rows: the stream's version after, the event's origin, then `eventColumns`.
   const result = await db.query<unknown[]>({
@@ -260,22 +328,25 @@ export async function appendInOneStatement(
       : { name: "annal-append-without-keys", text: APPEND_WITHOUT_KEYS }),
     values: [
       streamId,
-      events.map((e) => e.id ?? newEventId()),
+      ids,
       events.map((e) => e.type),
-      events.map((e) => JSON.stringify(e.data ?? null)),
+      data.values,
       events.map((e) => JSON.stringify(e.metadata ?? {})),
       events.map((e) => e.idempotencyKey ?? null),
       events.map((e) => e.occurredAt?.toISOString() ?? null),
       kind,
       number,
       announcement.inStatement,
+      [...data.large.keys()],
     ],
     rowMode: "array",
   });
   const version = result.rows[0]?.[0] as number | null | undefined;
   if (version === null || version === undefined) return undefined;
   const recorded = (origin: string) =>
-    result.rows.filter((row) => row[1] === origin).map((row) => recordedEventAt(row, 2));
+    result.rows
+      .filter((row) => row[1] === origin)
+      .map((row) => withData(recordedEventAt(row, 2), data.large));
   const inserted = recorded("inserted").sort((a, b) => a.streamVersion - b.streamVersion);
   if (inserted.length > 0) announcement.stored();
   const known = new Map(recorded("known").map((event) => [event.idempotencyKey!, event]));

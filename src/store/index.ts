@@ -26,6 +26,8 @@ export { appendMark, appendToStreams, storedIdempotencyKeys } from "./append-man
 export type { AppendMark, AppendToStreamsOptions, StreamAppend } from "./append-many.ts";
 export { encodeCursor, decodeCursor } from "./cursor.ts";
 export { eventColumns, recordedEventAt } from "./rows.ts";
+export { LARGE_DATA_BYTES, readJsonInChunks } from "./large-json.ts";
+export { jsonbParameter } from "./json-text.ts";
 export { WrongExpectedVersionError, InvalidCursorError, ForeignCursorError } from "./errors.ts";
 export { START } from "./types.ts";
 export { databaseIdentity } from "./epoch.ts";

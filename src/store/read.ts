@@ -7,8 +7,41 @@ import {
   logPositionOf,
   type LogPositionRow,
 } from "./log-order.ts";
-import { eventColumns, recordedEventAt } from "./rows.ts";
+import { LARGE_DATA_BYTES, readJsonInChunks } from "./large-json.ts";
+import { EVENT_COLUMNS, eventColumns, recordedEventAt } from "./rows.ts";
 import { START, type LogPosition, type RecordedEvent } from "./types.ts";
+
+/**
+ * The select list of `readAll` and `readStream`: `eventColumns`, but a large event's data left
+ * out, and whether it was (`withLargeData` reads it apart).
+ */
+const COLUMNS = `${eventColumns("e", { dataUnless: `pg_column_size(e.data) > ${LARGE_DATA_BYTES}` })},
+  pg_column_size(e.data) > ${LARGE_DATA_BYTES} AS large`;
+
+/**
+ * The events of `rows` (array rows of `COLUMNS`), a large event's data read apart, in chunks
+ * (`readJsonInChunks`): parsed as it came, in one piece, the data of a change to a group of
+ * 100,000 members held the event loop some 50 ms.
+ */
+async function withLargeData(db: Queryable, rows: readonly unknown[][]): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = [];
+  for (const row of rows) {
+    const event = recordedEventAt(row);
+    events.push(
+      row[EVENT_COLUMNS] === true
+        ? {
+            ...event,
+            data: await readJsonInChunks(
+              db,
+              "SELECT data AS value FROM events WHERE position = $1",
+              [event.position],
+            ),
+          }
+        : event,
+    );
+  }
+  return events;
+}
 
 /** The events of one stream in version order, from `fromVersion` (1 = the first). */
 export async function readStream(
@@ -17,7 +50,7 @@ export async function readStream(
   options: { fromVersion?: number; toVersion?: number; limit?: number } = {},
 ): Promise<RecordedEvent[]> {
   const result = await db.query<unknown[]>({
-    text: `SELECT ${eventColumns("e")} FROM events AS e
+    text: `SELECT ${COLUMNS} FROM events AS e
       WHERE e.stream_id = $1 AND e.stream_version >= $2 AND e.stream_version <= $3
       ORDER BY e.stream_version LIMIT $4`,
     values: [
@@ -28,7 +61,7 @@ export async function readStream(
     ],
     rowMode: "array",
   });
-  return result.rows.map((row) => recordedEventAt(row));
+  return withLargeData(db, result.rows);
 }
 
 /**
@@ -45,14 +78,14 @@ export async function readAll(
   const beyond = logPositionCompare("e", ">", after, params);
   params.push(limit);
   const result = await db.query<unknown[]>({
-    text: `SELECT ${eventColumns("e")} FROM events AS e
+    text: `SELECT ${COLUMNS} FROM events AS e
       WHERE ${beyond} AND ${belowSafeBound("e")}
       ORDER BY ${logOrder("e")}
       LIMIT $${params.length}`,
     values: params,
     rowMode: "array",
   });
-  return result.rows.map((row) => recordedEventAt(row));
+  return withLargeData(db, result.rows);
 }
 
 /**
