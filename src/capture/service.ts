@@ -147,7 +147,7 @@ function checkedOnce(context: CaptureContext, source: CaptureSource): Promise<vo
 
 export interface FullPassSchedule {
   readonly source: CaptureSource;
-  /** Poll only: between two full reconciliations, in ms. */
+  /** Poll and AD: between two full reconciliations, in ms. */
   readonly reconcileInterval: number;
   /** Between two periodic snapshots of every entry, in ms (0: never). */
   readonly snapshotInterval: number;
@@ -159,8 +159,16 @@ export interface FullPassSchedule {
 }
 
 /**
+ * The sources whose passes cannot see every change, so a full reconciliation runs beside them:
+ * `poll` (modifyTimestamp shows no delete) and `ad` (an object moved out of the base leaves no
+ * tombstone in it, and a delete whose tombstone outlived `tombstoneLifetime` while annal was
+ * stopped is gone from CN=Deleted Objects).
+ */
+const RECONCILED: ReadonlySet<CaptureSource> = new Set(["poll", "ad"]);
+
+/**
  * The passes that read every entry, each when its interval has passed since it last ran:
- * the poll source's reconciliation, then the periodic snapshot. They take as long as the
+ * the poll and AD sources' reconciliation, then the periodic snapshot. They take as long as the
  * directory is large, and run beside capture's passes (see `reconcileByPolling` and
  * `importEntries` for why what those record meanwhile is safe). `signal` stops them between
  * pages; one stopped does not note that it ran.
@@ -170,7 +178,10 @@ export async function fullPassesIfDue(
   schedule: FullPassSchedule,
   signal?: AbortSignal,
 ): Promise<void> {
-  if (schedule.source === "poll" && (await due(context, "reconcile", schedule.reconcileInterval))) {
+  if (
+    RECONCILED.has(schedule.source) &&
+    (await due(context, "reconcile", schedule.reconcileInterval))
+  ) {
     await reconcileByPolling(context, { signal });
     await writeCaptureCheckpoint(context.pool, "reconcile", new Date().toISOString());
   }

@@ -1,6 +1,11 @@
 import t, { type Test } from "tap";
 import { randomUUID } from "node:crypto";
-import { captureOnce, causedWrites, readCaptureCheckpoint } from "../../src/capture/index.ts";
+import {
+  captureOnce,
+  causedWrites,
+  fullPassesIfDue,
+  readCaptureCheckpoint,
+} from "../../src/capture/index.ts";
 import { parseADPlace } from "../../src/capture/ad.ts";
 import { writeCaptureCheckpoint } from "../../src/capture/checkpoints.ts";
 import type { Pool } from "../../src/db/index.ts";
@@ -171,6 +176,35 @@ t.test("two modifies of one entry between passes are two changes, in order", asy
   );
   t.same(state.rows[0]?.title, ["Second"]);
 });
+
+t.test(
+  "an object moved out of the base is recorded deleted by the reconciliation, which the passes cannot see",
+  async (t) => {
+    // Capture of OU=People alone: a move to OU=Elsewhere takes the object out of what the
+    // pass searches, and leaves no tombstone, so only a comparison of every entry sees it.
+    const f = await directoryCaptureFixture(t, {
+      server: { ...server, base: PEOPLE },
+      source: "ad",
+      types: TYPES,
+    });
+    await f.sync();
+    const kim = `CN=kim,${PEOPLE}`;
+    await f.directory.add(kim, { objectClass: "user", sAMAccountName: "kim", sn: "Kim" });
+    t.equal(await f.sync(), 1, "the add");
+    await f.directory.modifyDN(kim, "CN=kim", { newSuperior: ELSEWHERE });
+    t.equal(await f.sync(), 0, "the pass does not see the move out of its base");
+    await fullPassesIfDue(f.context, { source: "ad", reconcileInterval: 0, snapshotInterval: 0 });
+    const changes = (await feed(f.db.pool)).map((c) => [c.change_type, c.dn]);
+    t.same(changes, [
+      ["add", kim],
+      ["delete", kim],
+    ]);
+    t.ok(
+      await readCaptureCheckpoint(f.db.pool, "reconcile"),
+      "the reconciliation notes when it ran, for the next one's interval",
+    );
+  },
+);
 
 t.test("a group's members added and removed", async (t) => {
   const f = await fixture(t);

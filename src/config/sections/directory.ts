@@ -135,7 +135,7 @@ function capture() {
         }),
         reconcileInterval: duration().prefault("10m").meta({
           description:
-            "`poll` only: how often to compare every entry, to catch deletions and changes a poll missed. It runs beside the polls, which go on recording changes while it reads the directory.",
+            "`poll` and `ad`: how often to compare every entry, to catch deletions and changes the passes cannot see (a poll sees no delete; on Active Directory an object moved out of the base leaves no tombstone in it, and a tombstone older than `tombstoneLifetime` is gone). It runs beside the passes, which go on recording changes while it reads the directory.",
           example: "1h",
         }),
         snapshotInterval: duration({ allowZero: true }).prefault("1d").meta({
