@@ -65,12 +65,12 @@ export async function readJsonInChunks(
              SELECT 0, w.value
               WHERE jsonb_typeof(w.value) NOT IN ('object', 'array') OR NOT ${big("w.value")}
              UNION ALL
-             SELECT ((e.n - 1) / ${n} + 1)::int, jsonb_agg(e.value ORDER BY e.n)
-               FROM jsonb_array_elements(
-                      CASE WHEN jsonb_typeof(w.value) = 'array' AND ${big("w.value")}
-                            AND jsonb_array_length(w.value) > ${n} THEN w.value ELSE '[]' END)
-                    WITH ORDINALITY AS e(value, n)
-              GROUP BY (e.n - 1) / ${n}) AS c
+             SELECT g.i + 1,
+                    jsonb_path_query_array(w.value, format('$[%s to %s]', g.i * ${n},
+                      least((g.i + 1) * ${n}, jsonb_array_length(w.value)) - 1)::jsonpath)
+               FROM generate_series(0, (jsonb_array_length(w.value) - 1) / ${n}) AS g(i)
+              WHERE jsonb_typeof(w.value) = 'array' AND ${big("w.value")}
+                AND jsonb_array_length(w.value) > ${n}) AS c
        ORDER BY w.ord, c.part`,
     values: [...params, CHUNK_ELEMENTS, WHOLE_BYTES],
     rowMode: "array",
