@@ -20,6 +20,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "test/architecture/no-sleeps.test.ts": "this check: its examples of what it finds",
   "test/scale/support/load.ts":
     "a load generator's pacing after a failed request, as a real client's; it waits for nothing",
+  "test/support/loop-holds.ts":
+    "a probe, not a wait: a 1 ms timer whose turns measure how long the event loop is held; it waits for nothing",
   "test/scale/support/workflows.ts":
     "the workflow clients' pacing between starts and between empty inbox reads, as a real client's; it waits for nothing",
 };
