@@ -16,13 +16,10 @@ import {
 } from "../../projections/entry-versions/index.ts";
 import { reviewsProjection } from "../../projections/reviews/index.ts";
 import { workflowsProjection } from "../../projections/workflows/index.ts";
-import { settle, stampedByStoppedClock, type EnactedEvent } from "./enact.ts";
+import { FINAL, settle, silent, stampedByStoppedClock, type EnactedEvent } from "./enact.ts";
 import { Recorders } from "./recorders.ts";
 import { scratchDatabase, setScratchClock } from "./scratch.ts";
 import type { DirectoryWrite } from "./writes.ts";
-
-const silent = { info() {}, warn() {}, error() {} };
-const FINAL = new Set(["COMPLETED", "ERRORED", "CANCELLED"]);
 
 /** A reviewer's decision on an item of a past campaign. */
 export interface PastReviewDecision {

@@ -21,8 +21,10 @@ import { Recorders } from "./recorders.ts";
 import { scratchDatabase, setScratchClock, stopScratchClock } from "./scratch.ts";
 import type { DirectoryWrite } from "./writes.ts";
 
-const silent = { info() {}, warn() {}, error() {} };
-const FINAL = new Set(["COMPLETED", "ERRORED", "CANCELLED"]);
+/** The engine's log while the past is enacted: nothing of a scratch database is worth saying. */
+export const silent = { info() {}, warn() {}, error() {} };
+/** An instance's states from which it moves no more. */
+export const FINAL: ReadonlySet<string> = new Set(["COMPLETED", "ERRORED", "CANCELLED"]);
 
 /** An answer a past person gives to the instance's open dialog. */
 export interface PastDialogAnswer {
