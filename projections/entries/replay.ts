@@ -1,23 +1,9 @@
 import { ENTRY_EVENT, type EntryEventType } from "../../src/events/index.ts";
 import type { ReplayPlan } from "../../src/projector/index.ts";
-import { entryRow } from "./row.ts";
-import type { EntriesRow } from "./tables.ts";
+import { ENTRY_ROW_COLUMNS, entryRow } from "./row.ts";
 import { insertAllEntryValues } from "./values.ts";
 
-const COLUMNS = [
-  "entry_uuid",
-  "type",
-  "dn",
-  "dn_norm",
-  "attributes",
-  "operational",
-  "created_at",
-  "modified_at",
-  "version",
-  "created_position",
-  "position",
-  "transaction_id",
-] as const satisfies readonly (keyof EntriesRow)[];
+const COLUMNS = ENTRY_ROW_COLUMNS;
 
 /** What the events of an entry leave unchanged of a row stored before them (as `apply`). */
 const KEPT = ["entry_uuid", "created_at", "created_position"];

@@ -44,3 +44,19 @@ export function entryRow(
     transaction_id: last.transactionId,
   };
 }
+
+/** The columns of `entries`, in the order a COPY of its rows lists them. */
+export const ENTRY_ROW_COLUMNS = [
+  "entry_uuid",
+  "type",
+  "dn",
+  "dn_norm",
+  "attributes",
+  "operational",
+  "created_at",
+  "modified_at",
+  "version",
+  "created_position",
+  "position",
+  "transaction_id",
+] as const satisfies readonly (keyof EntriesRow)[];

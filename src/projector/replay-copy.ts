@@ -128,7 +128,7 @@ function keyText(key: readonly unknown[]): string {
 const CHUNK = 256 * 1024;
 
 /** `rows` sent with `sql` (a `COPY … FROM STDIN` in the text format). */
-async function copyRows(
+export async function copyRows(
   client: PoolClient,
   sql: string,
   rows: readonly (readonly unknown[])[],
