@@ -2,6 +2,9 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import v8 from "node:v8";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { BUILT_IN_REDACTED_ATTRIBUTES } from "../src/config/index.ts";
 import {
   captureFromAccesslog,
@@ -34,6 +37,10 @@ const said =
     process.stderr.write(`bench: large-entry: ${level}: ${JSON.stringify(args)}\n`);
 const quiet = { info() {}, warn: said("warn"), error: said("error"), debug() {} };
 
+/** The young generation's size now, in bytes (both semi-spaces). */
+const newSpace = () =>
+  v8.getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
+
 interface Step {
   readonly what: string;
   readonly holds: LoopHolds;
@@ -48,8 +55,23 @@ interface Step {
  * projector is stopped while capture records), with a timer asking for a turn of the loop
  * every millisecond (`loopHoldsDuring`): the longest hold is how long a request arriving then
  * would have waited. `--profile` also prints the functions of each step's longest hold.
+ *
+ * The steps run in a process of their own that sets annal's heap settings before it loads
+ * annal's modules (bench/large-entry-start.ts), as bin/annal.js does for `annal start`
+ * (src/cli/heap.ts): the server's young generation stays at 2 MiB, where with V8's own sizing
+ * it grows to 64 MiB, and a scavenge that finds a large entry's 100,000 values alive copies
+ * them all in one pause of 10 ms and more. (Set later, once the benchmark's modules have
+ * loaded, the settings come too late: the young generation has grown, and it does not shrink
+ * back. Given to Node.js on its command line, `--semi-space-growth-factor=1` does not keep it
+ * small either: it grew to 64 MiB all the same, tried on Node.js 26.10.) `--v8-heap` runs the
+ * steps in this process, with V8's own sizing.
  */
 export async function largeEntryBenchmark(): Promise<void> {
+  const v8Heap = process.argv.includes("--v8-heap");
+  if (!v8Heap && process.env[HEAP_SET] !== "1") {
+    await inProcessOfItsOwn();
+    return;
+  }
   const profiling = process.argv.includes("--profile");
   const password = randomBytes(12).toString("base64url");
   process.stderr.write(`bench: large-entry: seeding slapd with a group of ${fmt(MEMBERS)}\n`);
@@ -185,10 +207,32 @@ process, with a timer asking for a turn of the event loop every millisecond
 (test/support/loop-holds.ts): a hold is the CPU time the main thread spent between two turns,
 the time a request arriving then would have waited for the loop on a machine to itself. The
 last column is the longest wall time between two turns, which a busy machine lengthens.
+${
+  v8Heap
+    ? "With V8's own heap sizing (`--v8-heap`): the young generation grows as V8 sees fit."
+    : "With annal's heap settings, set as `annal start` sets them (src/cli/heap.ts, before annal's modules load)."
+} Young generation at the end: ${fmt(newSpace() / 2 ** 20, 1)} MiB.
 
 | step | wall ms | longest hold, CPU ms | holds > 10 ms | holds > 50 ms | longest wait, wall ms |
 | --- | ---: | ---: | ---: | ---: | ---: |
 ${rows}
 `,
   );
+}
+
+/** In the environment of the process the steps run in (bench/large-entry-start.ts): "1". */
+export const HEAP_SET = "ANNAL_BENCH_LARGE_ENTRY_HEAP_SET";
+
+/** This benchmark run again by bench/large-entry-start.ts, its arguments passed on. */
+async function inProcessOfItsOwn(): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(new URL("./large-entry-start.ts", import.meta.url)), ...process.argv.slice(2)],
+    { stdio: "inherit", env: { ...process.env, [HEAP_SET]: "1" } },
+  );
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", resolve);
+  });
+  if (code !== 0) throw new Error(`bench: large-entry: its process ended with ${code}`);
 }
