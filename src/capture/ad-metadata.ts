@@ -63,16 +63,121 @@ export function parseReplMetadata(bytes: Buffer): AttributeMetadata[] | undefine
 export function parseReplMetadataXml(values: readonly string[]): AttributeMetadata[] {
   const entries: AttributeMetadata[] = [];
   for (const value of values) {
-    const field = (tag: string) => new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(value)?.[1];
-    const name = field("pszAttributeName");
-    const version = Number(field("dwVersion"));
-    const changedAt = new Date(field("ftimeLastOriginatingChange") ?? "");
-    const usn = field("usnLocalChange");
-    if (!name || !Number.isSafeInteger(version) || Number.isNaN(changedAt.getTime())) continue;
-    if (!usn || !/^\d+$/.test(usn)) continue;
-    entries.push({ oid: undefined, name, version, changedAt, localUsn: BigInt(usn) });
+    const field = xmlFields(value);
+    const name = field.get("pszAttributeName");
+    const version = Number(field.get("dwVersion"));
+    const changedAt = xmlTime(field.get("ftimeLastOriginatingChange"));
+    const localUsn = xmlUsn(field.get("usnLocalChange"));
+    if (!name || !Number.isSafeInteger(version) || !changedAt || localUsn === undefined) continue;
+    entries.push({ oid: undefined, name, version, changedAt, localUsn });
   }
   return entries;
+}
+
+/**
+ * Per-value metadata of linked attributes (a group's `member`), which AD keeps for each value
+ * since linked-value replication (forest level 2003): a Windows DC answers it as
+ * `msDS-ReplValueMetaData` (constructed, asked by name; in ranges for a large group, which the
+ * directory's range retrieval reads whole), one XML `DS_REPL_VALUE_META_DATA` a value (MS-DRSR
+ * 4.1.13.1.25's `DS_REPL_VALUE_META_DATA_2` as text). A value removed is kept, with
+ * `ftimeDeleted` set, until the tombstone lifetime passes. Samba (4.17) answers it with nothing
+ * and keeps the same stamps as extended-DN components (`RMD_LOCAL_USN`, ...) that its LDAP
+ * server does not show.
+ */
+export const REPL_VALUE_METADATA_XML_ATTRIBUTE = "msDS-ReplValueMetaData";
+
+/** One value's stamp: when it was added and removed, and the USN of its last write here. */
+export interface ValueMetadata {
+  /** The linked attribute, by its LDAP display name (`member`). */
+  readonly attribute: string;
+  /** The value: the DN it links to. */
+  readonly dn: string;
+  /** When it was first added; undefined for a value older than linked-value replication. */
+  readonly createdAt: Date | undefined;
+  /** When it was removed; undefined while it is a value (the XML's 1601-01-01, FILETIME 0). */
+  readonly deletedAt: Date | undefined;
+  /** How many times it was written (an add, a remove, an add again: 3). */
+  readonly version: number;
+  /** When its last write was made, to the second. */
+  readonly changedAt: Date;
+  /** The USN of its last write on the DC read: the write that added or removed it. */
+  readonly localUsn: bigint;
+}
+
+/**
+ * The stamps from `msDS-ReplValueMetaData`'s values, each a `DS_REPL_VALUE_META_DATA` element
+ * (`pszAttributeName`, `pszObjectDn`, `ftimeDeleted`, `ftimeCreated`, `dwVersion`,
+ * `ftimeLastOriginatingChange`, `usnLocalChange`, ...); values that are not one are left out.
+ */
+export function parseReplValueMetadataXml(values: readonly string[]): ValueMetadata[] {
+  const entries: ValueMetadata[] = [];
+  for (const value of values) {
+    const field = xmlFields(value);
+    const attribute = field.get("pszAttributeName");
+    const dn = field.get("pszObjectDn");
+    const version = Number(field.get("dwVersion"));
+    const changedAt = xmlTime(field.get("ftimeLastOriginatingChange"));
+    const localUsn = xmlUsn(field.get("usnLocalChange"));
+    if (!attribute || !dn || !Number.isSafeInteger(version) || !changedAt) continue;
+    if (localUsn === undefined) continue;
+    const createdAt = xmlTime(field.get("ftimeCreated"));
+    const deletedAt = xmlTime(field.get("ftimeDeleted"));
+    entries.push({
+      attribute,
+      dn,
+      createdAt: isSet(createdAt) ? createdAt : undefined,
+      deletedAt: isSet(deletedAt) ? deletedAt : undefined,
+      version,
+      changedAt,
+      localUsn,
+    });
+  }
+  return entries;
+}
+
+/**
+ * The text of each element of one metadata value (`<tag>text</tag>`, the first of a name),
+ * with XML's escapes read back: a DN such as `CN=Smith & Jones` comes as `Smith &amp; Jones`.
+ */
+function xmlFields(value: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const [, tag, text] of value.matchAll(/<(\w+)>([^<]*)<\/\1>/g)) {
+    if (!fields.has(tag!)) fields.set(tag!, unescapeXml(text!));
+  }
+  return fields;
+}
+
+const XML_ENTITIES: Readonly<Record<string, string>> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+};
+
+function unescapeXml(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (whole, name: string) => {
+    if (name[0] !== "#") return XML_ENTITIES[name] ?? whole;
+    const code =
+      name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : Number(name.slice(1));
+    return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
+}
+
+function xmlTime(text: string | undefined): Date | undefined {
+  const time = text === undefined ? NaN : Date.parse(text);
+  return Number.isNaN(time) ? undefined : new Date(time);
+}
+
+function xmlUsn(text: string | undefined): bigint | undefined {
+  return text !== undefined && /^\d+$/.test(text) ? BigInt(text) : undefined;
+}
+
+/** FILETIME 0 (1601-01-01T00:00:00Z, as the XML writes it) is "never". */
+const NEVER = Date.UTC(1601, 0, 1);
+
+function isSet(time: Date | undefined): time is Date {
+  return time !== undefined && time.getTime() > NEVER;
 }
 
 /**

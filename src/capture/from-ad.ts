@@ -1,5 +1,13 @@
-import { withSessionLock, withTransaction, type Queryable } from "../db/index.ts";
-import { and, eq, ge, identityAttributes, rdnOf, type DirectoryEntry } from "../directory/index.ts";
+import { withSessionLock, withTransaction, type Pool, type Queryable } from "../db/index.ts";
+import {
+  and,
+  eq,
+  ge,
+  identityAttributes,
+  normalizeDN,
+  rdnOf,
+  type DirectoryEntry,
+} from "../directory/index.ts";
 import {
   entryStream,
   sortAttributes,
@@ -19,9 +27,12 @@ import {
 import {
   parseReplMetadata,
   parseReplMetadataXml,
+  parseReplValueMetadataXml,
   REPL_METADATA_ATTRIBUTE,
   REPL_METADATA_XML_ATTRIBUTE,
+  REPL_VALUE_METADATA_XML_ATTRIBUTE,
   type AttributeMetadata,
+  type ValueMetadata,
 } from "./ad-metadata.ts";
 import { changeBetween } from "./changes.ts";
 import { notImported, readCaptureCheckpoint, writeCaptureCheckpoint } from "./checkpoints.ts";
@@ -54,9 +65,16 @@ import { entryState, stateIdentity, type Normalizer } from "./normalize.ts";
  *   the write that changed `name`.
  * - A value a later write overwrote before the pass is gone: its write is seen only if it left
  *   another attribute, and the change shows the attribute as the later write left it.
- * - Linked attributes (a group's `member`) keep per-value metadata (msDS-ReplValueMetaData),
- *   which this does not read: member adds and removes of one group between passes are one
- *   change, at the group's whenChanged.
+ * - Linked attributes (a group's `member`) keep metadata per value: a Windows DC answers it as
+ *   `msDS-ReplValueMetaData` (ad-metadata.ts), and each value added or removed between passes
+ *   goes to the write of its own USN (at its time: the add's, the removal's), merged with the
+ *   attribute writes of that USN, so a group's member adds and removes are one change each.
+ *   A value added and removed again between passes left no state to show and is not recorded.
+ *   Samba (4.17) answers no value metadata over LDAP (it keeps the stamps as extended-DN
+ *   components, `RMD_LOCAL_USN` and the like, which its LDAP server does not show, with the
+ *   extended DN, reveal-internals and show-deactivated-link controls alike): there, what the
+ *   linked attributes' writes left is one change at the object's uSNChanged and whenChanged,
+ *   said once in the log (debug) per database and DC.
  * - An object added and changed between two passes is one add of its latest state.
  * - An object deleted before a pass saw it was never in the log, and its tombstone is skipped;
  *   an object moved out of the base is not seen until its delete.
@@ -118,6 +136,8 @@ type Observed =
       readonly kind: "live";
       readonly entry: DirectoryEntry;
       readonly metadata: readonly AttributeMetadata[] | undefined;
+      /** Linked attributes' per-value metadata, where the DC answers it (Windows). */
+      readonly values: readonly ValueMetadata[] | undefined;
     }
   | {
       readonly kind: "deleted";
@@ -151,6 +171,7 @@ async function readChanged(
       "whenChanged",
       REPL_METADATA_ATTRIBUTE,
       REPL_METADATA_XML_ATTRIBUTE,
+      REPL_VALUE_METADATA_XML_ATTRIBUTE,
       ...identityAttributes(normalizer.identity),
     ],
     binaryAttributes: [...normalizer.schema.binaryAttributes(), REPL_METADATA_ATTRIBUTE],
@@ -161,10 +182,12 @@ async function readChanged(
       const attributes: DirectoryEntry["attributes"] = {};
       let xml: readonly (string | Buffer)[] | undefined;
       let blob: string | Buffer | undefined;
+      let valueXml: readonly (string | Buffer)[] = [];
       for (const [name, values] of Object.entries(entry.attributes)) {
         const lower = name.toLowerCase();
         if (lower === REPL_METADATA_XML_ATTRIBUTE.toLowerCase()) xml = values;
         else if (lower === REPL_METADATA_ATTRIBUTE.toLowerCase()) blob = values[0];
+        else if (lower === REPL_VALUE_METADATA_XML_ATTRIBUTE.toLowerCase()) valueXml = values;
         else attributes[name] = values;
       }
       observed.push({
@@ -176,6 +199,7 @@ async function readChanged(
             : Buffer.isBuffer(blob)
               ? parseReplMetadata(blob)
               : undefined,
+        values: valueXml.length > 0 ? parseReplValueMetadataXml(valueXml.map(String)) : undefined,
       });
     }
   }
@@ -243,17 +267,18 @@ async function recordChanges(
       const usn = text(object.entry, "uSNChanged");
       if (!uuid || !usn || !/^\d+$/.test(usn)) continue;
       const previous = await lastEntryState(tx, entryStream(uuid));
-      steps.push(
-        ...writesOf(normalizer, {
-          uuid,
-          before: previous.state,
-          after,
-          usn: BigInt(usn),
-          at: whenChanged(object.entry) ?? new Date(),
-          metadata: object.metadata,
-          since: checkpoint.usn,
-        }),
-      );
+      const write = {
+        uuid,
+        before: previous.state,
+        after,
+        usn: BigInt(usn),
+        at: whenChanged(object.entry) ?? new Date(),
+        metadata: object.metadata,
+        values: object.values,
+        since: checkpoint.usn,
+      };
+      if (previous.state && linkedWritesUnsplit(write)) sayUnsplitOnce(context, checkpoint);
+      steps.push(...writesOf(normalizer, write));
     }
     const stepped = new Set(steps.map((step) => step.uuid));
     for (const step of [...steps]) {
@@ -356,39 +381,65 @@ async function movedBelow(
   return moved;
 }
 
+/** An object as a pass read it, with what AD's metadata says of its writes since `since`. */
+interface ObjectWrites {
+  readonly uuid: string;
+  readonly before: EntryState | null;
+  readonly after: EntryState;
+  /** Its uSNChanged and whenChanged: its last write. */
+  readonly usn: bigint;
+  readonly at: Date;
+  readonly metadata: readonly AttributeMetadata[] | undefined;
+  readonly values?: readonly ValueMetadata[] | undefined;
+  readonly since: bigint;
+}
+
 /**
  * An object's writes since the checkpoint, as states from `before` (the log's) to `after`
- * (read now), one a write its metadata shows (`replPropertyMetaData`: the attributes grouped
- * by the USN of their last write). A difference no group explains (a linked attribute's
- * values; an attribute its metadata does not name) goes to the object's last write, at its
- * uSNChanged and whenChanged; the DN's change to the write that changed `name`.
+ * (read now), one a write its metadata shows: the attributes grouped by the USN of their last
+ * write (`replPropertyMetaData` or `msDS-ReplAttributeMetaData`), and each value of a linked
+ * attribute added or removed at the USN of its own last write (`msDS-ReplValueMetaData`), the
+ * states chained in USN order. A difference no metadata explains (a linked attribute's values
+ * where the DC answers no value metadata; an attribute its metadata does not name) goes to the
+ * attribute's last write, else the object's, at its uSNChanged and whenChanged; the DN's change
+ * to the write that changed `name`.
  */
 export function writesOf(
   normalizer: Pick<Normalizer, "schema" | "typeOf">,
-  object: {
-    readonly uuid: string;
-    readonly before: EntryState | null;
-    readonly after: EntryState;
-    readonly usn: bigint;
-    readonly at: Date;
-    readonly metadata: readonly AttributeMetadata[] | undefined;
-    readonly since: bigint;
-  },
+  object: ObjectWrites,
 ): Step[] {
   const { uuid, before, after } = object;
   const groups = new Map<bigint, { at: Date; names: Set<string> }>();
+  const groupAt = (usn: bigint, at: Date) => {
+    let group = groups.get(usn);
+    if (!group) groups.set(usn, (group = { at, names: new Set() }));
+    if (at > group.at) group.at = at;
+    return group;
+  };
+  const canonical = (known: string | undefined, name: string | undefined) =>
+    (known && (normalizer.schema.canonical(known) ?? name))?.toLowerCase();
   for (const attribute of object.metadata ?? []) {
     if (attribute.localUsn <= object.since) continue;
-    let group = groups.get(attribute.localUsn);
-    if (!group)
-      groups.set(attribute.localUsn, (group = { at: attribute.changedAt, names: new Set() }));
-    if (attribute.changedAt > group.at) group.at = attribute.changedAt;
-    const known = attribute.name ?? attribute.oid;
-    const name = known && (normalizer.schema.canonical(known) ?? attribute.name);
-    if (name) group.names.add(name.toLowerCase());
+    const group = groupAt(attribute.localUsn, attribute.changedAt);
+    const name = canonical(attribute.name ?? attribute.oid, attribute.name);
+    if (name) group.names.add(name);
   }
-  // A uSNChanged past every attribute's last write is a write of linked values (`member`),
-  // which keep their metadata per value.
+  // The linked attributes the DC gives value metadata of, with the stamps of the values written
+  // since the checkpoint, by DN.
+  const linked = new Map<string, Map<string, ValueMetadata>>();
+  for (const value of object.values ?? []) {
+    const name = canonical(value.attribute, value.attribute);
+    if (!name) continue;
+    let stamps = linked.get(name);
+    if (!stamps) linked.set(name, (stamps = new Map()));
+    if (value.localUsn <= object.since) continue;
+    groupAt(value.localUsn, value.deletedAt ?? value.changedAt);
+    const key = dnKey(value.dn);
+    const known = stamps.get(key);
+    if (!known || known.localUsn < value.localUsn) stamps.set(key, value);
+  }
+  // A uSNChanged past every write the metadata shows is a write of linked values (`member`)
+  // whose per-value metadata the DC did not give.
   const writes = groups.size + (groups.has(object.usn) ? 0 : 1);
   if (!before) {
     return [{ uuid, usn: object.usn, at: object.at, dn: after.dn, before, after, writes }];
@@ -400,22 +451,50 @@ export function writesOf(
     for (const [usn, group] of ordered) if (group.names.has(name.toLowerCase())) return usn;
     return last;
   };
-  const assigned = new Map<bigint, string[]>();
+  const assigned = new Map<bigint, Written[]>();
+  const assign = (usn: bigint, written: Written) =>
+    assigned.set(usn, [...(assigned.get(usn) ?? []), written]);
   for (const name of touchedAttributes(before, after)) {
-    const usn = groupOf(name);
-    assigned.set(usn, [...(assigned.get(usn) ?? []), name]);
+    const stamps = linked.get(name.toLowerCase());
+    if (!stamps) {
+      assign(groupOf(name), { name });
+      continue;
+    }
+    const was = before.attributes[name] ?? [];
+    const now = after.attributes[name] ?? [];
+    const wasSet = new Set(was);
+    const nowSet = new Set(now);
+    let moved = false;
+    for (const value of now) {
+      if (wasSet.has(value)) continue;
+      const stamp = stamps.get(dnKey(value));
+      moved = true;
+      assign(stamp && !stamp.deletedAt ? stamp.localUsn : groupOf(name), { name, add: value });
+    }
+    for (const value of was) {
+      if (nowSet.has(value)) continue;
+      const stamp = stamps.get(dnKey(value));
+      moved = true;
+      assign(stamp?.deletedAt ? stamp.localUsn : groupOf(name), { name, remove: value });
+    }
+    // The same values in another order: the attribute as a whole.
+    if (!moved) assign(groupOf(name), { name });
   }
   const renamedAt = before.dn === after.dn ? undefined : groupOf("name");
   const steps: Step[] = [];
   let state = before;
   for (const [usn, group] of ordered) {
-    const names = assigned.get(usn) ?? [];
-    if (names.length === 0 && renamedAt !== usn) continue;
+    const written = assigned.get(usn) ?? [];
+    if (written.length === 0 && renamedAt !== usn) continue;
     const attributes = { ...state.attributes };
-    for (const name of names) {
-      const value = after.attributes[name];
-      if (value === undefined) delete attributes[name];
-      else attributes[name] = value;
+    for (const name of new Set(written.map((w) => w.name))) {
+      const values = afterWrites(
+        attributes[name] ?? [],
+        after.attributes[name],
+        written.filter((w) => w.name === name),
+      );
+      if (values === undefined) delete attributes[name];
+      else attributes[name] = values;
     }
     const dn = renamedAt === usn ? after.dn : state.dn;
     const next: EntryState = {
@@ -428,6 +507,74 @@ export function writesOf(
     state = next;
   }
   return steps;
+}
+
+/** What one write did to one attribute: left it as it is now, or added or removed a value. */
+type Written =
+  | { readonly name: string; readonly add?: undefined; readonly remove?: undefined }
+  | { readonly name: string; readonly add: string; readonly remove?: undefined }
+  | { readonly name: string; readonly add?: undefined; readonly remove: string };
+
+/**
+ * An attribute's values after one write's `written`, from `current`: as `now` (the values read)
+ * for a write of the whole attribute; else `current` with the values added and removed, in
+ * `now`'s order, then the values `now` no longer has (a later write removes them), so the last
+ * write leaves the attribute exactly as read. Undefined: no values.
+ */
+function afterWrites(
+  current: readonly string[],
+  now: readonly string[] | undefined,
+  written: readonly Written[],
+): string[] | undefined {
+  if (written.some((w) => w.add === undefined && w.remove === undefined)) {
+    return now && [...now];
+  }
+  const values = new Set(current);
+  for (const w of written) {
+    if (w.add !== undefined) values.add(w.add);
+    else if (w.remove !== undefined) values.delete(w.remove);
+  }
+  const kept = (now ?? []).filter((value) => values.has(value));
+  const inNow = new Set(now);
+  for (const value of current) if (values.has(value) && !inNow.has(value)) kept.push(value);
+  return kept.length > 0 ? kept : undefined;
+}
+
+/** A DN as value metadata and an attribute's values are matched by. */
+function dnKey(dn: string): string {
+  try {
+    return normalizeDN(dn);
+  } catch {
+    return dn.toLowerCase();
+  }
+}
+
+/**
+ * Whether an object's last write is one of linked values the DC gave no value metadata of
+ * (its uSNChanged past every attribute's last write, and no `msDS-ReplValueMetaData`): its
+ * linked values' changes since the last pass are then one change.
+ */
+function linkedWritesUnsplit(object: ObjectWrites): boolean {
+  return (
+    object.metadata !== undefined &&
+    (object.values === undefined || object.values.length === 0) &&
+    object.usn > object.since &&
+    !object.metadata.some((attribute) => attribute.localUsn === object.usn)
+  );
+}
+
+/** The DCs (by invocationId) each database's passes have said it of: once each. */
+const toldUnsplit = new WeakMap<Pool, Set<string>>();
+
+function sayUnsplitOnce(context: CaptureContext, checkpoint: ADPlace): void {
+  let told = toldUnsplit.get(context.pool);
+  if (!told) toldUnsplit.set(context.pool, (told = new Set()));
+  if (told.has(checkpoint.invocationId)) return;
+  told.add(checkpoint.invocationId);
+  context.log.debug(
+    { invocationId: checkpoint.invocationId },
+    "the domain controller answers no msDS-ReplValueMetaData (Samba does not): a linked attribute's values (a group's members) added and removed between two passes are one change, at the object's whenChanged",
+  );
 }
 
 function whenChanged(entry: DirectoryEntry): Date | undefined {

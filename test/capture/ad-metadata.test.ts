@@ -4,10 +4,11 @@ import {
   attributeOid,
   parseReplMetadata,
   parseReplMetadataXml,
+  parseReplValueMetadataXml,
 } from "../../src/capture/ad-metadata.ts";
 import { writesOf } from "../../src/capture/from-ad.ts";
 import { DirectorySchema, type AttributeType } from "../../src/directory/index.ts";
-import type { EntryState } from "../../src/events/index.ts";
+import { touchedAttributes, type EntryState } from "../../src/events/index.ts";
 
 /** ada's replPropertyMetaData as Samba 4.17 served it after two writes: title+description, then title. */
 const ADA_METADATA = Buffer.from(
@@ -53,6 +54,100 @@ t.test("msDS-ReplAttributeMetaData, a Windows DC's XML, one value an attribute",
       version: 1,
       changedAt: new Date("2026-12-07T03:21:59Z"),
       localUsn: 3997n,
+    },
+  ]);
+});
+
+/**
+ * One value of `msDS-ReplValueMetaData` as a Windows DC writes it: a `DS_REPL_VALUE_META_DATA`
+ * element (MS-DRSR 4.1.13.1.25's fields as XML text, FILETIME 0 as 1601-01-01), DNs escaped as
+ * XML, each value ending in a NUL as the attribute form's do.
+ */
+function valueMetadataXml(stamp: {
+  dn: string;
+  deleted?: string;
+  created: string;
+  version: number;
+  changed: string;
+  usn: number;
+  attribute?: string;
+}): string {
+  const dsa =
+    "CN=NTDS Settings,CN=DC1,CN=Servers,CN=Default-First-Site-Name,CN=Sites,CN=Configuration,DC=example,DC=test";
+  return [
+    "<DS_REPL_VALUE_META_DATA>",
+    `\t<pszAttributeName>${stamp.attribute ?? "member"}</pszAttributeName>`,
+    `\t<pszObjectDn>${stamp.dn}</pszObjectDn>`,
+    "\t<cbData>0</cbData>",
+    "\t<pbData></pbData>",
+    `\t<ftimeDeleted>${stamp.deleted ?? "1601-01-01T00:00:00Z"}</ftimeDeleted>`,
+    `\t<ftimeCreated>${stamp.created}</ftimeCreated>`,
+    `\t<dwVersion>${stamp.version}</dwVersion>`,
+    `\t<ftimeLastOriginatingChange>${stamp.changed}</ftimeLastOriginatingChange>`,
+    "\t<uuidLastOriginatingDsaInvocationID>967a695f-a199-4c05-a79f-672843cceef7</uuidLastOriginatingDsaInvocationID>",
+    `\t<usnOriginatingChange>${stamp.usn}</usnOriginatingChange>`,
+    `\t<usnLocalChange>${stamp.usn}</usnLocalChange>`,
+    `\t<pszLastOriginatingDsaDN>${dsa}</pszLastOriginatingDsaDN>`,
+    "</DS_REPL_VALUE_META_DATA>",
+    "\u0000",
+  ].join("\n");
+}
+
+t.test("msDS-ReplValueMetaData, a Windows DC's XML, one value a link value", async (t) => {
+  const stamps = parseReplValueMetadataXml([
+    valueMetadataXml({
+      dn: "CN=Smith\\, Jones &amp; Co,OU=People,DC=example,DC=test",
+      created: "2026-12-07T03:20:00Z",
+      version: 1,
+      changed: "2026-12-07T03:20:00Z",
+      usn: 4001,
+    }),
+    valueMetadataXml({
+      dn: "CN=bob &lt;&#x42;&gt;,OU=People,DC=example,DC=test",
+      deleted: "2026-12-07T03:21:30Z",
+      created: "2026-12-07T03:20:00Z",
+      version: 2,
+      changed: "2026-12-07T03:21:30Z",
+      usn: 4005,
+    }),
+    // A value from before linked-value replication (forest level 2000): no stamp of its own.
+    valueMetadataXml({
+      dn: "CN=ada,OU=People,DC=example,DC=test",
+      created: "1601-01-01T00:00:00Z",
+      version: 0,
+      changed: "1601-01-01T00:00:00Z",
+      usn: 0,
+    }),
+    "<not metadata/>",
+    valueMetadataXml({ dn: "CN=x", created: "", version: 1, changed: "then", usn: 1 }),
+  ]);
+  t.same(stamps, [
+    {
+      attribute: "member",
+      dn: "CN=Smith\\, Jones & Co,OU=People,DC=example,DC=test",
+      createdAt: new Date("2026-12-07T03:20:00Z"),
+      deletedAt: undefined,
+      version: 1,
+      changedAt: new Date("2026-12-07T03:20:00Z"),
+      localUsn: 4001n,
+    },
+    {
+      attribute: "member",
+      dn: "CN=bob <B>,OU=People,DC=example,DC=test",
+      createdAt: new Date("2026-12-07T03:20:00Z"),
+      deletedAt: new Date("2026-12-07T03:21:30Z"),
+      version: 2,
+      changedAt: new Date("2026-12-07T03:21:30Z"),
+      localUsn: 4005n,
+    },
+    {
+      attribute: "member",
+      dn: "CN=ada,OU=People,DC=example,DC=test",
+      createdAt: undefined,
+      deletedAt: undefined,
+      version: 0,
+      changedAt: new Date("1601-01-01T00:00:00Z"),
+      localUsn: 0n,
     },
   ]);
 });
@@ -133,3 +228,121 @@ t.test("writes between passes: one change a write, in USN order as numbers", asy
     "three writes: two the attributes' metadata shows, one of linked values past them",
   );
 });
+
+const memberSchema = new DirectorySchema([
+  type("2.5.4.12", "title"),
+  type("2.5.4.13", "description"),
+  type("2.5.4.31", "member"),
+  type("1.2.840.113556.1.4.1", "name"),
+]);
+const PEOPLE = "OU=People,DC=x";
+const person = (name: string) => `CN=${name},${PEOPLE}`;
+const stamp = (
+  name: string,
+  usn: bigint,
+  changed: number,
+  options: { deleted?: boolean; dn?: string } = {},
+) => ({
+  attribute: "member",
+  dn: options.dn ?? person(name),
+  createdAt: at(0),
+  deletedAt: options.deleted ? at(changed) : undefined,
+  version: options.deleted ? 2 : 1,
+  changedAt: at(changed),
+  localUsn: usn,
+});
+
+t.test(
+  "a group's member adds and removes between passes: one change a value's write, chained, with the attribute writes of its USN",
+  async (t) => {
+    const before = state("CN=team,DC=x", {
+      description: ["old"],
+      member: [person("ada"), person("bob"), person("carl"), person("gus")],
+      title: ["one"],
+    });
+    const after = state("CN=team,DC=x", {
+      description: ["new"],
+      member: [person("ada"), person("dora"), person("eve")],
+      title: ["two"],
+    });
+    const steps = writesOf(
+      { schema: memberSchema, typeOf: () => null },
+      {
+        uuid: "u",
+        before,
+        after,
+        usn: 990n,
+        at: at(8),
+        metadata: [
+          { oid: "2.5.4.13", version: 2, changedAt: at(3), localUsn: 950n },
+          { oid: undefined, name: "title", version: 2, changedAt: at(6), localUsn: 980n },
+          // member's own stamp: its values' writes do not change it (linked-value replication).
+          { oid: undefined, name: "member", version: 1, changedAt: at(0), localUsn: 10n },
+        ],
+        values: [
+          stamp("ada", 100n, 1),
+          // The DC writes the DN its own way; the state has it as read.
+          stamp("dora", 960n, 4, { dn: "cn=Dora,ou=people,dc=x" }),
+          stamp("bob", 970n, 5, { deleted: true }),
+          stamp("eve", 980n, 6),
+          stamp("carl", 980n, 6, { deleted: true }),
+          // Added and removed again between the passes: a write that left no state.
+          stamp("fay", 990n, 8, { deleted: true }),
+          // gus's removal has no stamp since the checkpoint: the object's last write.
+        ],
+        since: 900n,
+      },
+    );
+    t.same(
+      steps.map((s) => [s.usn, s.at.getUTCSeconds(), touchedAttributes(s.before, s.after)]),
+      [
+        [950n, 3, ["description"]],
+        [960n, 4, ["member"]],
+        [970n, 5, ["member"]],
+        [980n, 6, ["member", "title"]],
+        [990n, 8, ["member"]],
+      ],
+      "description's write, dora's add, bob's removal, eve's add and carl's removal with title's write, then what no stamp explains",
+    );
+    t.same(
+      steps.map((s) => s.after!.attributes.member),
+      [
+        [person("ada"), person("bob"), person("carl"), person("gus")],
+        [person("ada"), person("dora"), person("bob"), person("carl"), person("gus")],
+        [person("ada"), person("dora"), person("carl"), person("gus")],
+        [person("ada"), person("dora"), person("eve"), person("gus")],
+        [person("ada"), person("dora"), person("eve")],
+      ],
+      "each change holds the members as its write left them",
+    );
+    t.same(steps.at(-1)!.after, after, "the last leaves the group as read");
+    t.same(
+      steps.map((s) => s.writes),
+      [5, 5, 5, 5, 5],
+      "five writes since the checkpoint: description's, dora's, bob's, eve's and carl's, fay's",
+    );
+  },
+);
+
+t.test(
+  "without value metadata (Samba), a group's member changes are one change at its last write",
+  async (t) => {
+    const steps = writesOf(
+      { schema: memberSchema, typeOf: () => null },
+      {
+        uuid: "u",
+        before: state("CN=team,DC=x", { member: [person("ada"), person("bob")] }),
+        after: state("CN=team,DC=x", { member: [person("bob"), person("carl")] }),
+        usn: 990n,
+        at: at(8),
+        metadata: [{ oid: undefined, name: "member", version: 1, changedAt: at(0), localUsn: 10n }],
+        values: undefined,
+        since: 900n,
+      },
+    );
+    t.same(
+      steps.map((s) => [s.usn, s.at.getUTCSeconds(), s.after!.attributes.member]),
+      [[990n, 8, [person("bob"), person("carl")]]],
+    );
+  },
+);
