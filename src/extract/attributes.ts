@@ -4,11 +4,16 @@ import type { DirectorySchema } from "../directory/index.ts";
 import { ENTRY_VERSIONS } from "../../projections/entry-versions/index.ts";
 import type { ColumnKind, ColumnSpec } from "./parquet.ts";
 
-/** An attribute given a column of its own in `entry_versions`, and how its values convert. */
+/**
+ * An attribute given a column of its own in `entry_versions`. The query writes its values as
+ * the JSON array the version holds (a list) or the first of them (a single-valued attribute),
+ * and `read` converts each value to the column's type (null, and left out of a list, where
+ * one does not convert).
+ */
 export interface AttributeColumn extends ColumnSpec {
   /** The attribute's name as the versions store it (the column's name may differ in case). */
   readonly attribute: string;
-  readonly convert: (value: string) => unknown;
+  readonly read: (text: string) => unknown;
 }
 
 /** The columns every version has; an attribute of one of these names stays in the JSON. */
@@ -69,52 +74,27 @@ export async function attributeColumns(
             : type.format === "date-time"
               ? ["timestamp", asMoment]
               : ["string", asText];
+    const list = !(type?.singleValued ?? false);
     columns.push({
       name: type?.names[0] ?? name,
       attribute: name,
       kind,
-      list: !(type?.singleValued ?? false),
-      convert,
+      list,
+      read: list ? listReader(convert) : convert,
     });
   }
   return columns;
 }
 
-/** The columns by the attribute each holds, for each list of columns a run uses. */
-const byAttribute = new WeakMap<readonly AttributeColumn[], Map<string, AttributeColumn>>();
-
-/**
- * A version's attributes split into its typed columns and the rest (JSON, null when empty).
- */
-export function splitAttributes(
-  attributes: Readonly<Record<string, readonly string[]>>,
-  columns: readonly AttributeColumn[],
-  typed: boolean,
-): Record<string, unknown> {
-  const row: Record<string, unknown> = {};
-  if (!typed) {
-    row.attributes_other = Object.keys(attributes).length > 0 ? attributes : null;
-    return row;
-  }
-  let named = byAttribute.get(columns);
-  if (!named) {
-    named = new Map(columns.map((column) => [column.attribute, column]));
-    byAttribute.set(columns, named);
-  }
-  // Each attribute once, in its order (the rest keeps it): no copy of the whole, no delete.
-  let rest: Record<string, readonly string[]> | null = null;
-  for (const name in attributes) {
-    const values = attributes[name]!;
-    const column = named.get(name);
-    if (column === undefined) {
-      (rest ??= {})[name] = values;
-      continue;
+/** A list attribute's JSON array as its values converted, those that do not convert left out. */
+function listReader(convert: (value: string) => unknown): (text: string) => unknown {
+  if (convert === asText) return JSON.parse as (text: string) => unknown;
+  return (text) => {
+    const converted: unknown[] = [];
+    for (const value of JSON.parse(text) as string[]) {
+      const typed = convert(value);
+      if (typed !== null) converted.push(typed);
     }
-    const converted = values.map(column.convert);
-    row[column.name] = column.list
-      ? converted.filter((value) => value !== null)
-      : (converted[0] ?? null);
-  }
-  row.attributes_other = rest;
-  return row;
+    return converted;
+  };
 }

@@ -1,6 +1,8 @@
 import pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import type { PoolClient } from "../db/index.ts";
+import { columnBuilder, readerFor, type ColumnBatch } from "./columns.ts";
+import type { ColumnSpec } from "./parquet.ts";
 
 /** A query's SQL and its parameters, as the extract's tables give them. */
 export interface CopyQuery {
@@ -54,10 +56,77 @@ export function inlineParameters(
 }
 
 /**
+ * The text of `COPY (query) TO STDOUT` on `client` (in its transaction), in pieces of whole
+ * lines (one a row: fields between tabs, escaped as `unescapeCopyText` undoes, `\\N` for
+ * null): PostgreSQL sends them as a stream, without waiting for the next batch's request as a
+ * cursor does. Stopped early, the `COPY` is cancelled, and the client can go on.
+ */
+async function* copyText(client: PoolClient, query: CopyQuery): AsyncGenerator<string> {
+  const stream = client.query(
+    copyTo(`COPY (${inlineParameters(client, query.sql, query.params)}) TO STDOUT`),
+  );
+  // Settled once the statement is over, whichever way: the client is free again then.
+  let over = false;
+  const finished = new Promise<void>((resolve) => {
+    const settle = () => {
+      over = true;
+      resolve();
+    };
+    stream.once("end", settle);
+    stream.once("error", settle);
+  });
+  try {
+    let rest: Buffer | undefined;
+    // Not destroyed when the loop is left early: `stopCopy` ends the statement first.
+    for await (const chunk of stream.iterator({
+      destroyOnReturn: false,
+    }) as AsyncIterable<Buffer>) {
+      const bytes = rest ? Buffer.concat([rest, chunk]) : chunk;
+      // Whole lines only: a line ends in "\n", which no UTF-8 sequence holds.
+      const last = bytes.lastIndexOf(10);
+      if (last < 0) {
+        rest = bytes;
+        continue;
+      }
+      rest = last + 1 < bytes.length ? bytes.subarray(last + 1) : undefined;
+      yield bytes.toString("utf8", 0, last + 1);
+    }
+    if (rest) throw new Error("COPY: the stream ended within a row");
+  } finally {
+    if (!over) stopCopy(client, stream);
+    await finished;
+  }
+}
+
+/**
+ * Calls `field(i, text)` for each field of each row of `text` (whole lines of `width`
+ * fields), `text` null for a null, and `row()` after each row.
+ */
+function eachField(
+  text: string,
+  width: number,
+  field: (i: number, text: string | null) => void,
+  row: () => void,
+): void {
+  for (let start = 0; start < text.length;) {
+    const end = text.indexOf("\n", start);
+    let at = start;
+    for (let i = 0; i < width; i++) {
+      const tab = i === width - 1 ? end : text.indexOf("\t", at);
+      if (tab < 0 || tab > end) throw new Error("COPY: a row with fewer columns than asked");
+      const value = text.slice(at, tab);
+      field(i, value === "\\N" ? null : unescapeCopyText(value));
+      at = tab + 1;
+    }
+    row();
+    start = end + 1;
+  }
+}
+
+/**
  * The rows of `query`, `batchSize` at a time, read with `COPY (query) TO STDOUT` on `client`
- * (in its transaction): PostgreSQL sends them as a stream, without waiting for the next
- * batch's request as a cursor does. Each value is parsed by pg's parser for its column's type,
- * from the same text a query's answer holds, so a row is the object `client.query` would give.
+ * (in its transaction). Each value is parsed by pg's parser for its column's type, from the
+ * same text a query's answer holds, so a row is the object `client.query` would give.
  * Stopped early, the `COPY` is cancelled, and the client can go on.
  */
 export async function* copyRows(
@@ -74,61 +143,57 @@ export async function* copyRows(
   const parsers = described.fields.map(
     (field) => pg.types.getTypeParser(field.dataTypeID, "text") as (text: string) => unknown,
   );
-  const width = names.length;
-  const stream = client.query(
-    copyTo(`COPY (${inlineParameters(client, query.sql, query.params)}) TO STDOUT`),
-  );
-  // Settled once the statement is over, whichever way: the client is free again then.
-  let over = false;
-  const finished = new Promise<void>((resolve) => {
-    const settle = () => {
-      over = true;
-      resolve();
-    };
-    stream.once("end", settle);
-    stream.once("error", settle);
-  });
-  try {
-    let batch: Record<string, unknown>[] = [];
-    let rest: Buffer | undefined;
-    // Not destroyed when the loop is left early: `stopCopy` ends the statement first.
-    for await (const chunk of stream.iterator({
-      destroyOnReturn: false,
-    }) as AsyncIterable<Buffer>) {
-      const bytes = rest ? Buffer.concat([rest, chunk]) : chunk;
-      // Whole lines only: a line ends in "\n", which no UTF-8 sequence holds.
-      const last = bytes.lastIndexOf(10);
-      if (last < 0) {
-        rest = bytes;
-        continue;
-      }
-      rest = last + 1 < bytes.length ? bytes.subarray(last + 1) : undefined;
-      const text = bytes.toString("utf8", 0, last + 1);
-      for (let start = 0; start < text.length;) {
-        const end = text.indexOf("\n", start);
-        const row: Record<string, unknown> = {};
-        let at = start;
-        for (let i = 0; i < width; i++) {
-          const tab = i === width - 1 ? end : text.indexOf("\t", at);
-          if (tab < 0 || tab > end) throw new Error("COPY: a row with fewer columns than asked");
-          const field = text.slice(at, tab);
-          row[names[i]!] = field === "\\N" ? null : parsers[i]!(unescapeCopyText(field));
-          at = tab + 1;
-        }
+  let batch: Record<string, unknown>[] = [];
+  let row: Record<string, unknown> = {};
+  for await (const text of copyText(client, query)) {
+    eachField(
+      text,
+      names.length,
+      (i, value) => (row[names[i]!] = value === null ? null : parsers[i]!(value)),
+      () => {
         batch.push(row);
-        if (batch.length >= batchSize) {
-          yield batch;
-          batch = [];
-        }
-        start = end + 1;
-      }
+        row = {};
+      },
+    );
+    while (batch.length >= batchSize) {
+      yield batch.slice(0, batchSize);
+      batch = batch.slice(batchSize);
     }
-    if (rest) throw new Error("COPY: the stream ended within a row");
-    if (batch.length > 0) yield batch;
-  } finally {
-    if (!over) stopCopy(client, stream);
-    await finished;
   }
+  if (batch.length > 0) yield batch;
+}
+
+/**
+ * The rows of `query` column by column, `batchSize` rows a batch, read with `COPY (query) TO
+ * STDOUT` on `client` (in its transaction): no object a row, each field read straight into
+ * its column (`readerFor`: the query writes each column in the form its kind reads). The
+ * query's columns are `columns`, in order. Stopped early, the `COPY` is cancelled.
+ */
+export async function* copyColumns(
+  client: PoolClient,
+  query: CopyQuery,
+  columns: readonly ColumnSpec[],
+  batchSize: number,
+): AsyncGenerator<ColumnBatch> {
+  const readers = columns.map(readerFor);
+  let builders = columns.map(columnBuilder);
+  let rows = 0;
+  const batches: ColumnBatch[] = [];
+  for await (const text of copyText(client, query)) {
+    eachField(
+      text,
+      columns.length,
+      (i, value) => builders[i]!.add(value === null ? null : readers[i]!(value)),
+      () => {
+        if (++rows < batchSize) return;
+        batches.push({ rows, columns: builders.map((builder) => builder.pack()) });
+        builders = columns.map(columnBuilder);
+        rows = 0;
+      },
+    );
+    yield* batches.splice(0);
+  }
+  if (rows > 0) yield { rows, columns: builders.map((builder) => builder.pack()) };
 }
 
 /**

@@ -1,18 +1,14 @@
 import { isMainThread, parentPort, Worker } from "node:worker_threads";
-import {
-  columnData,
-  ParquetRowGroups,
-  type ByteSink,
-  type ColumnData,
-  type ColumnSpec,
-} from "./parquet.ts";
+import { transferables, type ColumnBatch } from "./columns.ts";
+import { ParquetRowGroups, type ByteSink, type ColumnSpec } from "./parquet.ts";
 
 /**
  * Parquet files encoded on a thread of their own. An extract's work is reading the rows and
  * encoding them, both JavaScript: on one thread the reading (and the database's sending)
  * waited for each row group's encoding. Here the extract's thread reads and converts the next
  * batch while this thread encodes the last one (dictionaries, levels, statistics, Snappy), and
- * the bytes come back to be written where the file goes.
+ * the bytes come back to be written where the file goes. A batch crosses column by column
+ * (`ColumnBatch`), its typed arrays transferred rather than copied.
  *
  * One thread for the process, shared by every file being written (each has an id); it keeps
  * the process alive only while a file is open.
@@ -28,8 +24,7 @@ type Request =
   | {
       readonly kind: "write";
       readonly id: number;
-      readonly columns: readonly ColumnData[];
-      readonly rows: number;
+      readonly batch: ColumnBatch;
     }
   | { readonly kind: "finish" | "sunk" | "abort"; readonly id: number };
 
@@ -78,9 +73,7 @@ if (!isMainThread && parentPort) {
     }
     // In order, each after the last; a failure fails every request after it too.
     const result = entry.chain.then(() =>
-      request.kind === "write"
-        ? entry.file.writeColumns(request.columns, request.rows)
-        : entry.file.finish(),
+      request.kind === "write" ? entry.file.writeColumns(request.batch) : entry.file.finish(),
     );
     entry.chain = result;
     result.then(
@@ -152,7 +145,6 @@ function encodingThread(): NonNullable<typeof thread> {
  * `abort` gives up a file that will not be finished.
  */
 export class ThreadedRowGroups {
-  readonly #columns: readonly ColumnSpec[];
   readonly #thread: NonNullable<typeof thread>;
   readonly #id: number;
   #rows = 0;
@@ -164,7 +156,6 @@ export class ThreadedRowGroups {
     sink: ByteSink,
     metadata: Readonly<Record<string, string>> = {},
   ) {
-    this.#columns = columns;
     this.#thread = encodingThread();
     this.#id = this.#thread.next++;
     this.#thread.files.set(this.#id, { waiting: [], sink });
@@ -172,7 +163,7 @@ export class ThreadedRowGroups {
     this.#thread.worker.postMessage({
       kind: "open",
       id: this.#id,
-      // The specs only (an attribute's column also holds its conversion, run here).
+      // The specs only (an attribute's column also holds how it reads, run here).
       columns: columns.map(({ name, kind, list, required }) => ({ name, kind, list, required })),
       metadata,
     } satisfies Request);
@@ -183,12 +174,12 @@ export class ThreadedRowGroups {
     return this.#rows;
   }
 
-  async write(rows: readonly Readonly<Record<string, unknown>>[]): Promise<void> {
-    if (rows.length === 0) return;
-    const columns = columnData(this.#columns, rows);
-    this.#rows += rows.length;
+  /** Writes `batch` as one row group; its typed arrays are handed over (unusable here after). */
+  async write(batch: ColumnBatch): Promise<void> {
+    if (batch.rows === 0) return;
+    this.#rows += batch.rows;
     const before = this.#encoding;
-    this.#encoding = this.#request({ kind: "write", id: this.#id, columns, rows: rows.length });
+    this.#encoding = this.#request({ kind: "write", id: this.#id, batch }, transferables(batch));
     this.#encoding.catch(() => {}); // answered by the next write, or by finish
     await before;
   }
@@ -209,12 +200,12 @@ export class ThreadedRowGroups {
     this.#close();
   }
 
-  #request(request: Request): Promise<void> {
+  #request(request: Request, transfer: ArrayBuffer[] = []): Promise<void> {
     const file = this.#thread.files.get(this.#id);
     if (!file) return Promise.reject(new Error("the Parquet encoding thread stopped"));
     return new Promise<void>((resolve, reject) => {
       file.waiting.push({ resolve, reject });
-      this.#thread.worker.postMessage(request);
+      this.#thread.worker.postMessage(request, transfer);
     });
   }
 

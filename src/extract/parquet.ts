@@ -1,4 +1,5 @@
 import { ByteWriter, ParquetWriter, type SchemaElement } from "hyparquet-writer";
+import { unpack, type ColumnBatch } from "./columns.ts";
 
 /**
  * What a column holds, as the extract's tables declare it: a scalar of one Parquet type, or a
@@ -13,6 +14,11 @@ export interface ColumnSpec {
   readonly list?: boolean;
   /** Never null (REQUIRED); default nullable. */
   readonly required?: boolean;
+  /**
+   * How the column's text in the query's answer becomes its value, when not as its kind's
+   * (`readerFor`): an attribute's column converts the attribute's values.
+   */
+  readonly read?: (text: string) => unknown;
 }
 
 /** The leaf schema element of a kind, named `name`. */
@@ -45,44 +51,6 @@ function leaf(name: string, kind: ColumnKind, repetition: "REQUIRED" | "OPTIONAL
         logical_type: { type: "TIMESTAMP", isAdjustedToUTC: true, unit: "MILLIS" },
       };
   }
-}
-
-/**
- * The 16 bytes of each UUID of `values` (text, or null), by Buffer's hex decoding into one
- * buffer: hyparquet-writer checks and converts text itself, character by character, which
- * was a tenth of an extract's time.
- */
-function uuidBytes(values: readonly unknown[]): unknown[] {
-  const bytes = new Uint8Array(values.length * 16);
-  const buffer = Buffer.from(bytes.buffer);
-  return values.map((value, i) => {
-    if (typeof value !== "string") return value ?? null;
-    const hex = value.replaceAll("-", "");
-    if (hex.length !== 32 || buffer.write(hex, i * 16, 16, "hex") !== 16) {
-      throw new Error(`not a UUID: ${value}`);
-    }
-    return bytes.subarray(i * 16, i * 16 + 16);
-  });
-}
-
-/** A column's values for one row group, as hyparquet-writer takes them. */
-export interface ColumnData {
-  readonly name: string;
-  readonly data: unknown[];
-}
-
-/** The values of each of `columns` in `rows` (objects keyed by column name). */
-export function columnData(
-  columns: readonly ColumnSpec[],
-  rows: readonly Readonly<Record<string, unknown>>[],
-): ColumnData[] {
-  return columns.map((column) => {
-    const values = rows.map((row) => row[column.name] ?? null);
-    return {
-      name: column.name,
-      data: column.kind === "uuid" && !column.list ? uuidBytes(values) : values,
-    };
-  });
 }
 
 /** The Parquet schema of `columns`, lists as the three-level LIST every reader knows. */
@@ -132,17 +100,24 @@ class SinkWriter extends ByteWriter {
 }
 
 /**
- * One Parquet file written row group by row group: `write` takes a batch of rows (objects
- * keyed by column name) and writes them as one row group (compressed with Snappy, with
- * statistics), `finish` writes the footer.
+ * One Parquet file written row group by row group: `writeColumns` takes a batch of rows
+ * column by column (`ColumnBatch`) and writes it as one row group (compressed with Snappy,
+ * with statistics), `finish` writes the footer.
+ *
+ * A JSON column's values are its JSON text (as PostgreSQL writes it): hyparquet-writer would
+ * take objects and write each with `JSON.stringify` again, so its column is written as a
+ * string column (the same bytes, the same statistics) and declared JSON in the footer, which
+ * is where a reader learns a column's type.
  *
  * @example
- * const file = new ParquetRowGroups(columns, (bytes) => stream.write(bytes), "annal extract");
- * await file.write(rows); await file.finish();
+ * const file = new ParquetRowGroups(columns, (bytes) => stream.write(bytes), metadata);
+ * await file.writeColumns(batch); await file.finish();
  */
 export class ParquetRowGroups {
   readonly #columns: readonly ColumnSpec[];
   readonly #writer: ParquetWriter;
+  /** The schema's JSON leaves, written as strings until the footer. */
+  readonly #json: SchemaElement[];
   #rows = 0;
 
   constructor(
@@ -151,9 +126,12 @@ export class ParquetRowGroups {
     metadata: Readonly<Record<string, string>> = {},
   ) {
     this.#columns = columns;
+    const schema = parquetSchema(columns);
+    this.#json = schema.filter((element) => element.converted_type === "JSON");
+    for (const element of this.#json) element.converted_type = "UTF8";
     this.#writer = new ParquetWriter({
       writer: new SinkWriter(sink),
-      schema: parquetSchema(columns),
+      schema,
       codec: "SNAPPY",
       statistics: true,
       createdBy: "annal",
@@ -166,18 +144,24 @@ export class ParquetRowGroups {
     return this.#rows;
   }
 
-  async write(rows: readonly Readonly<Record<string, unknown>>[]): Promise<void> {
-    await this.writeColumns(columnData(this.#columns, rows), rows.length);
-  }
-
-  /** One row group of `rows` rows from its columns' values (`columnData`'s). */
-  async writeColumns(columns: readonly ColumnData[], rows: number): Promise<void> {
-    if (rows === 0) return;
-    this.#rows += rows;
-    await this.#writer.write({ columnData: [...columns], rowGroupSize: rows });
+  /** One row group of the batch's rows. */
+  async writeColumns(batch: ColumnBatch): Promise<void> {
+    if (batch.rows === 0) return;
+    if (batch.columns.length !== this.#columns.length) {
+      throw new Error(`${batch.columns.length} columns for ${this.#columns.length}`);
+    }
+    this.#rows += batch.rows;
+    await this.#writer.write({
+      columnData: this.#columns.map((column, i) => ({
+        name: column.name,
+        data: unpack(batch.columns[i]!) as unknown[],
+      })),
+      rowGroupSize: batch.rows,
+    });
   }
 
   async finish(): Promise<void> {
+    for (const element of this.#json) element.converted_type = "JSON";
     await this.#writer.finish();
   }
 }

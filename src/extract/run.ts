@@ -182,7 +182,7 @@ export async function extractToFolder(pool: Pool, options: ExtractOptions): Prom
       let rows = 0;
       let openRows = 0;
       for (const part of parts) {
-        const query = table.query(part, after, covered);
+        const query = table.query(part, after, covered, context);
         const phase = table.shape === "append" ? name : `${name} (${part})`;
         let total = 0;
         if (options.onProgress) {

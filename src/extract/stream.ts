@@ -39,7 +39,7 @@ export async function extractTable(
   const parts: RowPart[] = table.shape === "append" ? ["rows"] : ["closed", "open"];
   try {
     for (const part of parts) {
-      const query = table.query(part, START, covered);
+      const query = table.query(part, START, covered, context);
       for await (const batch of readBatches(
         client,
         table,

@@ -20,7 +20,7 @@ import {
   WORKFLOW_STEPS,
   WORKFLOWS_PROJECTION,
 } from "../../projections/workflows/index.ts";
-import { splitAttributes, type AttributeColumn } from "./attributes.ts";
+import type { AttributeColumn } from "./attributes.ts";
 import type { ColumnSpec } from "./parquet.ts";
 
 export const TABLE_NAMES = [
@@ -66,10 +66,26 @@ export interface ExtractTable {
    * projection's checkpoint, or for the events the last one below the safe bound.
    */
   covered(db: Queryable): Promise<LogPosition>;
-  /** The rows of `part` after `after` (and up to `upTo`), in a stable order. */
-  query(part: RowPart, after: LogPosition, upTo: LogPosition): ExtractQuery;
-  row(row: Record<string, unknown>, context: ExtractContext): Record<string, unknown>;
+  /**
+   * The rows of `part` after `after` (and up to `upTo`), in a stable order: the table's
+   * `columns`, in their order, each in the form its kind reads (`readerFor`: a time as
+   * `millis` writes it, a 64-bit integer as its decimal text, a list as a JSON array, JSON as
+   * its text).
+   */
+  query(
+    part: RowPart,
+    after: LogPosition,
+    upTo: LogPosition,
+    context: ExtractContext,
+  ): ExtractQuery;
 }
+
+/**
+ * A time as its milliseconds since the epoch, the fraction of a millisecond dropped (as a
+ * JavaScript `Date` holds it): what a timestamp column reads, without a parse of the text.
+ */
+const millis = (expression: string, name: string) =>
+  `floor(extract(epoch FROM ${expression}) * 1000)::int8 AS ${name}`;
 
 const isStart = (at: LogPosition) =>
   at.transactionId === START.transactionId && at.position === START.position;
@@ -91,8 +107,6 @@ function entryEventsAfter(after: LogPosition, params: unknown[]): string {
             FROM events AS e
            WHERE e.stream_id LIKE 'entry-%' AND ${logPositionCompare("e", ">", after, params)}`;
 }
-
-const position = (row: Record<string, unknown>) => logPositionOf(row as unknown as LogPositionRow);
 
 const eventsTable: ExtractTable = {
   name: "events",
@@ -119,28 +133,13 @@ const eventsTable: ExtractTable = {
   query(_part, after, upTo) {
     const params: unknown[] = [];
     return {
-      sql: `SELECT ${logPositionColumns("e")}, e.id, e.stream_id, e.stream_version, e.type,
-                   e.data, e.metadata, e.occurred_at, e.recorded_at
+      sql: `SELECT e.position, e.transaction_id::text, e.id, e.stream_id, e.stream_version,
+                   e.type, e.data, e.metadata, ${millis("e.occurred_at", "occurred_at")}, ${millis("e.recorded_at", "recorded_at")}
               FROM events AS e
              WHERE ${logPositionCompare("e", ">", after, params)}
                AND ${logPositionCompare("e", "<=", upTo, params)}
              ORDER BY ${logOrder("e")}`,
       params,
-    };
-  },
-  row: (row) => {
-    const at = position(row);
-    return {
-      position: BigInt(at.position),
-      transaction_id: BigInt(at.transactionId),
-      event_id: row.id,
-      stream_id: row.stream_id,
-      stream_version: BigInt(row.stream_version as string),
-      type: row.type,
-      data: row.data,
-      metadata: row.metadata,
-      occurred_at: row.occurred_at,
-      recorded_at: row.recorded_at,
     };
   },
 };
@@ -171,22 +170,14 @@ const changesTable: ExtractTable = {
   query(_part, after) {
     const params: unknown[] = [];
     return {
-      sql: `SELECT ${logPositionColumns("c")}, c.event_id, c.entry_uuid, c.type, c.dn, c.old_dn,
-                   c.change_type, c.occurred_at, c.recorded_at, c.actor, c.attributes, c.patch,
-                   c.observed, c.source, c.causation_id, c.correlation_id
+      sql: `SELECT c.position, c.transaction_id::text, c.event_id, c.entry_uuid, c.type, c.dn,
+                   c.old_dn, c.change_type, ${millis("c.occurred_at", "occurred_at")}, ${millis("c.recorded_at", "recorded_at")},
+                   c.actor, to_jsonb(c.attributes), c.patch, c.observed, c.source, c.causation_id,
+                   c.correlation_id
               FROM ${CHANGES} AS c
              WHERE ${logPositionCompare("c", ">", after, params)}
              ORDER BY ${logOrder("c")}`,
       params,
-    };
-  },
-  row: (row) => {
-    const at = position(row);
-    const { log_transaction_id: _t, log_position: _p, ...rest } = row;
-    return {
-      ...rest,
-      position: BigInt(at.position),
-      transaction_id: BigInt(at.transactionId),
     };
   },
 };
@@ -207,10 +198,31 @@ const entryVersionsTable: ExtractTable = {
     { name: "operational", kind: "json" },
   ],
   covered: (db) => checkpointOf(db, ENTRY_VERSIONS_PROJECTION),
-  query(part, after) {
+  query(part, after, _upTo, { attributes }) {
     const params: unknown[] = [];
-    const columns = `v.entry_uuid, v.version, v.dn, v.type, v.valid_from, v.valid_to, v.position,
-                     v.attributes, v.operational`;
+    const parameter = (value: unknown) => `$${params.push(value)}`;
+    // A version of a configured type (`type` not null): each attribute with a column of its
+    // own there (a list: the version's array; single-valued: its first value), the rest as
+    // JSON; a version of no configured type: every attribute as JSON. Null when none.
+    const typed = attributes.map(
+      ({ attribute, list }) =>
+        `CASE WHEN v.type IS NOT NULL
+              THEN v.attributes->${parameter(attribute)}${list ? "" : "->>0"} END`,
+    );
+    const named = parameter(attributes.map(({ attribute }) => attribute));
+    const columns = [
+      "v.entry_uuid",
+      "v.version",
+      "v.dn",
+      "v.type",
+      millis("v.valid_from", "valid_from"),
+      millis("v.valid_to", "valid_to"),
+      "v.position",
+      ...typed,
+      `NULLIF(CASE WHEN v.type IS NULL THEN v.attributes
+                   ELSE v.attributes - ${named}::text[] END, '{}'::jsonb)`,
+      "NULLIF(v.operational, '{}'::jsonb)",
+    ].join(", ");
     // A version is closed by the next version of its entry (a change, or the delete); the
     // delete itself is no version of the entry's life and is not extracted. A first run takes
     // every closed version; a later one those whose next version's event came after `after`.
@@ -236,17 +248,6 @@ const entryVersionsTable: ExtractTable = {
       params,
     };
   },
-  row: (row, { attributes }) => ({
-    entry_uuid: row.entry_uuid,
-    version: BigInt(row.version as string),
-    dn: row.dn,
-    type: row.type,
-    valid_from: row.valid_from,
-    valid_to: row.valid_to,
-    position: BigInt(row.position as string),
-    ...splitAttributes(row.attributes as Record<string, string[]>, attributes, row.type !== null),
-    operational: Object.keys(row.operational as object).length > 0 ? row.operational : null,
-  }),
 };
 
 /**
@@ -319,16 +320,13 @@ const membershipsTable: ExtractTable = {
           ? "s.valid_to IS NOT NULL"
           : `s.valid_to IS NOT NULL AND s.closing_position IN (SELECT position FROM (${touched}) AS c)`;
     return {
-      sql: `SELECT s.* FROM (${membershipSpans(touched)}) AS s WHERE ${where}
+      sql: `SELECT s.group_uuid, s.group_dn, s.group_type, s.member_dn, ${millis("s.valid_from", "valid_from")},
+                   ${millis("s.valid_to", "valid_to")}, s.opening_position, s.closing_position
+              FROM (${membershipSpans(touched)}) AS s WHERE ${where}
              ORDER BY s.group_uuid, lower(s.member_dn), s.valid_from`,
       params,
     };
   },
-  row: (row) => ({
-    ...row,
-    opening_position: BigInt(row.opening_position as string),
-    closing_position: row.closing_position === null ? null : BigInt(row.closing_position as string),
-  }),
 };
 
 /** An instance that can change no more: completed or cancelled (an errored one may be retried). */
@@ -365,15 +363,14 @@ const workflowInstancesTable: ExtractTable = {
     const params: unknown[] = [];
     return {
       sql: `SELECT i.instance_id, i.definition, i.version, i.hash, i.status, i.started_by_id,
-                   i.started_by, i.started_at, i.updated_at, i.until, i.parent_id, i.parameters,
-                   i.result, i.error, i.position AS last_position
+                   i.started_by, ${millis("i.started_at", "started_at")}, ${millis("i.updated_at", "updated_at")},
+                   ${millis("i.until", "until")}, i.parent_id, i.parameters, i.result, i.error, i.position
               FROM ${WORKFLOW_INSTANCES} AS i
              WHERE ${instancesWhere(part, after, params)}
              ORDER BY i.started_at, i.instance_id`,
       params,
     };
   },
-  row: ({ last_position, ...row }) => ({ ...row, position: BigInt(last_position as string) }),
 };
 
 const workflowStepsTable: ExtractTable = {
@@ -397,15 +394,14 @@ const workflowStepsTable: ExtractTable = {
   query(part, after) {
     const params: unknown[] = [];
     return {
-      sql: `SELECT s.instance_id, s.seq, s.kind, s.name, s.state, s.attempts, s.started_at,
-                   s.ended_at, s.result, s.error, s.child_id
+      sql: `SELECT s.instance_id, s.seq, s.kind, s.name, s.state, s.attempts,
+                   ${millis("s.started_at", "started_at")}, ${millis("s.ended_at", "ended_at")}, s.result, s.error, s.child_id
               FROM ${WORKFLOW_STEPS} AS s JOIN ${WORKFLOW_INSTANCES} AS i USING (instance_id)
              WHERE ${instancesWhere(part, after, params)}
              ORDER BY i.started_at, s.instance_id, s.seq`,
       params,
     };
   },
-  row: (row) => row,
 };
 
 export const EXTRACT_TABLES: Readonly<Record<TableName, ExtractTable>> = {

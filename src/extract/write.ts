@@ -3,26 +3,25 @@ import { createWriteStream } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import path from "node:path";
 import type { PoolClient } from "../db/index.ts";
-import { copyRows } from "./copy-rows.ts";
+import { sliceBatch, type ColumnBatch } from "./columns.ts";
+import { copyColumns } from "./copy-rows.ts";
 import { ParquetRowGroups, type ByteSink, type ColumnSpec } from "./parquet.ts";
 import { ThreadedRowGroups } from "./parquet-thread.ts";
 import type { ExtractContext, ExtractQuery, ExtractTable } from "./tables.ts";
 
 /**
- * The rows of `query`, `batchSize` at a time, each converted by the table: read with `COPY`,
- * which streams them while the previous batch is written (a cursor's database waits for each
- * batch to be asked for).
+ * The rows of `query`, `batchSize` at a time, column by column as the table's columns are:
+ * read with `COPY`, which streams them while the previous batch is written (a cursor's
+ * database waits for each batch to be asked for).
  */
-export async function* readBatches(
+export function readBatches(
   client: PoolClient,
   table: ExtractTable,
   query: ExtractQuery,
   context: ExtractContext,
   batchSize: number,
-): AsyncGenerator<Record<string, unknown>[]> {
-  for await (const rows of copyRows(client, query, batchSize)) {
-    yield rows.map((row) => table.row(row, context));
-  }
+): AsyncGenerator<ColumnBatch> {
+  return copyColumns(client, query, table.columns(context), batchSize);
 }
 
 /** A sink into a file stream that waits for the stream to drain. */
@@ -51,7 +50,7 @@ export interface SplitFilesOptions {
  * written, relative to `folder`'s parent's own naming (`fileName`'s).
  */
 export async function writeSplitFiles(
-  batches: AsyncIterable<Record<string, unknown>[]>,
+  batches: AsyncIterable<ColumnBatch>,
   options: SplitFilesOptions,
 ): Promise<{ files: string[]; rows: number }> {
   const files: string[] = [];
@@ -71,8 +70,8 @@ export async function writeSplitFiles(
     options.onFile?.(name);
   };
   try {
-    for await (let batch of batches) {
-      while (batch.length > 0) {
+    for await (const batch of batches) {
+      for (let start = 0; start < batch.rows;) {
         if (!open) {
           const name = options.fileName(files.length + 1);
           const stream = createWriteStream(path.join(options.folder, `${name}.partial`));
@@ -82,11 +81,11 @@ export async function writeSplitFiles(
             name,
           };
         }
-        const room = options.rowsPerFile - open.file.rows;
-        const part = batch.length <= room ? batch : batch.slice(0, room);
-        batch = batch.length <= room ? [] : batch.slice(room);
+        const end = Math.min(batch.rows, start + options.rowsPerFile - open.file.rows);
+        const part = start === 0 && end === batch.rows ? batch : sliceBatch(batch, start, end);
+        start = end;
         await open.file.write(part);
-        rows += part.length;
+        rows += part.rows;
         options.onRows?.(rows);
         if (open.file.rows >= options.rowsPerFile) await close();
       }
