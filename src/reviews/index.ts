@@ -6,6 +6,7 @@
  */
 export type { ReviewDefinition } from "./definition.ts";
 export { prepareReviewItemDefinition } from "./built-in.ts";
+export type { ReviewItemRef } from "./item-workflow.ts";
 export { reviewItemsAt, type ReviewItems } from "./items.ts";
 export {
   HistoryBuildingPending,
@@ -22,9 +23,12 @@ export {
   readItem,
   readItems,
   readProgress,
+  isReviewItemRef,
+  reviewItemData,
   reviewsOfMembership,
   unreviewedMemberships,
   type ItemFilter,
+  type ReviewItemData,
   type ReviewItemView,
   type ReviewProgress,
 } from "./read.ts";

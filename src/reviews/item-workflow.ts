@@ -5,6 +5,11 @@
  * delegations the engine's own, and a revocation is a step whose directory write names the
  * instance, the step and the reviewer. It imports only `annal`, so its bundle, and with it its
  * hash, changes only when this file does: raise `version` with every change.
+ *
+ * Version 2 records the item once: its dialog's data is a reference to it (`ReviewItemRef`),
+ * which the dialog's readers show as the item the reviews projection lists (`reviewItemData`),
+ * and its parameters no longer carry it (version 1 carried it in both, twice the item's bytes
+ * for each of a campaign's 100,000 items). Instances of version 1 replay their own stored code.
  */
 import { bind, defineWorkflow, TimeoutError, type EscalationLevel } from "annal";
 
@@ -26,8 +31,15 @@ export interface ReviewItemParameters {
   readonly calendar: string | null;
   readonly undecided: "keep" | "revoke";
   readonly reasonRequiredForKeep: boolean;
-  /** What the reviewer is shown: the item and its history. */
-  readonly item: unknown;
+}
+
+/**
+ * The data of an item's dialog: which item it decides. Readers show the item and its history
+ * from the reviews projection in its place (the campaign's `ReviewItemsListed` records it).
+ */
+export interface ReviewItemRef {
+  readonly campaignId: string;
+  readonly itemId: string;
 }
 
 /** A reviewer's answer. */
@@ -106,7 +118,7 @@ function decisionSchema(reasonRequiredForKeep: boolean) {
 
 export default defineWorkflow({
   name: "annal.review-item",
-  version: 1,
+  version: 2,
   title: "Access review item",
   parameters,
   bindings: { directory: bind.directory() },
@@ -128,7 +140,7 @@ export default defineWorkflow({
         assignees: p.reviewers,
         schema: decisionSchema(p.reasonRequiredForKeep),
         until: p.until,
-        data: p.item,
+        data: { campaignId: p.campaignId, itemId: p.itemId } satisfies ReviewItemRef,
         ...(levels.length > 0 ? { escalation: { levels } } : {}),
       });
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/index.ts";
+import type { ReviewItem } from "../events/index.ts";
 import { CHANGES } from "../../projections/changes/index.ts";
 import { logOrder } from "../store/index.ts";
 import { ENTRIES } from "../../projections/entries/index.ts";
@@ -10,6 +11,7 @@ import {
 } from "../../projections/reviews/index.ts";
 import { canonicalPrincipal, WORKFLOW_INSTANCES } from "../../projections/workflows/index.ts";
 import { assigneeKeysAt, delegationsInForce, type Actor } from "../workflow/index.ts";
+import type { ReviewItemRef } from "./item-workflow.ts";
 
 /** An item with what became of it in the directory: the captured change of its revocation. */
 export interface ReviewItemView extends ReviewItemRow {
@@ -267,4 +269,55 @@ export async function decisionKeys(db: Queryable, actor: Actor, now: Date): Prom
     for (const key of await assigneeKeysAt(db, delegation.delegator, now)) keys.add(key);
   }
   return [...keys];
+}
+
+/** An item's dialog's data as version 1 of `annal.review-item` recorded it: the item itself. */
+export type ReviewItemData = ReviewItem & { readonly campaignId: string; readonly review: string };
+
+/**
+ * What the dialogs of review items show: for each reference (`ReviewItemRef`, the data of a
+ * version 2 item's dialog), the item as the campaign listed it, as version 1 recorded it in the
+ * dialog (its campaign's id and review's name beside it); null for an item the reviews
+ * projection does not list. One statement for them all; answers in the order of `refs`.
+ */
+export async function reviewItemData(
+  db: Queryable,
+  refs: readonly ReviewItemRef[],
+): Promise<(ReviewItemData | null)[]> {
+  if (refs.length === 0) return [];
+  const found = await db.query<ReviewItemRow & { review: string }>(
+    `SELECT i.*, c.review FROM unnest($1::text[], $2::text[]) AS r(campaign_id, item_id)
+       JOIN ${REVIEW_ITEMS} AS i ON i.campaign_id::text = r.campaign_id AND i.item_id = r.item_id
+       JOIN ${REVIEW_CAMPAIGNS} AS c ON c.campaign_id = i.campaign_id`,
+    [refs.map((ref) => ref.campaignId), refs.map((ref) => ref.itemId)],
+  );
+  const byRef = new Map(found.rows.map((row) => [`${row.campaign_id}\n${row.item_id}`, row]));
+  return refs.map((ref) => {
+    const row = byRef.get(`${ref.campaignId.toLowerCase()}\n${ref.itemId}`);
+    if (!row) return null;
+    return {
+      itemId: row.item_id,
+      kind: row.kind as ReviewItem["kind"],
+      groupUUID: row.group_uuid,
+      groupDn: row.group_dn,
+      memberUUID: row.member_uuid,
+      memberDn: row.member_dn,
+      attribute: row.attribute,
+      accessFunction: row.access_function,
+      reviewers: row.reviewers,
+      since: row.since.toISOString(),
+      began: row.began as ReviewItem["began"],
+      lastReview: row.last_review as ReviewItem["lastReview"],
+      campaignId: row.campaign_id,
+      review: row.review,
+    };
+  });
+}
+
+/** Whether a review item's dialog data is a reference (version 2) rather than the item. */
+export function isReviewItemRef(data: unknown): data is ReviewItemRef {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const keys = Object.keys(data);
+  const { campaignId, itemId } = data as Record<string, unknown>;
+  return keys.length === 2 && typeof campaignId === "string" && typeof itemId === "string";
 }

@@ -185,7 +185,6 @@ async function startItems(
           calendar: definition.calendar ?? null,
           undecided: definition.undecided,
           reasonRequiredForKeep: definition.reasonRequiredForKeep,
-          item: { ...item, campaignId, review: definition.name },
         };
         return {
           name: REVIEW_ITEM_WORKFLOW,

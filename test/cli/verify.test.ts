@@ -98,7 +98,7 @@ t.test("the demo configuration copied to ./annal.toml as its comment says verifi
   t.match(
     run.stdout,
     // annal.review-item: the demo has [[reviews]], whose items are instances of it.
-    /^ok workflows: access-request@1, default-groups@1, joiner@1, leaver@1, annal.review-item@1 from .*ops\/demo\/workflows$/m,
+    /^ok workflows: access-request@1, default-groups@1, joiner@1, leaver@1, annal.review-item@2 from .*ops\/demo\/workflows$/m,
   );
 
   // Copied as it is, the paths beside the copy name nothing: refused, saying where to look.

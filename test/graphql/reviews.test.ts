@@ -98,6 +98,50 @@ reasonRequiredForKeep = true
   const prossi = items.find((item) => item.member === PROSSI)!;
   const owojcik = items.find((item) => item.member === OWOJCIK)!;
 
+  // An item's dialog records a reference to its item (version 2 of annal.review-item), not
+  // the item; the dialog's data shows the item as the campaign listed it (as version 1 had
+  // recorded it in the dialog), in the viewer's inbox and in the item's instance.
+  const listed = await app.db.pool.query<{ item: { itemId: string } }>(
+    `SELECT jsonb_array_elements(data -> 'items') AS item FROM events
+      WHERE type = 'ReviewItemsListed' AND data ->> 'campaignId' = $1`,
+    [campaignId],
+  );
+  const shown = (itemId: string) => ({
+    ...listed.rows.find((row) => row.item.itemId === itemId)!.item,
+    campaignId,
+    review: "vault",
+  });
+  const opened = await app.db.pool.query<{ data: unknown }>(
+    `SELECT d.data -> 'data' AS data FROM events AS d JOIN events AS s ON s.stream_id = d.stream_id
+      WHERE d.type = 'DialogOpened' AND s.type = 'WorkflowStarted'
+        AND s.data -> 'parameters' ->> 'campaignId' = $1 ORDER BY d.data -> 'data' ->> 'itemId'`,
+    [campaignId],
+  );
+  t.same(
+    opened.rows.map((row) => row.data),
+    [prossi.id, owojcik.id].sort().map((itemId) => ({ campaignId, itemId })),
+    "each dialog records its item's reference",
+  );
+  const inbox = await gql(rita, `{ myDialogs(first: 10) { nodes { workflow data } } }`);
+  t.same(
+    (inbox.myDialogs.nodes as { data: { itemId: string } }[])
+      .map((node) => node.data)
+      .sort((a, b) => a.itemId.localeCompare(b.itemId)),
+    [prossi.id, owojcik.id].sort().map(shown),
+    "the inbox's dialogs show their items",
+  );
+  const instanceId = (
+    await gql(
+      rita,
+      `query($id: ID!) { reviewCampaign(id: $id) { items(mine: true) { nodes { id instanceId } } } }`,
+      { id: campaignId },
+    )
+  ).reviewCampaign.items.nodes.find((node: { id: string }) => node.id === prossi.id).instanceId;
+  const instance = await gql(admin, `query($id: ID!) { instance(id: $id) { dialogs { data } } }`, {
+    id: instanceId,
+  });
+  t.same(instance.instance.dialogs, [{ data: shown(prossi.id) }], "and its instance's dialog");
+
   const decided = await gql(
     rita,
     `mutation($id: ID!, $d: [ReviewDecisionInput!]!) {

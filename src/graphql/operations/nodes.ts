@@ -1,4 +1,5 @@
-import { workflowStream } from "../../events/index.ts";
+import DataLoader from "dataloader";
+import { REVIEW_ITEM_WORKFLOW, workflowStream } from "../../events/index.ts";
 import {
   changeFeed,
   UUID,
@@ -6,6 +7,12 @@ import {
   type ChangeFilter,
   type ChangeRecord,
 } from "../../history/index.ts";
+import {
+  isReviewItemRef,
+  reviewItemData,
+  type ReviewItemData,
+  type ReviewItemRef,
+} from "../../reviews/index.ts";
 import type { LogPosition } from "../../store/index.ts";
 import {
   type DialogView,
@@ -78,13 +85,38 @@ export function dialogNode(
   dialog: DialogView,
   of?: { readonly instance: InstanceView; readonly moment: Moment },
 ) {
+  const { data } = dialog;
   return {
     ...dialog,
+    // A review item's dialog (version 2 of its workflow) refers to its item: shown as the
+    // reviews projection lists it, as version 1 recorded it in the dialog.
+    data:
+      dialog.workflow === REVIEW_ITEM_WORKFLOW && isReviewItemRef(data)
+        ? async (_args: unknown, context: GatewayContext) => reviewItemsOf(context).load(data)
+        : data,
     instance: async (_args: unknown, context: GatewayContext) => {
       if (of) return instanceNode(of.instance, of.moment);
       return instanceNow(context, dialog.instanceId);
     },
   };
+}
+
+const reviewItemLoaders = new WeakMap<
+  GatewayContext,
+  DataLoader<ReviewItemRef, ReviewItemData | null, string>
+>();
+
+/** The review items a request's dialogs refer to, read in one statement a tick. */
+function reviewItemsOf(context: GatewayContext) {
+  let loader = reviewItemLoaders.get(context);
+  if (!loader) {
+    const { pool } = engineOf(context);
+    loader = new DataLoader((refs) => reviewItemData(pool, refs), {
+      cacheKeyFn: (ref) => `${ref.campaignId}\n${ref.itemId}`,
+    });
+    reviewItemLoaders.set(context, loader);
+  }
+  return loader;
 }
 
 /** An instance as it is now, if the viewer may see it. */
