@@ -50,6 +50,12 @@ export interface ProjectorOptions {
    * start's bulk loads), the earliest in `projections`' order first; default 2.
    */
   readonly catchUpTogether?: number;
+  /**
+   * A notification wakes the first projection (`entries`, which the readers wait for) alone,
+   * and the others once its batch has ended, or at the latest this many ms after (default
+   * `OTHERS_HELD_AT_MOST`).
+   */
+  readonly othersHeldAtMost?: number;
 }
 
 /**
@@ -64,6 +70,12 @@ const INDEXES_AFTER = 5_000;
  * reads for itself.
  */
 const SHARED_BATCHES = 4;
+
+/**
+ * `ProjectorOptions.othersHeldAtMost`'s default: longer than the first projection's batch of a
+ * few changes takes, short beside the poll interval the others would otherwise wait for.
+ */
+const OTHERS_HELD_AT_MOST = 100;
 
 /** `ProjectorOptions.indexCheckInterval`'s default. */
 const INDEX_CHECK_INTERVAL = 60_000;
@@ -92,6 +104,12 @@ export class Projector {
   private running = true;
   /** Loops sleeping until the next notification or their poll interval, by rank. */
   private readonly sleepers = new Map<() => void, number>();
+  /**
+   * While a notification's wake-up of the projections after the first waits for the first's
+   * batch to end (`notified`): the timer that ends the wait at the latest.
+   */
+  private othersHeld: NodeJS.Timeout | undefined;
+  private readonly othersHeldAtMost: number;
   /** When each projection's metrics were last read (`performance.now()`). */
   private readonly metricsAt = new Map<string, number>();
   private readonly loops: Promise<void>[] = [];
@@ -126,6 +144,7 @@ export class Projector {
     this.pollInterval = options.pollInterval ?? 1000;
     this.reads = new SharedLogReads({ keep: SHARED_BATCHES });
     this.indexCheckInterval = options.indexCheckInterval ?? INDEX_CHECK_INTERVAL;
+    this.othersHeldAtMost = options.othersHeldAtMost ?? OTHERS_HELD_AT_MOST;
     this.catchingUp = new Set(options.projections.map((projection) => projection.name));
     this.turns = new Turns(options.catchUpTogether ?? 2);
   }
@@ -242,11 +261,14 @@ export class Projector {
           { projection: projection.name },
           "projection batch failed; retrying",
         );
+        if (rank === 0) this.wakeOthers();
         await this.sleep(Math.min(30_000, 250 * 2 ** failures), rank);
         continue;
       }
       turn?.();
       failures = 0;
+      // Its batch is committed: the others' turn (`notified`).
+      if (rank === 0) this.wakeOthers();
       // Committed: a build may look for the dropped indexes now.
       if (indexesDropped) this.indexesDue.add(projection.name);
       if (applied < this.batchSize) this.catchingUp.delete(projection.name);
@@ -340,15 +362,38 @@ export class Projector {
     });
   }
 
+  /**
+   * Appends were committed. When the first projection (`entries`, which the REST channel and
+   * GraphQL read) sleeps, it alone is woken, and the others once its batch has ended (or
+   * `othersHeldAtMost` later): woken together, seven projections each applied the change in a
+   * transaction of their own at once, on a machine of two cores, and the readers' own waited
+   * its turn among them (bench/RESULTS.md, capture lag through REST). When the first is busy
+   * (a batch under way, its turn at a first start) the others are not held for it.
+   */
   private notified(): void {
     this.notifications++;
+    const first = [...this.sleepers].find(([, rank]) => rank === 0)?.[0];
+    if (first && this.sleepers.size > 1) {
+      first();
+      this.othersHeld ??= setTimeout(() => this.wakeOthers(), this.othersHeldAtMost);
+      return;
+    }
+    clearTimeout(this.othersHeld);
+    this.othersHeld = undefined;
+    this.wakeAll();
+  }
+
+  /** Ends a wait of the others for the first projection's batch, if one is under way. */
+  private wakeOthers(): void {
+    if (this.othersHeld === undefined) return;
+    clearTimeout(this.othersHeld);
+    this.othersHeld = undefined;
     this.wakeAll();
   }
 
   /**
-   * Several loops share one listener: a notification wakes them all, in the projector's
-   * order (`entries`, which the REST channel and GraphQL read, first): the first woken asks
-   * for its connection and sends its statements first.
+   * Wakes every sleeping loop, in the projector's order: the first woken asks for its
+   * connection and sends its statements first.
    */
   private wakeAll(): void {
     const woken = [...this.sleepers].sort(([, a], [, b]) => a - b);
@@ -363,6 +408,8 @@ export class Projector {
     this.unlisten?.();
     this.running = false;
     this.stopping.abort();
+    clearTimeout(this.othersHeld);
+    this.othersHeld = undefined;
     this.wakeAll();
     await Promise.all(this.loops);
     // A build cancelled leaves an invalid index, which the next start builds again.

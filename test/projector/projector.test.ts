@@ -7,7 +7,8 @@ import {
   replayProjection,
   waitForProjection,
 } from "../../src/projector/index.ts";
-import { EventStore, type LogPosition } from "../../src/store/index.ts";
+import { projectionLag } from "../../src/metrics.ts";
+import { comparePositions, EventStore, type LogPosition } from "../../src/store/index.ts";
 import { testDatabase } from "../support/postgres.ts";
 import { eventually } from "../support/eventually.ts";
 import { tallyProjection } from "../support/tally-projection.ts";
@@ -473,3 +474,109 @@ t.test("a projection's batches commit without waiting for the disk", async (t) =
   );
   t.equal(rows[0]!.setting, "on", "and on again for the pool's next user");
 });
+
+/** Until each of `names` has read the log once and gone to sleep (its lag metric is set then). */
+async function asleep(names: readonly string[]) {
+  await eventually(
+    async () => {
+      const { values } = await projectionLag.get();
+      return names.every((name) => values.some((v) => v.labels.projection === name));
+    },
+    { what: "every projection asleep" },
+  );
+}
+
+/** The position projection `name` has committed, read outside any batch. */
+async function committed(pool: Pool, name: string): Promise<LogPosition> {
+  const { rows } = await pool.query<{ transaction_id: string; position: string }>(
+    `SELECT transaction_id::text, position::text FROM projection_${name}._checkpoint`,
+  );
+  return { transactionId: rows[0]!.transaction_id, position: Number(rows[0]!.position) };
+}
+
+t.test(
+  "a notification wakes the first projection alone, and the others once its batch has committed",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    // The first projection's batch takes long; each of the others, as it applies the Tick,
+    // notes whether the first had committed it by then. Woken together, they applied it
+    // while the first was still at work.
+    const seen: { name: string; first: LogPosition }[] = [];
+    const witness = (name: string): Projection<"Tick"> => ({
+      name,
+      version: 1,
+      handles: ["Tick"],
+      tables: () => [],
+      async apply() {
+        seen.push({ name, first: await committed(pool, "leader") });
+      },
+    });
+    const projector = await Projector.start({
+      pool,
+      projections: [
+        {
+          name: "leader",
+          version: 1,
+          handles: ["Tick"],
+          tables: () => [],
+          async apply(_events, { tx }) {
+            await tx.query("SELECT pg_sleep(0.3)");
+          },
+        } satisfies Projection<"Tick">,
+        witness("second"),
+        witness("third"),
+      ],
+      log: quiet,
+      // Only the notification wakes them, and the others wait for the first however long.
+      pollInterval: 600_000,
+      othersHeldAtMost: 600_000,
+    });
+    t.teardown(() => projector.stop());
+    await asleep(["leader", "second", "third"]);
+    const { events } = await store.appendToStream("a", [{ type: "Tick", data: { n: 1 } }]);
+    const tick = positionOf(events[0]!);
+    for (const name of ["leader", "second", "third"]) {
+      await waitForProjection(pool, name, tick);
+    }
+    t.same(
+      seen
+        .map(({ name, first }) => ({ name, firstDone: comparePositions(first, tick) >= 0 }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+      [
+        { name: "second", firstDone: true },
+        { name: "third", firstDone: true },
+      ],
+    );
+  },
+);
+
+t.test(
+  "a first projection whose batch does not end holds the others back only othersHeldAtMost",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    const store = await EventStore.open(pool);
+    const projector = await Projector.start({
+      pool,
+      projections: [
+        { ...tallyProjection(), name: "held" },
+        { ...tallyProjection(), name: "other" },
+      ],
+      log: quiet,
+      pollInterval: 600_000,
+      othersHeldAtMost: 50,
+    });
+    t.teardown(() => projector.stop());
+    await asleep(["held", "other"]);
+    const holding = armPausePoint(t, "projector.batch.beforeApply", { subject: "held" });
+    const { events } = await store.appendToStream("a", [{ type: "Tick", data: { n: 1 } }]);
+    await holding.reached();
+    await waitForProjection(pool, "other", positionOf(events[0]!));
+    t.ok(
+      comparePositions(await committed(pool, "held"), positionOf(events[0]!)) < 0,
+      "the other applied it while the first's batch was held",
+    );
+    holding.release();
+    await waitForProjection(pool, "held", positionOf(events[0]!));
+  },
+);
