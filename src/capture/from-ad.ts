@@ -452,8 +452,12 @@ export function writesOf(
     return last;
   };
   const assigned = new Map<bigint, Written[]>();
-  const assign = (usn: bigint, written: Written) =>
-    assigned.set(usn, [...(assigned.get(usn) ?? []), written]);
+  // Pushed, not spread: a bulk member change between passes assigns thousands of values.
+  const assign = (usn: bigint, written: Written) => {
+    const list = assigned.get(usn);
+    if (list) list.push(written);
+    else assigned.set(usn, [written]);
+  };
   for (const name of touchedAttributes(before, after)) {
     const stamps = linked.get(name.toLowerCase());
     if (!stamps) {
