@@ -20,8 +20,13 @@ export interface AccesslogRecord {
   readonly actor: string | undefined;
   /** `reqMod`: the attribute changes (for an add: every value, as `add`). */
   readonly changes: readonly RawChange[];
-  /** `reqOld`: old values (the whole entry for a delete, modified attributes for a modify). */
-  readonly old: Record<string, (string | Buffer)[]>;
+  /**
+   * `reqOld`'s lines (`attr: value`): the old values, the whole entry for a delete, the modified
+   * attributes for a modify. Read into values only where a change needs them (`readOldValues`):
+   * for a one-member change to a group of 100,000 members they are every member, which capture
+   * does not need when it knows the entry's state.
+   */
+  readonly reqOld: readonly (string | Buffer)[];
   readonly newRDN?: string;
   readonly deleteOldRDN?: boolean;
   readonly newSuperior?: string;
@@ -95,18 +100,6 @@ function* accesslogRecordSlices(entry: DirectoryEntry): Slices<AccesslogRecord |
   if ((text("reqResult") ?? "0") !== "0") return undefined;
 
   const changes = yield* mergedChanges(entry.attributes.reqMod ?? []);
-  const old: Record<string, (string | Buffer)[]> = {};
-  const oldLines = entry.attributes.reqOld ?? [];
-  for (let i = 0; i < oldLines.length; i++) {
-    if (i % SLICE_VALUES === SLICE_VALUES - 1) yield;
-    const line = oldLines[i]!;
-    const bytes = Buffer.isBuffer(line) ? line : Buffer.from(line, "utf8");
-    const colon = bytes.indexOf(":");
-    if (colon <= 0) continue;
-    const name = bytes.subarray(0, colon).toString("utf8");
-    const value = bytes.subarray(bytes[colon + 1] === 0x20 ? colon + 2 : colon + 1);
-    (old[name] ??= []).push(value);
-  }
   const authz = text("reqAuthzID");
   const newRDN = text("reqNewRDN");
   const newSuperior = text("reqNewSuperior");
@@ -120,7 +113,7 @@ function* accesslogRecordSlices(entry: DirectoryEntry): Slices<AccesslogRecord |
     entryUUID: text("reqEntryUUID"),
     actor: authz ? authz.replace(/^dn:/i, "") : undefined,
     changes,
-    old,
+    reqOld: entry.attributes.reqOld ?? [],
     ...(newRDN === undefined ? {} : { newRDN }),
     ...(deleteOldRDN === undefined ? {} : { deleteOldRDN: deleteOldRDN.toUpperCase() === "TRUE" }),
     ...(newSuperior === undefined ? {} : { newSuperior }),
@@ -128,41 +121,99 @@ function* accesslogRecordSlices(entry: DirectoryEntry): Slices<AccesslogRecord |
 }
 
 /**
- * `<attribute>:<op> <value>` with op one of `+ - = #`; `attr:-` and `attr:=` with no value
- * delete or clear the attribute. The value is bytes: it may be a JPEG.
+ * The record's old values (`reqOld`) by attribute, as the log spelled the names, read a slice at
+ * a time: a change to a group of 100,000 members has every member there.
  */
-function parseModLine(line: string | Buffer): RawChange | undefined {
-  const bytes = Buffer.isBuffer(line) ? line : Buffer.from(line, "utf8");
-  const colon = bytes.indexOf(":");
-  if (colon <= 0) return undefined;
-  const operation = OPERATIONS[String.fromCharCode(bytes[colon + 1] ?? 0)];
-  if (!operation) return undefined;
-  const attribute = bytes.subarray(0, colon).toString("utf8");
-  const hasValue = bytes.length > colon + 2 && bytes[colon + 2] === 0x20;
-  return { operation, attribute, values: hasValue ? [bytes.subarray(colon + 3)] : [] };
+export function readOldValues(
+  record: Pick<AccesslogRecord, "reqOld">,
+): Promise<Record<string, (string | Buffer)[]>> {
+  return runInSlices(oldValuesSlices(record.reqOld));
+}
+
+function* oldValuesSlices(
+  lines: readonly (string | Buffer)[],
+): Slices<Record<string, (string | Buffer)[]>> {
+  const old: Record<string, (string | Buffer)[]> = {};
+  const names = new LineNames();
+  for (let i = 0; i < lines.length; i++) {
+    if (i % SLICE_VALUES === SLICE_VALUES - 1) yield;
+    const bytes = asBytes(lines[i]!);
+    const colon = colonAt(bytes);
+    if (colon <= 0) continue;
+    const value = bytes.subarray(bytes[colon + 1] === 0x20 ? colon + 2 : colon + 1);
+    (old[names.of(bytes, colon)] ??= []).push(value);
+  }
+  return old;
+}
+
+const asBytes = (line: string | Buffer): Buffer =>
+  Buffer.isBuffer(line) ? line : Buffer.from(line, "utf8");
+
+/** Where the line's first `:` is, or -1; attribute names are short, a scan finds it at once. */
+function colonAt(bytes: Buffer): number {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x3a) return i;
+  return -1;
 }
 
 /**
- * The `reqMod` lines as changes. slapd writes one line per value; consecutive lines of one
- * attribute and op are one change.
+ * Attribute names of consecutive lines: a line naming the same attribute as the line before
+ * (byte for byte) takes its string, rather than a string and a view of its own made for each of
+ * 100,000 lines of `member`.
+ */
+class LineNames {
+  private bytes: Buffer | undefined;
+  private end = 0;
+  private name = "";
+
+  /** The name that `bytes` holds before `end`. */
+  of(bytes: Buffer, end: number): string {
+    const last = this.bytes;
+    if (last !== undefined && end === this.end) {
+      let same = true;
+      for (let i = 0; i < end; i++) {
+        if (bytes[i] !== last[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.name;
+    }
+    this.bytes = bytes;
+    this.end = end;
+    this.name = bytes.toString("utf8", 0, end);
+    return this.name;
+  }
+}
+
+/**
+ * The `reqMod` lines as changes. Each is `<attribute>:<op> <value>` with op one of `+ - = #`;
+ * `attr:-` and `attr:=` with no value delete or clear the attribute. The value is bytes: it may
+ * be a JPEG. slapd writes one line per value; consecutive lines of one attribute and op are
+ * one change.
  */
 function* mergedChanges(lines: readonly (string | Buffer)[]): Slices<RawChange[]> {
-  const merged: RawChange[] = [];
+  const merged: { operation: RawChange["operation"]; attribute: string; values: Buffer[] }[] = [];
+  const names = new LineNames();
   for (let i = 0; i < lines.length; i++) {
     if (i % SLICE_VALUES === SLICE_VALUES - 1) yield;
-    const line = parseModLine(lines[i]!);
-    if (!line) continue;
+    const bytes = asBytes(lines[i]!);
+    const colon = colonAt(bytes);
+    if (colon <= 0) continue;
+    const operation = OPERATIONS[String.fromCharCode(bytes[colon + 1] ?? 0)];
+    if (!operation) continue;
+    const attribute = names.of(bytes, colon);
+    const hasValue = bytes.length > colon + 2 && bytes[colon + 2] === 0x20;
     const last = merged.at(-1);
     if (
+      hasValue &&
       last &&
-      last.operation === line.operation &&
-      last.attribute.toLowerCase() === line.attribute.toLowerCase() &&
+      last.operation === operation &&
       last.values.length > 0 &&
-      line.values.length > 0
+      (last.attribute === attribute || last.attribute.toLowerCase() === attribute.toLowerCase())
     ) {
-      last.values.push(...line.values);
+      last.values.push(bytes.subarray(colon + 3));
     } else {
-      merged.push({ ...line, values: [...line.values] });
+      merged.push({ operation, attribute, values: hasValue ? [bytes.subarray(colon + 3)] : [] });
     }
   }
   return merged;

@@ -97,7 +97,7 @@ function* changelogRecordSlices(
     entryUUID: recordIdentity(entry, identity),
     actor: authorOf(type, changes),
     changes,
-    old: {},
+    reqOld: [],
     ...(newRDN === undefined ? {} : { newRDN }),
     ...(deleteOldRDN === undefined ? {} : { deleteOldRDN: deleteOldRDN.toUpperCase() === "TRUE" }),
     ...(newSuperior === undefined ? {} : { newSuperior }),

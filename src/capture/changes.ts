@@ -1,7 +1,8 @@
 import { parentDN, parseDN } from "../directory/index.ts";
-import type { AccesslogRecord, RawChange } from "./accesslog.ts";
+import { readOldValues, type AccesslogRecord, type RawChange } from "./accesslog.ts";
 import {
   ENTRY_EVENT,
+  type AttributeMap,
   type ChangeType,
   type EntryChange,
   type EntryState,
@@ -9,7 +10,7 @@ import {
 import {
   canonicalName,
   encodeValue,
-  splitAttributes,
+  splitAttributesSlices,
   stateIdentity,
   type Normalizer,
 } from "./normalize.ts";
@@ -49,7 +50,11 @@ export async function changeFromAccesslog(
   const { user, operational, redacted } = await runInSlices(
     encodeChanges(normalizer, record.changes),
   );
-  const fromOld = () => stateFrom(normalizer, record.dn, record.old);
+  // The record's old values are read only where the change needs them: for a one-member
+  // change to a group of 100,000 members they are every member.
+  let oldValues: Promise<Record<string, (string | Buffer)[]>> | undefined;
+  const readOld = () => (oldValues ??= readOldValues(record));
+  const fromOld = async () => stateFrom(normalizer, record.dn, await readOld());
   let before: EntryState | null;
   let after: EntryState | null;
   switch (record.type) {
@@ -62,16 +67,26 @@ export async function changeFromAccesslog(
       });
       break;
     case "modify": {
-      before = known ? (heldAlready(known, user, record, fromOld) ?? known) : fromOld();
+      let attributes: AttributeMap;
+      if (known) {
+        // Applied once: for a group of 100,000 members each application is a pass over them.
+        const applied = applyChanges(known.attributes, user);
+        const held = await heldAlready(known, applied, user, readOld, fromOld);
+        before = held ?? known;
+        attributes = held ? applyChanges(held.attributes, user) : applied;
+      } else {
+        before = await fromOld();
+        attributes = applyChanges(before.attributes, user);
+      }
       after = withType(normalizer, {
         dn: before.dn,
-        attributes: applyChanges(before.attributes, user),
+        attributes,
         operational: applyChanges(before.operational, operational),
       });
       break;
     }
     case "modrdn": {
-      before = known ?? fromOld();
+      before = known ?? (await fromOld());
       const newRDN = record.newRDN;
       if (!newRDN) return undefined;
       const superior = record.newSuperior ?? parentDN(record.dn);
@@ -85,7 +100,7 @@ export async function changeFromAccesslog(
       break;
     }
     case "delete":
-      before = known ?? fromOld();
+      before = known ?? (await fromOld());
       after = null;
       break;
   }
@@ -122,18 +137,20 @@ export async function changeFromAccesslog(
  * changes nothing, so it would be recorded as touching its attributes with an empty patch,
  * and a history built from the changes' patches would never see the values it replaced. The
  * record's old values (`reqOld`) say what they were: `known` with those values, when the
- * write applied to that gives `known` again. Undefined when the write is not held already,
- * or the record has no old values to tell (an accesslog without `logold`).
+ * write applied to that gives `known` again (`applied`: the write applied to `known`).
+ * Undefined when the write is not held already, or the record has no old values to tell (an
+ * accesslog without `logold`).
  */
-function heldAlready(
+async function heldAlready(
   known: EntryState,
+  applied: AttributeMap,
   user: readonly AttributeChange[],
-  record: AccesslogRecord,
-  fromOld: () => EntryState,
-): EntryState | undefined {
-  if (user.length === 0 || Object.keys(record.old).length === 0) return undefined;
-  if (!sameAttributes(applyChanges(known.attributes, user), known.attributes)) return undefined;
-  const old = fromOld().attributes;
+  readOld: () => Promise<Record<string, unknown[]>>,
+  fromOld: () => Promise<EntryState>,
+): Promise<EntryState | undefined> {
+  if (user.length === 0 || !sameAttributes(applied, known.attributes)) return undefined;
+  if (Object.keys(await readOld()).length === 0) return undefined;
+  const old = (await fromOld()).attributes;
   const attributes: Record<string, string[]> = { ...known.attributes };
   for (const { attribute } of user) {
     if (old[attribute]) attributes[attribute] = [...old[attribute]];
@@ -225,12 +242,13 @@ function renameChanges(
   return changes;
 }
 
-function stateFrom(
+/** The entry's state as the record's old values (`reqOld`) tell it, made a slice at a time. */
+async function stateFrom(
   normalizer: Normalizer,
   dn: string,
   raw: Record<string, (string | Buffer)[]>,
-): EntryState {
-  const { attributes, operational } = splitAttributes(normalizer, raw);
+): Promise<EntryState> {
+  const { attributes, operational } = await runInSlices(splitAttributesSlices(normalizer, raw));
   return withType(normalizer, { dn, attributes, operational });
 }
 

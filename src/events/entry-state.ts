@@ -62,11 +62,26 @@ function withAdded(current: readonly string[], values: readonly string[]): strin
   return [...current, ...fresh.filter((value) => !present.has(value))];
 }
 
-/** `current` without `values`. */
+/**
+ * `current` without `values`. A few are found each by `indexOf` and the rest copied around them
+ * in pieces: filtering 100,000 members by a callback each, to remove one, took 4 ms.
+ */
 function withoutValues(current: readonly string[], values: readonly string[]): string[] {
   if (values.length <= FEW_VALUES) {
-    if (!values.some((value) => current.includes(value))) return current as string[];
-    return current.filter((value) => !values.includes(value));
+    const at: number[] = [];
+    for (const value of values) {
+      for (let i = current.indexOf(value); i >= 0; i = current.indexOf(value, i + 1)) at.push(i);
+    }
+    if (at.length === 0) return current as string[];
+    at.sort((a, b) => a - b);
+    let result: string[] = [];
+    let from = 0;
+    for (const i of at) {
+      if (i < from) continue; // a value given twice
+      result = result.concat(current.slice(from, i));
+      from = i + 1;
+    }
+    return result.concat(current.slice(from));
   }
   const removed = new Set(values);
   return current.filter((value) => !removed.has(value));
