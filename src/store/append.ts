@@ -1,10 +1,12 @@
 import { randomUUIDv7 } from "node:crypto";
+import pg from "pg";
 import type { Queryable } from "../db/index.ts";
 import { pausePoint } from "../pause-points.ts";
 import { runInSlices, type Slices } from "../slices.ts";
 import { WrongExpectedVersionError } from "./errors.ts";
 import { logOrder } from "./log-order.ts";
 import { EVENTS_CHANNEL, announceAppend } from "./notify.ts";
+import { copyStagedData } from "./copy-events.ts";
 import { isLargeJson, jsonBytesSlices } from "./json-text.ts";
 import { eventColumns, recordedEventAt } from "./rows.ts";
 import type { ExpectedVersion, NewEvent, RecordedEvent } from "./types.ts";
@@ -63,12 +65,15 @@ export async function appendInTransaction(
   checkExpectedVersion(streamId, expectedVersion, current);
 
   const ids = fresh.map((e) => e.id ?? newEventId());
-  const data = await dataParameter(ids, fresh);
+  const staged = tx instanceof pg.Pool ? undefined : await stagedData(tx, ids, fresh);
+  const data = staged ?? (await dataParameter(ids, fresh));
   const announcement = announceAppend(tx);
   const inserted = await tx.query<unknown[]>({
     text: `WITH inserted AS (
        INSERT INTO events (id, stream_id, stream_version, type, data, metadata, idempotency_key, occurred_at)
-       SELECT e.id, $1, $2::bigint + e.ordinal, e.type, e.data, e.metadata, e.key,
+       SELECT e.id, $1, $2::bigint + e.ordinal, e.type,
+              ${staged ? `coalesce(e.data, (SELECT s.data FROM ${STAGED_DATA} AS s WHERE s.id = e.id))` : "e.data"},
+              e.metadata, e.key,
               coalesce(e.occurred_at, statement_timestamp())
          FROM unnest($3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::timestamptz[])
               WITH ORDINALITY AS e(id, type, data, metadata, key, occurred_at, ordinal)
@@ -113,12 +118,51 @@ export async function appendInTransaction(
   };
 }
 
+/**
+ * Where `stagedData` puts the large events' data: a temporary table of the transaction (not
+ * written to the WAL, dropped at its end).
+ */
+const STAGED_DATA = "pg_temp.annal_staged_data";
+
+/**
+ * For an append in a transaction with a large event among `events` (`isLargeJson`): the large
+ * ones' data sent ahead by COPY into a temporary table (`STAGED_DATA`), a chunk of its text at a
+ * time with a turn of the event loop between (`copyStagedData`), and the array parameter of
+ * the rest, with a SQL NULL for each large one, which the insert takes from the table.
+ * Undefined when no event is large. Sent as one parameter, a change to a group of 100,000
+ * members is 11 MB that pg copied into its message and wrote to the socket in one piece,
+ * holding the loop some 10 ms. The large events' data is not read back, as `dataParameter`'s.
+ */
+async function stagedData(
+  tx: Exclude<Queryable, pg.Pool>,
+  ids: readonly string[],
+  events: readonly NewEvent[],
+): Promise<{ values: (string | null)[]; large: Map<string, unknown> } | undefined> {
+  const large = new Map<string, unknown>();
+  const values = events.map((event, i) => {
+    if (!isLargeJson(event.data)) return JSON.stringify(event.data ?? null);
+    large.set(ids[i]!, event.data);
+    return null;
+  });
+  if (large.size === 0) return undefined;
+  await tx.query(
+    `CREATE TEMPORARY TABLE IF NOT EXISTS annal_staged_data (id uuid NOT NULL, data jsonb NOT NULL)
+       ON COMMIT DROP`,
+  );
+  await copyStagedData(
+    tx,
+    STAGED_DATA,
+    [...large].map(([id, value]) => ({ id, data: value })),
+  );
+  return { values, large };
+}
+
 /** PostgreSQL's type oid of jsonb, for a `jsonb[]` in binary format. */
 const JSONB_OID = 3802;
 
 /**
  * The events' data as the append's array parameter, and the large ones (`isLargeJson`) by
- * their ids. Without a large one, the JSON texts (pg makes the array's literal). With one, the
+ * their ids (where they cannot be staged by COPY, `stagedData`: the caller gave a pool). Without a large one, the JSON texts (pg makes the array's literal). With one, the
  * array in PostgreSQL's binary format (a Buffer, which pg sends as binary), its texts made a
  * slice at a time: for a change to a group of 100,000 members, 11 MB of JSON made in one
  * piece, then escaped whole into the array's literal by pg, held the event loop for tens of
@@ -315,6 +359,8 @@ export async function appendInOneStatement(
   events: readonly NewEvent[],
   expectedVersion: ExpectedVersion,
 ): Promise<AppendResult | undefined> {
+  // A large event's data is staged by COPY, in a transaction (`appendInTransaction`).
+  if (events.some((e) => isLargeJson(e.data))) return undefined;
   const [kind, number] = expectedParams(expectedVersion);
   const keyed = events.some((e) => e.idempotencyKey !== undefined);
   const ids = events.map((e) => e.id ?? newEventId());

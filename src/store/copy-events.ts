@@ -2,8 +2,9 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { setImmediate as turn } from "node:timers/promises";
 import { from as copyFrom } from "pg-copy-streams";
-import type { PoolClient } from "../db/index.ts";
-import type { JsonText } from "./json-text.ts";
+import type pg from "pg";
+import type { PoolClient, Queryable } from "../db/index.ts";
+import { jsonPieces, type JsonText } from "./json-text.ts";
 
 /** One row of `events` as `copyEvents` sends it: every column but the log's own. */
 export interface EventCopyRow {
@@ -38,6 +39,46 @@ const FIELDS = 9;
 export async function copyEvents(client: PoolClient, rows: readonly EventCopyRow[]): Promise<void> {
   if (rows.length === 0) return;
   await pipeline(Readable.from(encodeEventRows(rows)), client.query(copyFrom(COPY_EVENTS)));
+}
+
+/**
+ * Rows of `(id uuid, data jsonb)` into `table` with one `COPY … FROM STDIN` in its text format,
+ * each row's JSON text sent as it is made (`jsonPieces`), in chunks of about `CHUNK` bytes
+ * with a turn of the event loop between: for a large event's data, which an append stages
+ * rather than send it as one parameter (`appendInTransaction`). The text format needs no
+ * length ahead of a value, so the text is made once; JSON text holds no tab or line break
+ * (`JSON.stringify` escapes them), and each backslash is doubled, as the format wants.
+ */
+export async function copyStagedData(
+  client: Exclude<Queryable, pg.Pool>,
+  table: string,
+  rows: readonly { readonly id: string; readonly data: unknown }[],
+): Promise<void> {
+  await pipeline(
+    Readable.from(stagedRows(rows)),
+    client.query(copyFrom(`COPY ${table} (id, data) FROM STDIN`)),
+  );
+}
+
+async function* stagedRows(
+  rows: readonly { readonly id: string; readonly data: unknown }[],
+): AsyncGenerator<Buffer> {
+  for (const row of rows) {
+    let pending = [`${uuidHex(row.id)}\t`];
+    let length = 0;
+    for (const piece of jsonPieces(row.data ?? null)) {
+      pending.push(piece.includes("\\") ? piece.replaceAll("\\", "\\\\") : piece);
+      length += piece.length;
+      if (length >= CHUNK / 2) {
+        yield Buffer.from(pending.join(""), "utf8");
+        await turn();
+        pending = [];
+        length = 0;
+      }
+    }
+    pending.push("\n");
+    yield Buffer.from(pending.join(""), "utf8");
+  }
 }
 
 /** The binary COPY stream's header: signature, flags, header extension length. */

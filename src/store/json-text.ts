@@ -82,7 +82,8 @@ const JSONB_BINARY_VERSION = Buffer.from([1]);
 /**
  * The JSON text of `value`, made a slice at a time, as UTF-8 bytes in buffers of about
  * `SLICE_CHARACTERS` (the same text as `JSON.stringify`): for an append that sends a large
- * value as a parameter (`appendInOneStatement`).
+ * value as a parameter (`appendInTransaction` given no transaction's client, which cannot
+ * stage it by COPY).
  */
 export function* jsonBytesSlices(value: unknown): Slices<Buffer[]> {
   const buffers: Buffer[] = [];
@@ -153,7 +154,11 @@ const omitted = (value: unknown) =>
 /** The containers being spelled, outermost first: one met again inside itself is a cycle. */
 type Ancestors = Set<object>;
 
-function* jsonPieces(value: unknown, ancestors: Ancestors = new Set()): Generator<string> {
+/**
+ * `value`'s JSON text (the same as `JSON.stringify`'s) in pieces of about `PIECE_LENGTH`
+ * characters, made as they are asked for; a container that holds few values is one piece.
+ */
+export function* jsonPieces(value: unknown, ancestors: Ancestors = new Set()): Generator<string> {
   if (isContainer(value)) {
     // As JSON.stringify: a structure that holds itself has no JSON.
     if (ancestors.has(value as object)) {

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import t from "tap";
-import { withTransaction } from "../../src/db/index.ts";
+import type { Socket } from "node:net";
+import { createPool, withTransaction } from "../../src/db/index.ts";
 import { EventStore, readAll, readJsonInChunks, readStream, START } from "../../src/store/index.ts";
 import { longestJsonDuring } from "../support/loop-holds.ts";
 import { testDatabase } from "../support/postgres.ts";
@@ -62,6 +63,50 @@ t.test("a large event is appended and read without its JSON made or parsed whole
   }
   t.same(log.result[1]!.metadata, { n: 2 });
 });
+
+t.test(
+  "a large event's data goes to PostgreSQL a chunk at a time, not as one message",
+  async (t) => {
+    const { url } = await testDatabase(t);
+    const pool = createPool(url, 2);
+    t.teardown(() => pool.end());
+    // What each connection writes to its socket, watched as it connects: with the data as the
+    // statement's parameter, its 3 MB of JSON went in one message.
+    let largest = 0;
+    pool.on("connect", (client) => {
+      const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+      const write = socket.write.bind(socket) as (chunk: Uint8Array | string) => boolean;
+      socket.write = ((chunk: Uint8Array | string, ...rest: unknown[]) => {
+        largest = Math.max(largest, chunk.length);
+        return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+      }) as typeof socket.write;
+    });
+    const store = await EventStore.open(pool);
+    const data = largeChange();
+    await store.appendToStream("big", [{ type: "EntryModified", data }]);
+    await withTransaction(pool, (tx) =>
+      store.appendToStream(
+        "big",
+        [
+          { type: "EntryModified", data },
+          { type: "Small", data: 1 },
+        ],
+        {
+          tx,
+        },
+      ),
+    );
+    t.ok(largest > 0 && largest < ONE_PIECE, `the longest write was ${largest} bytes`);
+    const stored = await readStream(pool, "big");
+    t.same(
+      stored.map((event) => event.data),
+      [data, data, 1],
+      "the data as it was appended, the staged and the small",
+    );
+    const left = await pool.query("SELECT to_regclass('pg_temp.annal_staged_data') AS staged");
+    t.equal(left.rows[0]!.staged, null, "nothing staged is left after the transaction");
+  },
+);
 
 t.test("a value read in chunks is the value stored, its keys in jsonb's order", async (t) => {
   const { pool } = await testDatabase(t);
