@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { GraphQLError } from "graphql";
 import { codedError, formatGraphqlError, GRAPHQL_CODES, type GraphqlCode } from "./errors.ts";
+import { CompiledData } from "./gateway/compile.ts";
 import type { ReadState } from "./gateway/read-state.ts";
 import { graphqlResponseStatus, type ResponseMediaType } from "./media-type.ts";
 import type { Payload } from "./options.ts";
@@ -63,15 +64,22 @@ export function answer(
     (error) => error.extensions.code === "ANNAL_DATABASE_UNREACHABLE",
   );
   if (unreachable) reply.header("retry-after", String(unreachable.extensions.retryAfter ?? 5));
+  const { data } = payload;
   const body = {
-    ...(payload.data === undefined ? {} : { data: payload.data }),
+    ...(data === undefined || data instanceof CompiledData ? {} : { data }),
     ...(errors.length === 0 ? {} : { errors }),
     ...state.extensions(),
   };
+  // An operation compiled to SQL: its data is the JSON text PostgreSQL built, as it is.
+  const text = JSON.stringify(body);
   return reply
     .code(unreachable && mediaType !== "application/json" ? 503 : finalStatus)
     .type(`${mediaType}; charset=utf-8`)
-    .send(JSON.stringify(body));
+    .send(
+      data instanceof CompiledData
+        ? `{"data":${data.json}${text === "{}" ? "}" : `,${text.slice(1)}`}`
+        : text,
+    );
 }
 
 /** Sends errors alone, in the media type the client asked for. */

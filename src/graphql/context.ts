@@ -1,3 +1,4 @@
+import type { CompiledReads } from "./gateway/compile.ts";
 import type { SigningKey } from "../audit/index.ts";
 import type { ReviewDefinition } from "../reviews/index.ts";
 import type { Clock } from "../time/index.ts";
@@ -176,6 +177,11 @@ export interface GatewayContext {
    * (the directory and loaders above) is the entry as it was then. Undefined: now.
    */
   readonly moment?: MomentReads | undefined;
+  /**
+   * Where an operation compiled to SQL reads (`gateway/compile.ts`): set when this request's
+   * queries read the `entries` projection now and `[graphql] compile` is on.
+   */
+  readonly compiled?: CompiledReads | undefined;
   /** Languages of `Accept-Language`, most wanted first. */
   readonly languages: readonly string[];
   readonly log: Logger;

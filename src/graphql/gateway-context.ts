@@ -93,6 +93,16 @@ export function gatewayContext(
       return current()?.loaders;
     },
     readsFrom: (source) => sources[source],
+    // A query reading the projection now may be answered by one statement.
+    compiled:
+      options.projection && config.graphql.compile && state.source === "projection"
+        ? {
+            source: options.projection,
+            directoryBase: config.directory?.base,
+            maxEntries,
+            spent,
+          }
+        : undefined,
     attributes,
     binaryAttributes,
     languages: acceptedLanguages(request.headers["accept-language"]),

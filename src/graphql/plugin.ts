@@ -16,6 +16,7 @@ import {
   GRAPHQL_CODES,
   graphqlExtensions,
 } from "./errors.ts";
+import { CompiledData } from "./gateway/compile.ts";
 import type { Reads } from "./gateway/entry-reads.ts";
 import { ReadState } from "./gateway/read-state.ts";
 import { buildGateway, type Gateway } from "./gateway/schema.ts";
@@ -207,7 +208,13 @@ export function graphqlPlugin(options: GraphqlPluginOptions) {
       return formatted;
     });
     return {
-      ...(payload.data === undefined ? {} : { data: payload.data as Record<string, unknown> }),
+      ...(payload.data === undefined
+        ? {}
+        : {
+            data: (payload.data instanceof CompiledData
+              ? JSON.parse(payload.data.json)
+              : payload.data) as Record<string, unknown>,
+          }),
       ...(errors.length === 0 ? {} : { errors }),
     };
   };

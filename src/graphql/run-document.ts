@@ -1,4 +1,10 @@
-import type { ExecutionResult, GraphQLSchema, OperationDefinitionNode } from "graphql";
+import {
+  execute,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from "graphql";
 import { processRequest } from "graphql-helix/process-request";
 import type { ExecutionPatchResult } from "graphql-helix/types";
 import type { AnnalConfig } from "../config/index.ts";
@@ -7,6 +13,7 @@ import type { GatewayContext } from "./context.ts";
 import { costLimitRule } from "./cost.ts";
 import { DocumentCache } from "./document-cache.ts";
 import { codedError, GRAPHQL_CODES } from "./errors.ts";
+import { compiledRead, compileStats } from "./gateway/compile.ts";
 import type { Reads } from "./gateway/entry-reads.ts";
 import type { Gateway } from "./gateway/schema.ts";
 import { parseLimited, validationRules } from "./limits.ts";
@@ -83,6 +90,13 @@ export async function runDocument(
     parse: limits.documents.parse,
     validate: (schema, document) =>
       limits.documents.validate(schema, document, [costLimitRule(limits.maxCost, () => given)]),
+    // An operation compiled to SQL answers from one statement; any other, graphql-js runs.
+    execute: async (args: ExecutionArgs) => {
+      const compiled = (args.contextValue as GatewayContext).compiled;
+      const answered = compiled && (await compiledRead(args, compiled));
+      if (compiled) compileStats[answered ? "compiled" : "resolved"]++;
+      return answered ?? execute(args);
+    },
     // The context is made for the document: its searches read what its fields need.
     contextFactory: ({ document, operation, variables }) =>
       context(gateway.reads.of(document, operation), {

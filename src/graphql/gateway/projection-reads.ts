@@ -119,7 +119,7 @@ export function projectionDirectory(
  * the directory (an unknown attribute, a computed one, an approximate or ordering match,
  * whose meaning depends on the attribute's matching rules).
  */
-function coveredFilter(
+export function coveredFilter(
   source: ProjectionSource,
   base: string,
   dn: string,
@@ -205,7 +205,7 @@ export function scopeSql(
  * match, or sorts the few matches an index range finds. Over the two parts at once it could do
  * neither and sorted every match before the limit (4,900 of them for a page of 101 people).
  */
-function matchingEntries(
+export function matchingEntries(
   scope: string,
   filter: FilterNode,
   params: unknown[],

@@ -1,0 +1,712 @@
+/**
+ * GraphQL compiled to SQL: an operation of the shapes the gateway's resolvers answer from the
+ * `entries` projection (a connection of `@ldapSearch`, its nodes' `@ldapField` values and
+ * their `@ldapFindByAttribute` lists, `first`/`after`, `where`, `by`, `q`, `totalCount`,
+ * `pageInfo`) answered by ONE statement whose result holds the response's JSON, built by
+ * PostgreSQL and never parsed in Node. Anything else (other fields and directives,
+ * fragments, `@at`, errors, a read the projection would not answer) is left to the resolvers,
+ * the whole operation at once: `compiledRead` answers undefined for it.
+ */
+import {
+  getArgumentValues,
+  getDirectiveValues,
+  getNamedType,
+  getNullableType,
+  getVariableValues,
+  GraphQLID,
+  GraphQLString,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  Kind,
+  type ExecutionArgs,
+  type FieldNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
+import { and, eq, normalizeDN, renderFilter } from "../../directory/index.ts";
+import { assertAccess } from "../../auth/index.ts";
+import type { FilterNode } from "../../filters/index.ts";
+import { ENTRIES } from "../../../projections/entries/index.ts";
+import { encodeCursor, pageRequest } from "../connection.ts";
+import type { GatewayContext } from "../context.ts";
+import { FIELD_DIRECTIVES, type DirectiveSite, type StepInput } from "./directives/index.ts";
+import { baseDN, searchFilter, searchSpec, type SearchSpec } from "./directives/search-spec.ts";
+import { LARGE_STORED_BYTES } from "./known-values.ts";
+import {
+  coveredFilter,
+  matchingEntries,
+  scopeSql,
+  type ProjectionSource,
+} from "./projection-reads.ts";
+import { baseName, COMPUTED } from "./row-values.ts";
+
+/** What a request's context gives the compiler: where it reads, and its entry budget. */
+export interface CompiledReads {
+  readonly source: ProjectionSource;
+  /** `[directory] base`: the base of a search directive that names none. */
+  readonly directoryBase: string | undefined;
+  readonly maxEntries: number;
+  readonly spent: { read: number };
+}
+
+/** The response's `data` as JSON text built by PostgreSQL, spliced into the answer as it is. */
+export class CompiledData {
+  readonly json: string;
+  constructor(json: string) {
+    this.json = json;
+  }
+}
+
+/** How many operations were answered compiled, and how many left to the resolvers. */
+export const compileStats = { compiled: 0, resolved: 0 };
+
+/** A value field of an entry: `@ldapField(attribute, fallbackAttributes)` (`@ensureArray`). */
+interface Leaf {
+  readonly kind: "leaf";
+  readonly key: string;
+  /** The attributes in order, by the projection's (canonical) names; `dn` the entry's DN. */
+  readonly names: readonly string[];
+  readonly list: boolean;
+  readonly required: boolean;
+}
+
+interface Typename {
+  readonly kind: "typename";
+  readonly key: string;
+  readonly name: string;
+}
+
+/** `@ldapField(attribute: "dn") @ldapFindByAttribute(...)`: the entries naming this one. */
+interface Lookup {
+  readonly kind: "lookup";
+  readonly key: string;
+  readonly spec: SearchSpec;
+  readonly attribute: string;
+  readonly fields: readonly (Leaf | Typename)[];
+}
+
+type NodeField = Leaf | Typename | Lookup;
+
+/** A root `@ldapSearch` connection field. */
+interface Search {
+  readonly node: FieldNode;
+  readonly field: GraphQLField<unknown, unknown>;
+  readonly owner: string;
+  readonly key: string;
+  readonly spec: SearchSpec;
+  readonly nodeFields: readonly NodeField[] | undefined;
+  /** The connection's fields in the order asked. */
+  readonly parts: readonly (
+    | { readonly kind: "nodes"; readonly key: string }
+    | { readonly kind: "totalCount"; readonly key: string }
+    | { readonly kind: "typename"; readonly key: string; readonly name: string }
+    | {
+        readonly kind: "pageInfo";
+        readonly key: string;
+        readonly fields: readonly { readonly key: string; readonly name: string }[];
+      }
+  )[];
+}
+
+interface Plan {
+  readonly operation: OperationDefinitionNode;
+  /** The root fields in order: the search, and constant `__typename`s. */
+  readonly roots: readonly (
+    | { readonly kind: "search"; readonly search: Search }
+    | { readonly kind: "typename"; readonly key: string }
+  )[];
+  readonly search: Search;
+}
+
+/** Why an operation is not compiled: no plan. */
+const NONE = Symbol("not compiled");
+
+const plans = new WeakMap<object, Map<string, Plan | typeof NONE>>();
+
+/**
+ * The operation's answer from one statement, or undefined when it is not of a shape the
+ * compiler knows, or the request may not be answered so (the resolvers then run it whole,
+ * and give whatever error it has).
+ */
+export async function compiledRead(
+  args: ExecutionArgs,
+  reads: CompiledReads,
+): Promise<{ data: CompiledData } | undefined> {
+  const context = args.contextValue as GatewayContext;
+  const plan = planOf(args, reads);
+  if (plan === undefined) return undefined;
+  try {
+    assertAccess(context.viewer, "read"); // as each root field's resolver checks it
+  } catch {
+    return undefined;
+  }
+  const statement = buildStatement(plan, args, context, reads);
+  if (statement === undefined) return undefined;
+  const result = await reads.source.db.query<{
+    nodes: string | null;
+    node_count: string;
+    has_next: boolean;
+    read: string;
+    looked_up: string;
+    total: string | null;
+    complete: boolean;
+    learned: string | null;
+  }>(statement.sql, statement.params);
+  const row = result.rows[0]!;
+  if (row.learned !== null && statement.learning !== undefined) {
+    learn(reads.source, statement.learning, row.learned);
+  }
+  const spent = Number(row.read) + Number(row.looked_up) + Number(row.total ?? 0);
+  if (!row.complete || reads.spent.read + spent > reads.maxEntries) return undefined;
+  reads.spent.read += spent;
+  const { search } = plan;
+  const nodeCount = Number(row.node_count);
+  const { offset } = statement.page;
+  const parts = search.parts.map((part) => {
+    switch (part.kind) {
+      case "nodes":
+        return `${JSON.stringify(part.key)}:${row.nodes ?? "[]"}`;
+      case "totalCount":
+        return `${JSON.stringify(part.key)}:${Number(row.total)}`;
+      case "typename":
+        return `${JSON.stringify(part.key)}:${JSON.stringify(part.name)}`;
+      case "pageInfo": {
+        const info: Record<string, unknown> = {
+          hasNextPage: row.has_next,
+          hasPreviousPage: offset > 0,
+          startCursor: nodeCount === 0 ? null : encodeCursor(offset, statement.cursorScope),
+          endCursor:
+            nodeCount === 0 ? null : encodeCursor(offset + nodeCount, statement.cursorScope),
+          __typename: "PageInfo",
+        };
+        const fields = part.fields.map(
+          ({ key, name }) => `${JSON.stringify(key)}:${JSON.stringify(info[name])}`,
+        );
+        return `${JSON.stringify(part.key)}:{${fields.join(",")}}`;
+      }
+    }
+  });
+  const roots = plan.roots.map((root) =>
+    root.kind === "typename"
+      ? `${JSON.stringify(root.key)}:"Query"`
+      : `${JSON.stringify(search.key)}:{${parts.join(",")}}`,
+  );
+  return { data: new CompiledData(`{${roots.join(",")}}`) };
+}
+
+function planOf(args: ExecutionArgs, reads: CompiledReads): Plan | undefined {
+  let byOperation = plans.get(args.document);
+  if (byOperation === undefined) plans.set(args.document, (byOperation = new Map()));
+  const name = args.operationName ?? "";
+  let plan = byOperation.get(name);
+  if (plan === undefined) {
+    plan = NONE;
+    try {
+      plan = buildPlan(args, reads) ?? NONE;
+    } catch {
+      plan = NONE;
+    }
+    byOperation.set(name, plan);
+  }
+  return plan === NONE ? undefined : plan;
+}
+
+/** The one operation the request runs, as graphql-js picks it. */
+function operationOf(args: ExecutionArgs): OperationDefinitionNode | undefined {
+  const operations = args.document.definitions.filter(
+    (definition): definition is OperationDefinitionNode =>
+      definition.kind === Kind.OPERATION_DEFINITION,
+  );
+  if (args.operationName == null) return operations.length === 1 ? operations[0] : undefined;
+  return operations.find((operation) => operation.name?.value === args.operationName);
+}
+
+/** Plain fields only: no fragment, no directive, no response key twice. */
+function plainFields(set: SelectionSetNode | undefined): FieldNode[] | undefined {
+  if (set === undefined) return undefined;
+  const keys = new Set<string>();
+  const fields: FieldNode[] = [];
+  for (const selection of set.selections) {
+    if (selection.kind !== Kind.FIELD || selection.directives?.length) return undefined;
+    const key = selection.alias?.value ?? selection.name.value;
+    if (keys.has(key)) return undefined;
+    keys.add(key);
+    fields.push(selection);
+  }
+  return fields;
+}
+
+/** The field's read directives with their arguments, as `attachResolvers` reads them. */
+function directivesOf(
+  schema: GraphQLSchema,
+  field: GraphQLField<unknown, unknown>,
+): { name: string; args: Record<string, unknown>; site: DirectiveSite }[] {
+  return (field.astNode?.directives ?? [])
+    .filter((node) => node.name.value in FIELD_DIRECTIVES)
+    .map((node, position) => {
+      const args = getDirectiveValues(schema.getDirective(node.name.value)!, {
+        directives: [node],
+      });
+      return { name: node.name.value, args: args ?? {}, site: { node, args, position } as never };
+    });
+}
+
+function buildPlan(args: ExecutionArgs, reads: CompiledReads): Plan | undefined {
+  const { schema } = args;
+  const operation = operationOf(args);
+  if (operation?.operation !== "query" || operation.directives?.length) return undefined;
+  const query = schema.getQueryType();
+  const rootFields = plainFields(operation.selectionSet);
+  if (query === undefined || query === null || rootFields === undefined) return undefined;
+  const roots: Plan["roots"][number][] = [];
+  let search: Search | undefined;
+  for (const node of rootFields) {
+    const key = node.alias?.value ?? node.name.value;
+    if (node.name.value === "__typename") {
+      roots.push({ kind: "typename", key });
+      continue;
+    }
+    if (search !== undefined) return undefined; // one search a statement
+    const field = query.getFields()[node.name.value];
+    if (field === undefined) return undefined;
+    search = searchPlan(schema, query, field, node, key, reads);
+    if (search === undefined) return undefined;
+    roots.push({ kind: "search", search });
+  }
+  return search === undefined ? undefined : { operation, roots, search };
+}
+
+/** A site as the directives' compilers see it, for reading their specs again. */
+function siteOf(
+  schema: GraphQLSchema,
+  owner: GraphQLObjectType,
+  field: GraphQLField<unknown, unknown>,
+  directive: ReturnType<typeof directivesOf>[number],
+  reads: CompiledReads,
+): DirectiveSite {
+  const base = directive.args.base;
+  // A base read from the parent's attribute is the resolvers' (it records what it reads).
+  if (typeof base === "string" && base.startsWith("attribute:")) throw new Error("attribute base");
+  if (directive.args.reads !== undefined && directive.args.reads !== null) {
+    throw new Error("a read source of its own");
+  }
+  const site = directive.site as unknown as { node: DirectiveSite["node"]; position: number };
+  return {
+    environment: { schema, directoryBase: reads.directoryBase } as DirectiveSite["environment"],
+    owner,
+    field,
+    node: site.node,
+    args: directive.args,
+    position: site.position,
+  };
+}
+
+function searchPlan(
+  schema: GraphQLSchema,
+  query: GraphQLObjectType,
+  field: GraphQLField<unknown, unknown>,
+  node: FieldNode,
+  key: string,
+  reads: CompiledReads,
+): Search | undefined {
+  const directives = directivesOf(schema, field);
+  if (directives.length !== 1 || directives[0]!.name !== "ldapSearch") return undefined;
+  const spec = searchSpec(siteOf(schema, query, field, directives[0]!, reads));
+  if (spec.base.kind === "attribute") return undefined;
+  const connection = getNullableType(field.type);
+  if (!isObjectType(connection)) return undefined;
+  const fields = connection.getFields();
+  const nodesField = fields.nodes;
+  const nodeType = nodesField && getNamedType(nodesField.type);
+  if (!isObjectType(nodeType)) return undefined;
+  const selections = plainFields(node.selectionSet);
+  if (selections === undefined) return undefined;
+  const parts: Search["parts"][number][] = [];
+  let nodeFields: NodeField[] | undefined;
+  for (const selection of selections) {
+    const part = selection.alias?.value ?? selection.name.value;
+    const name = selection.name.value;
+    if (name === "__typename") {
+      parts.push({ kind: "typename", key: part, name: connection.name });
+      continue;
+    }
+    const partField = fields[name];
+    if (partField === undefined || partField.resolve !== undefined) return undefined;
+    if (name === "nodes") {
+      if (nodeFields !== undefined) return undefined;
+      nodeFields = entryFields(schema, nodeType, selection.selectionSet, reads, true);
+      if (nodeFields === undefined) return undefined;
+      parts.push({ kind: "nodes", key: part });
+    } else if (name === "totalCount") {
+      parts.push({ kind: "totalCount", key: part });
+    } else if (name === "pageInfo") {
+      const infoType = getNamedType(partField.type);
+      const infoFields = plainFields(selection.selectionSet);
+      if (!isObjectType(infoType) || infoFields === undefined) return undefined;
+      const wanted: { key: string; name: string }[] = [];
+      for (const info of infoFields) {
+        const infoName = info.name.value;
+        const definition = infoType.getFields()[infoName];
+        if (infoName !== "__typename" && (definition === undefined || definition.resolve)) {
+          return undefined;
+        }
+        if (
+          !["hasNextPage", "hasPreviousPage", "startCursor", "endCursor", "__typename"].includes(
+            infoName,
+          )
+        ) {
+          return undefined;
+        }
+        wanted.push({ key: info.alias?.value ?? infoName, name: infoName });
+      }
+      parts.push({ kind: "pageInfo", key: part, fields: wanted });
+    } else {
+      return undefined;
+    }
+  }
+  return { node, field, owner: query.name, key, spec, nodeFields, parts };
+}
+
+/** The fields of an entry's selection, or undefined when one is not compiled. */
+function entryFields(
+  schema: GraphQLSchema,
+  type: GraphQLObjectType,
+  set: SelectionSetNode | undefined,
+  reads: CompiledReads,
+  lookups: boolean,
+): NodeField[] | undefined {
+  const selections = plainFields(set);
+  if (selections === undefined) return undefined;
+  const fields: NodeField[] = [];
+  const { schema: directorySchema } = reads.source;
+  for (const selection of selections) {
+    const key = selection.alias?.value ?? selection.name.value;
+    if (selection.name.value === "__typename") {
+      fields.push({ kind: "typename", key, name: type.name });
+      continue;
+    }
+    const field = type.getFields()[selection.name.value];
+    if (field === undefined) return undefined;
+    const directives = directivesOf(schema, field);
+    const first = directives[0];
+    if (first?.name !== "ldapField" || first.args.binary === true) return undefined;
+    const attribute = typeof first.args.attribute === "string" ? first.args.attribute : field.name;
+    const fallbacks = Array.isArray(first.args.fallbackAttributes)
+      ? (first.args.fallbackAttributes as string[])
+      : [];
+    const nullable = getNullableType(field.type);
+    const list = isListType(nullable);
+    if (directives.length === 2 && directives[1]!.name === "ldapFindByAttribute" && lookups) {
+      // The entries whose attribute holds this entry's DN.
+      const dn = attribute.toLowerCase();
+      if ((dn !== "dn" && dn !== "entrydn") || fallbacks.length > 0 || !list) return undefined;
+      const itemType = getNamedType(field.type);
+      if (!isObjectType(itemType)) return undefined;
+      const spec = searchSpec(siteOf(schema, type, field, directives[1]!, reads));
+      if (spec.base.kind === "attribute") return undefined;
+      const lookupFields = entryFields(schema, itemType, selection.selectionSet, reads, false);
+      if (lookupFields === undefined) return undefined;
+      fields.push({
+        kind: "lookup",
+        key,
+        spec,
+        attribute: String(directives[1]!.args.attribute),
+        fields: lookupFields as (Leaf | Typename)[],
+      });
+      continue;
+    }
+    const arrayed = directives.length === 2 && directives[1]!.name === "ensureArray";
+    if (directives.length !== 1 && !arrayed) return undefined;
+    if (arrayed && !list) return undefined;
+    // Text values, as the resolvers hand them over: String or ID, one or a list of them.
+    const item = isListType(nullable) ? getNullableType(nullable.ofType) : nullable;
+    if (item !== GraphQLString && item !== GraphQLID) return undefined;
+    const names: string[] = [];
+    for (const name of [attribute, ...fallbacks]) {
+      if (name.includes(";")) return undefined;
+      const lower = name.toLowerCase();
+      if (lower === "dn" || lower === "entrydn") {
+        names.push("dn");
+        continue;
+      }
+      if (COMPUTED.has(lower)) return undefined;
+      const canonical = directorySchema.canonical(lower);
+      // Unknown to the schema, one of its other names (the entry holds it by the first, under
+      // which the field would not find it), or shown otherwise than stored (AD's SIDs, GUIDs).
+      if (
+        canonical === undefined ||
+        canonical.toLowerCase() !== lower ||
+        directorySchema.shownAs(canonical) !== undefined
+      ) {
+        return undefined;
+      }
+      names.push(canonical);
+    }
+    fields.push({ kind: "leaf", key, names, list, required: isNonNullType(field.type) });
+  }
+  return fields;
+}
+
+/** Values of large rows, read once and kept by selection and row (entry and version). */
+const keptValues = new WeakMap<
+  ProjectionSource,
+  Map<string, { rows: Map<string, unknown>; text: string | undefined }>
+>();
+const KEPT_ROWS = 1000;
+
+function keptOf(source: ProjectionSource, signature: string) {
+  let bySignature = keptValues.get(source);
+  if (bySignature === undefined) keptValues.set(source, (bySignature = new Map()));
+  let kept = bySignature.get(signature);
+  if (kept === undefined) bySignature.set(signature, (kept = { rows: new Map(), text: undefined }));
+  return kept;
+}
+
+/** Keeps the values of the large rows a statement read (`learned`: row key → values). */
+function learn(source: ProjectionSource, signature: string, learned: string): void {
+  const kept = keptOf(source, signature);
+  const rows = JSON.parse(learned) as Record<string, unknown>;
+  if (kept.rows.size >= KEPT_ROWS) kept.rows.clear();
+  for (const [key, values] of Object.entries(rows)) kept.rows.set(key, values);
+  kept.text = undefined;
+}
+
+interface Statement {
+  readonly sql: string;
+  readonly params: unknown[];
+  readonly page: { offset: number; first: number };
+  readonly cursorScope: string;
+  /** The selection whose large rows' values `learned` brings. */
+  readonly learning: string | undefined;
+}
+
+/** A value no DN is, standing for the row's DN in a lookup's filter until it is replaced. */
+const SENTINEL = `annal-compiled-row-dn:${"x".repeat(400)}`;
+
+function buildStatement(
+  plan: Plan,
+  args: ExecutionArgs,
+  context: GatewayContext,
+  reads: CompiledReads,
+): Statement | undefined {
+  const { search } = plan;
+  const { source } = reads;
+  let fieldArgs: Record<string, unknown>;
+  try {
+    const variables = getVariableValues(
+      args.schema,
+      plan.operation.variableDefinitions ?? [],
+      (args.variableValues ?? {}) as Record<string, unknown>,
+    );
+    if (variables.errors !== undefined) return undefined;
+    fieldArgs = getArgumentValues(search.field, search.node, variables.coerced);
+  } catch {
+    return undefined;
+  }
+  const input = { args: fieldArgs, parent: undefined, value: undefined } as unknown as StepInput;
+  const base = baseDN(search.spec, input);
+  if (base === undefined) return undefined;
+  let filter: FilterNode;
+  let page: { offset: number; first: number };
+  let cursorScope: string;
+  try {
+    filter = searchFilter(search.spec, input);
+    cursorScope = `${search.owner}.${search.field.name}|${base}|${search.spec.scope}|${renderFilter(filter)}`;
+    page = pageRequest(fieldArgs, cursorScope);
+  } catch {
+    return undefined; // the resolvers give the error
+  }
+  // Within what capture records, as the searches' reads decide it.
+  for (const name of context.attributes) if (source.redacted.has(name)) return undefined;
+  const binary = new Set(context.binaryAttributes.map((name) => baseName(name)));
+  const stored = coveredFilter(source, normalizeDN(source.base), base, {
+    attributes: context.attributes,
+    filter,
+  });
+  if (stored === undefined) return undefined;
+  const params: unknown[] = [];
+  const bind = (value: unknown) => `$${params.push(value)}`;
+  /** The jsonb of a row's values of `names`, kept ones from memory for large rows. */
+  const values = (
+    alias: string,
+    fields: readonly NodeField[],
+  ): { sql: string; signature?: string; kept?: string } | undefined => {
+    const names = new Set<string>();
+    for (const field of fields) {
+      if (field.kind !== "leaf") continue;
+      for (const name of field.names) {
+        if (name === "dn") continue;
+        if (binary.has(name.toLowerCase())) return undefined;
+        names.add(name);
+      }
+    }
+    if (names.size === 0) return { sql: `'{}'::jsonb` };
+    const pairs = [...names].map((name) => {
+      const key = bind(name);
+      return `${key}::text, coalesce(r.operational -> ${key}::text, r.attributes -> ${key}::text, '[]'::jsonb)`;
+    });
+    const read = `(SELECT jsonb_build_object(${pairs.join(", ")})
+       FROM (SELECT ${alias}.attributes #> '{}'::text[] AS attributes,
+                    ${alias}.operational #> '{}'::text[] AS operational OFFSET 0) AS r)`;
+    const signature = JSON.stringify([...names].sort());
+    const kept = keptOf(source, signature);
+    if (kept.rows.size === 0) return { sql: read, signature };
+    kept.text ??= JSON.stringify(Object.fromEntries(kept.rows));
+    const rowKey = `CASE WHEN ${alias}.type IS NOT NULL THEN ${alias}.entry_uuid::text || '/' || ${alias}.version END`;
+    const known = `${bind(kept.text)}::jsonb`;
+    return { sql: `coalesce(${known} -> ${rowKey}, ${read})`, signature, kept: known };
+  };
+  /** A leaf's JSON over the row's values `v` and DN `d`. */
+  const leafSql = (leaf: Leaf, v: string, d: string): string => {
+    const lists = leaf.names.map((name) =>
+      name === "dn" ? `jsonb_build_array(${d})` : `(${v} -> ${bind(name)}::text)`,
+    );
+    if (!leaf.list) return `coalesce(${lists.map((list) => `${list} -> 0`).join(", ")})`;
+    const cases = lists.map((list) => `WHEN jsonb_array_length(${list}) > 0 THEN ${list}`);
+    return `CASE ${cases.join(" ")} ELSE '[]'::jsonb END`;
+  };
+  const objectSql = (
+    fields: readonly NodeField[],
+    v: string,
+    d: string,
+    lookup: (field: Lookup) => string,
+  ): string =>
+    `json_build_object(${fields
+      .map((field) => {
+        const key = `'${field.key}'`; // a GraphQL name: letters, digits, _
+        switch (field.kind) {
+          case "typename":
+            return `${key}, '${field.name}'::text`;
+          case "leaf":
+            return `${key}, ${leafSql(field, v, d)}`;
+          case "lookup":
+            return `${key}, ${lookup(field)}`;
+        }
+      })
+      .join(", ")})`;
+  const required = (fields: readonly NodeField[], v: string, d: string): string[] =>
+    fields.flatMap((field) =>
+      field.kind === "leaf" && field.required && !field.list
+        ? [`${leafSql(field, v, d)} IS NULL`]
+        : [],
+    );
+
+  const nodeFields = search.nodeFields ?? [];
+  const nodeValues = values("e", nodeFields);
+  if (nodeValues === undefined) return undefined;
+  const scope = scopeSql(search.spec.scope, normalizeDN(base), bind);
+  const limit = bind(page.offset + page.first + 1);
+  const order = (alias: string) => `ORDER BY ${alias}.created_position, ${alias}.entry_uuid`;
+  const from = matchingEntries(scope, stored, params, (alias) => `${order(alias)} LIMIT ${limit}`);
+  const wanted = search.nodeFields !== undefined;
+  const common: string[] = [
+    `page AS MATERIALIZED (
+       SELECT e.entry_uuid, e.dn, e.created_position,
+              row_number() OVER (${order("e")}) AS n
+         FROM ${from}
+        ${order("e")}
+        LIMIT ${limit})`,
+    `nodes AS MATERIALIZED (
+       SELECT p.n, p.dn, ${wanted ? nodeValues.sql : "'{}'::jsonb"} AS v
+         FROM page AS p JOIN ${ENTRIES} AS e ON e.entry_uuid = p.entry_uuid
+        WHERE p.n > ${bind(page.offset)} AND p.n <= ${bind(page.offset + page.first)})`,
+  ];
+  // Each lookup: per node, the entries whose attribute holds its DN, in the directory's order.
+  const lookups = new Map<Lookup, string>();
+  const spans: string[] = [];
+  let learned: string | undefined;
+  let learning: string | undefined;
+  for (const field of nodeFields) {
+    if (field.kind !== "lookup") continue;
+    const lookupBase = field.spec.base.kind === "attribute" ? undefined : field.spec.base.dn;
+    if (lookupBase === undefined) return undefined;
+    const matches = eq(field.attribute, SENTINEL);
+    const lookupFilter =
+      field.spec.filter === undefined ? matches : and(field.spec.filter, matches);
+    const lookupStored = coveredFilter(source, normalizeDN(source.base), lookupBase, {
+      attributes: [...context.attributes, field.attribute],
+      filter: lookupFilter,
+    });
+    if (lookupStored === undefined) return undefined;
+    const groupValues = values("e", field.fields);
+    if (groupValues === undefined) return undefined;
+    const name = `lookup${lookups.size}`;
+    const lookupScope = scopeSql(field.spec.scope, normalizeDN(lookupBase), bind);
+    const first = params.length;
+    const lookupFrom = matchingEntries(lookupScope, lookupStored, params, (alias) => order(alias));
+    // The filter's value is the node's DN: each parameter bound to the sentinel is replaced.
+    let sql = lookupFrom;
+    let replaced = 0;
+    for (let index = params.length - 1; index >= first; index--) {
+      const param = params[index];
+      if (param !== SENTINEL) {
+        // The DN within another value (a list, a pattern): not a value the SQL can take.
+        if (JSON.stringify(param ?? null).includes(SENTINEL.slice(0, 30))) return undefined;
+        continue;
+      }
+      sql = sql.replace(new RegExp(`\\$${index + 1}(?![0-9])`, "g"), "(n.dn)");
+      params[index] = null;
+      // Still typed, though no longer read.
+      spans.push(`$${index + 1}::text`);
+      replaced++;
+    }
+    if (replaced === 0) return undefined;
+    const rowKey = `CASE WHEN e.type IS NOT NULL THEN e.entry_uuid::text || '/' || e.version END`;
+    common.push(`${name} AS MATERIALIZED (
+       SELECT n.n, g.*
+         FROM nodes AS n CROSS JOIN LATERAL (
+           SELECT e.entry_uuid, e.dn, e.created_position, ${groupValues.sql} AS v,
+                  ${rowKey} AS row_key,
+                  pg_column_size(e.attributes) >= ${LARGE_STORED_BYTES} AS large
+             FROM ${sql}
+            ${order("e")}) AS g)`);
+    lookups.set(field, name);
+    if (learned === undefined && groupValues.signature !== undefined) {
+      // The large rows not yet kept: their values are kept for the next statements.
+      const known =
+        groupValues.kept === undefined ? "" : `AND NOT (${groupValues.kept} ? l.row_key)`;
+      learned = `(SELECT jsonb_object_agg(l.row_key, l.v)::text
+         FROM (SELECT DISTINCT ON (l.row_key) l.row_key, l.v FROM ${name} AS l
+                WHERE l.large AND l.row_key IS NOT NULL ${known}) AS l)`;
+      learning = groupValues.signature;
+    }
+  }
+  const nodeJson = objectSql(nodeFields, "n.v", "n.dn", (field) => {
+    const name = lookups.get(field)!;
+    return `(SELECT coalesce(json_agg(${objectSql(field.fields, "l.v", "l.dn", () => "NULL")}
+                                   ORDER BY l.created_position, l.entry_uuid), '[]'::json)
+               FROM ${name} AS l WHERE l.n = n.n)`;
+  });
+  const missing = [
+    ...required(nodeFields, "n.v", "n.dn").map(
+      (test) => `NOT EXISTS (SELECT 1 FROM nodes AS n WHERE ${test})`,
+    ),
+    ...[...lookups].flatMap(([field, name]) =>
+      required(field.fields, "l.v", "l.dn").map(
+        (test) => `NOT EXISTS (SELECT 1 FROM ${name} AS l WHERE ${test})`,
+      ),
+    ),
+  ];
+  const counted = search.parts.some((part) => part.kind === "totalCount");
+  const total = counted
+    ? `(SELECT count(*) FROM ${matchingEntries(scope, stored, params, () => "")})`
+    : "NULL::bigint";
+  const lookedUp = [...lookups.values()].map(
+    (name) => `(SELECT count(DISTINCT l.entry_uuid) FROM ${name} AS l)`,
+  );
+  const sql = `WITH ${common.join(",\n")}
+    SELECT ${wanted ? `(SELECT json_agg(${nodeJson} ORDER BY n.n) FROM nodes AS n)::text` : "NULL::text"} AS nodes,
+           (SELECT count(*) FROM nodes) AS node_count,
+           (SELECT count(*) FROM page) > ${bind(page.offset + page.first)} AS has_next,
+           (SELECT count(*) FROM page) AS read,
+           ${lookedUp.length ? lookedUp.join(" + ") : "0"} AS looked_up,
+           ${total} AS total,
+           ${missing.length ? missing.join(" AND ") : "TRUE"} AS complete,
+           ${learned ?? "NULL::text"} AS learned
+           ${spans.map((span, index) => `, ${span} AS unused${index}`).join("")}`;
+  return { sql, params, page, cursorScope, learning };
+}
