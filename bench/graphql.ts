@@ -239,7 +239,8 @@ interface ServerData {
 }
 
 /** What the main thread asks the server's thread; each is answered with one message. */
-type Ask = "trips" | "statements" | "busy" | "measure" | "measured" | "stop";
+type Ask =
+  "trips" | "statements" | "busy" | "measure" | "measured" | "resolvers" | "compiled" | "stop";
 
 /**
  * The worker thread: annal's GraphQL gateway and nothing else, as in a process of its own,
@@ -305,7 +306,11 @@ async function serve(data: ServerData): Promise<void> {
     if (ask === "trips") port.postMessage(trips());
     else if (ask === "statements") port.postMessage(statements);
     else if (ask === "busy") port.postMessage(performance.eventLoopUtilization().active);
-    else if (ask === "measure") {
+    else if (ask === "resolvers" || ask === "compiled") {
+      // `[graphql] compile`, read by each request: the same server with and without it.
+      (config.graphql as { compile: boolean }).compile = ask === "compiled";
+      port.postMessage(true);
+    } else if (ask === "measure") {
       // Profiled with --profile until the main thread says the measured requests are done.
       const done = once(port, "message").then(() => {});
       const profiling = profiled("graphql", () => done);
@@ -403,6 +408,30 @@ export async function graphqlBenchmark(): Promise<void> {
     const cpuBeforeRaw = { node: cpuMs(), slapd: cpuMs(slapd.pid), machine: machineCpuMs() };
     const baseline = await measure(REQUESTS, rawSearch);
     const cpuRaw = cpuPerRequest(cpuBeforeRaw, slapd.pid);
+    // The same request through the resolvers (`[graphql] compile = false`), on the same
+    // server: what compiling to SQL changed, within one run.
+    let resolvers:
+      | { run: Run; cpu: ReturnType<typeof cpuPerRequest>; busy: number; statements: number }
+      | undefined;
+    if (READS === "projection") {
+      await server.ask("resolvers");
+      await measure(WARMUP, () => request());
+      const busy = await server.ask<number>("busy");
+      const statements = await server.ask<number>("statements");
+      const cpuBeforeResolvers = {
+        node: cpuMs(),
+        slapd: cpuMs(slapd.pid),
+        machine: machineCpuMs(),
+      };
+      const run = await measure(REQUESTS, () => request());
+      resolvers = {
+        run,
+        cpu: cpuPerRequest(cpuBeforeResolvers, slapd.pid),
+        busy: ((await server.ask<number>("busy")) - busy) / REQUESTS,
+        statements: ((await server.ask<number>("statements")) - statements) / REQUESTS,
+      };
+      await server.ask("compiled");
+    }
     // The same request as the directory was at a moment (now, after the import: the same
     // people and groups), from the versions valid then.
     let at:
@@ -489,6 +518,15 @@ ${
     : ""
 }`
       : "";
+    const resolversRow = resolvers
+      ? `| annal: the same request through the resolvers (\`[graphql] compile = false\`) | ${fmt(resolvers.run.perSecond)} | ${fmt(resolvers.run.p50, 1)} | ${fmt(resolvers.run.p99, 1)} |
+| ratio (compiled / resolvers) | ${fmt(annal.perSecond / resolvers.run.perSecond, 2)} | | |
+`
+      : "";
+    const resolversBusy = resolvers
+      ? `| annal: through the resolvers (\`compile = false\`) | ${fmt(resolvers.cpu.node, 2)} | ${fmt(resolvers.busy, 2)} | ${fmt(resolvers.cpu.slapd, 2)} | ${fmt(resolvers.cpu.rest, 2)} | ${cores(resolvers.cpu, resolvers.run)} |
+`
+      : "";
     const atRow = at
       ? `| annal: the same request \`@at\` a moment | ${fmt(at.run.perSecond)} | ${fmt(at.run.p50, 1)} | ${fmt(at.run.p99, 1)} |
 | ratio (\`@at\` / current) | ${fmt(at.run.perSecond / annal.perSecond, 2)} | | |
@@ -519,10 +557,10 @@ connections, in the same run against the same slapd. The directory holds ${SIZE 
 | annal: \`POST /graphql\` | ${fmt(annal.perSecond)} | ${fmt(annal.p50, 1)} | ${fmt(annal.p99, 1)} |
 | baseline: one ldapts paged search | ${fmt(baseline.perSecond)} | ${fmt(baseline.p50, 1)} | ${fmt(baseline.p99, 1)} |
 | ratio (annal / baseline) | ${fmt(annal.perSecond / baseline.perSecond, 2)} | | |
-${pgRow}${atRow}
+${resolversRow}${pgRow}${atRow}
 LDAP round trips per request: ${fmt(roundTrips, 1)} (search pages and base reads: the people in
 one page, every person's groups in one batched search). SQL statements per request:
-${fmt(sqlStatements, 1)}${at ? ` (\`@at\`: ${fmt(at.statements, 1)})` : ""} (the token, the read state, the searches)${postgraphileRun ? `; PostGraphile's: ${fmt(postgraphileRun.statements, 1)}` : ""}.${postgraphileRun ? POSTGRAPHILE_NOTE : ""}
+${fmt(sqlStatements, 1)}${resolvers ? ` (through the resolvers: ${fmt(resolvers.statements, 1)})` : ""}${at ? ` (\`@at\`: ${fmt(at.statements, 1)})` : ""} (the token, the read state, the searches)${postgraphileRun ? `; PostGraphile's: ${fmt(postgraphileRun.statements, 1)}` : ""}.${postgraphileRun ? POSTGRAPHILE_NOTE : ""}
 
 Where a request's time goes, ms per request (2 cores): CPU of the benchmark's Node.js process
 (annal's server and the HTTP client for annal's rows; the ldapts client alone for the
@@ -534,7 +572,7 @@ of the two cores the run kept busy (the CPU of a request times the requests a se
 |---|---:|---:|---:|---:|---:|
 | annal: \`POST /graphql\` | ${fmt(cpuAnnal.node, 2)} | ${fmt(serverBusy, 2)} | ${fmt(cpuAnnal.slapd, 2)} | ${fmt(cpuAnnal.rest, 2)} | ${cores(cpuAnnal, annal)} |
 | baseline: one ldapts paged search | ${fmt(cpuRaw.node, 2)} | – | ${fmt(cpuRaw.slapd, 2)} | ${fmt(cpuRaw.rest, 2)} | ${cores(cpuRaw, baseline)} |
-${pgBusy}${atBusy}
+${resolversBusy}${pgBusy}${atBusy}
 \`npm run bench -- graphql --profile\` writes a CPU profile of annal's requests.
 `,
     );
