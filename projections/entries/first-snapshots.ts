@@ -1,5 +1,4 @@
 import { normalizeDN } from "../../src/directory/index.ts";
-import type { EntryEventType, RecordedOf } from "../../src/events/index.ts";
 import {
   copyRows,
   type FirstSnapshots,
@@ -7,14 +6,12 @@ import {
 } from "../../src/projector/index.ts";
 import {
   LARGE_DATA_BYTES,
-  eventColumns,
   logOrder,
   logPositionCompare,
-  recordedEventAt,
   type LogPosition,
 } from "../../src/store/index.ts";
 import { generalizedTime } from "../entry-events.ts";
-import { ENTRY_ROW_COLUMNS, entryRow } from "./row.ts";
+import { ENTRY_ROW_COLUMNS } from "./row.ts";
 import { ENTRY_ROW_ATTRIBUTE, VALUE_KEY_LENGTH } from "./tables.ts";
 import { insertEntryValues } from "./values.ts";
 
@@ -29,11 +26,13 @@ const PAGE = 1_000;
  * writes for an entry whose first event is a snapshot, set-wise, and the value index for these
  * entries, which have no rows there yet.
  *
- * The events are read a page at a time, each entry's row worked out by `entryRow` (what `apply`
- * and a replay write) and its values spread here, and both written with COPY
- * (`copySnapshotPages`): the rows made in PostgreSQL from the events' JSON and written by
- * `INSERT … SELECT`, one WAL record a row, took 40 s of the 64 s until a first start of
- * 100,000 people served (bench/RESULTS.md, first start). An event whose data is large as stored
+ * The events are read a page at a time, each entry's row worked out as `entryRow` works it
+ * out for `apply` and a replay (its attributes sent as the log's JSON text), its values spread
+ * here, and both written with COPY (`copySnapshotPages`). Made in PostgreSQL from the events'
+ * JSON and written by `INSERT … SELECT`, one WAL record and one heap insert a row, the same
+ * rows at 100,000 people cost 14.7 s of the backend's CPU, 735 MB of WAL and 93,000 pages
+ * written by the backend itself; by COPY, 10.0 s, 536 MB and 33,000, beside 7.3 s of Node's
+ * CPU (bench/RESULTS.md, first start). An event whose data is large as stored
  * (`LARGE_DATA_BYTES`: a group of many members) is left to PostgreSQL as before
  * (`insertLargeSnapshots`): read into Node, its JSON would be parsed whole.
  */
@@ -61,6 +60,19 @@ export async function insertFirstSnapshots(
     );
   }
 }
+
+/** A snapshot as the COPY path reads it (`copySnapshotPages`). */
+type SnapshotRow = [
+  transactionId: string,
+  position: string,
+  version: string,
+  occurredAt: Date,
+  uuid: string,
+  type: string | null,
+  dn: string,
+  attributes: string,
+  operational: string,
+];
 
 /** A row of `entry_values`, in `VALUE_COLUMNS` order. */
 type ValueRow = [string, string, string, number, string, string | null];
@@ -94,9 +106,14 @@ async function copySnapshotPages(
     const from = run.from(params);
     const later = after ? `AND ${logPositionCompare("e", ">", after, params)}` : "";
     params.push(LARGE_DATA_BYTES, PAGE);
-    const { rows } = await tx.query<unknown[]>({
-      text: `SELECT ${eventColumns("e")} FROM ${from} ${later}
-                AND pg_column_size(e.data) <= $${params.length - 1}
+    // The user and operational attributes as the log's JSON text: parsed once here for their
+    // values, and sent to `entries` as they came (pg would parse the event's data whole, and
+    // the COPY make its JSON again: two thirds of Node's time in this build at 10,000).
+    const { rows } = await tx.query<SnapshotRow>({
+      text: `SELECT e.transaction_id, e.position, e.stream_version, e.occurred_at,
+                    e.data->>'entryUUID', e.data->'state'->>'type', e.data->'state'->>'dn',
+                    (e.data->'state'->'attributes')::text, (e.data->'state'->'operational')::text
+               FROM ${from} ${later} AND pg_column_size(e.data) <= $${params.length - 1}
               ORDER BY ${logOrder("e")} LIMIT $${params.length}`,
       values: params,
       rowMode: "array",
@@ -106,19 +123,40 @@ async function copySnapshotPages(
     const valueRows: ValueRow[] = [];
     /** Rows whose value PostgreSQL folds, and the value. */
     const toFold: { row: ValueRow; value: string }[] = [];
-    for (const values of rows) {
-      const event = recordedEventAt<RecordedOf<EntryEventType>["data"]>(values);
-      after = { transactionId: event.transactionId, position: event.position };
-      const uuid = event.data.entryUUID;
-      const row = entryRow(
+    for (const [
+      transactionId,
+      position,
+      version,
+      occurredAt,
+      uuid,
+      type,
+      dn,
+      attributesText,
+      operationalText,
+    ] of rows) {
+      after = { transactionId, position: Number(position) };
+      const attributes = JSON.parse(attributesText) as AttributeLists;
+      const operational = JSON.parse(operationalText) as Readonly<
+        Record<string, string[] | undefined>
+      >;
+      // As `apply` (`entryRow`): created at the entry's createTimestamp, modified at its
+      // modifyTimestamp (the last event is a snapshot), each the event's time when it has none.
+      entryRows.push([
         uuid,
-        event as RecordedOf<EntryEventType>,
-        event as RecordedOf<EntryEventType>,
-      );
-      if (!row) continue;
-      entryRows.push(ENTRY_ROW_COLUMNS.map((column) => row[column]));
-      if (row.type === null) continue;
-      const spread = spreadValues(uuid, row.type, row.attributes, row.operational, asciiByJs);
+        type,
+        dn,
+        normalizeDN(dn),
+        attributesText,
+        operationalText,
+        generalizedTime(operational.createTimestamp?.[0]) ?? occurredAt,
+        generalizedTime(operational.modifyTimestamp?.[0]) ?? occurredAt,
+        version,
+        position,
+        position,
+        transactionId,
+      ]);
+      if (type === null) continue;
+      const spread = spreadValues(uuid, type, attributes, operational, asciiByJs);
       if (!spread) {
         leftToSql.push(uuid);
         continue;
@@ -167,7 +205,7 @@ type AttributeLists = Readonly<Record<string, unknown>>;
  * value `asciiByJs` does not cover is put in `toFold` with its row, whose key and folded value
  * are filled in there. Undefined when a value is not a JSON string (PostgreSQL makes its text).
  */
-export function spreadValues(
+function spreadValues(
   uuid: string,
   type: string,
   attributes: AttributeLists,
