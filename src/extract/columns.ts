@@ -8,8 +8,18 @@ import type { ColumnSpec } from "./parquet.ts";
  * of the extract's own CPU.
  */
 export type Packed =
-  /** Strings (JSON as its text), booleans, 32-bit integers; null for none. */
+  /** Booleans, 32-bit integers; null for none. */
   | { readonly t: "values"; readonly values: unknown[] }
+  /**
+   * Strings (JSON as its text) as UTF-8, each ended by a NUL (the last by the end of `bytes`):
+   * row i's from `offsets[i]` to `offsets[i + 1] - 1`; `nulls` as for int64.
+   */
+  | {
+      readonly t: "text";
+      readonly bytes: Uint8Array;
+      readonly offsets: Int32Array;
+      readonly nulls: Uint8Array | null;
+    }
   /** 64-bit integers; `nulls[i]` 1 where row i has none (no array: none is null). */
   | { readonly t: "int64"; readonly values: BigInt64Array; readonly nulls: Uint8Array | null }
   /** Milliseconds since the epoch; NaN for none. */
@@ -57,6 +67,41 @@ class ValuesBuilder implements ColumnBuilder {
   }
   pack(): Packed {
     return { t: "values", values: this.values };
+  }
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Strings, encoded as UTF-8 all at once: joined by NUL, which no text in PostgreSQL holds (a
+ * JSON text writes it escaped), encoded, and cut at the NULs. hyparquet-writer encoded each
+ * string on its own (TextEncoder), and the strings were cloned to the thread one by one:
+ * both a large part of the extract's CPU.
+ */
+class TextBuilder implements ColumnBuilder {
+  values: string[] = [];
+  nulls: Uint8Array | null = null;
+  add(value: unknown): void {
+    const i = this.values.length;
+    if (value === null || value === undefined) {
+      this.nulls = grown(this.nulls ?? new Uint8Array(1024), i + 1);
+      this.nulls[i] = 1;
+      this.values.push("");
+    } else {
+      this.values.push(value as string);
+    }
+  }
+  pack(): Packed {
+    const n = this.values.length;
+    const bytes = encoder.encode(this.values.join("\0"));
+    const offsets = new Int32Array(n + 1);
+    let i = 1;
+    for (let at = 0; at < bytes.length; at++) {
+      if (bytes[at] === 0) offsets[i++] = at + 1;
+    }
+    if (i !== n && n > 0) throw new Error("a NUL in an extract's text");
+    if (n > 0) offsets[n] = bytes.length + 1;
+    return { t: "text", bytes, offsets, nulls: this.nulls && this.nulls.subarray(0, n) };
   }
 }
 
@@ -172,6 +217,9 @@ function scalarBuilder(kind: ColumnSpec["kind"]): ColumnBuilder {
       return new MillisBuilder();
     case "uuid":
       return new UuidBuilder();
+    case "string":
+    case "json":
+      return new TextBuilder();
     default:
       return new ValuesBuilder();
   }
@@ -196,6 +244,10 @@ export function transferables(batch: ColumnBatch): ArrayBuffer[] {
       case "uuid":
         buffers.add(packed.bytes.buffer as ArrayBuffer);
         break;
+      case "text":
+        buffers.add(packed.bytes.buffer as ArrayBuffer);
+        buffers.add(packed.offsets.buffer as ArrayBuffer);
+        break;
       case "list":
         buffers.add(packed.offsets.buffer as ArrayBuffer);
         visit(packed.leaf);
@@ -215,6 +267,15 @@ export function unpack(packed: Packed): ArrayLike<unknown> {
   switch (packed.t) {
     case "values":
       return packed.values;
+    case "text": {
+      // A view of each string's bytes: hyparquet-writer takes bytes as they are.
+      const { bytes, offsets, nulls } = packed;
+      const rows = new Array<Uint8Array | null>(offsets.length - 1);
+      for (let i = 0; i < rows.length; i++) {
+        rows[i] = nulls?.[i] ? null : bytes.subarray(offsets[i], offsets[i + 1]! - 1);
+      }
+      return rows;
+    }
     case "int64": {
       const { values, nulls } = packed;
       return nulls ? Array.from(values, (value, i) => (nulls[i] ? null : value)) : values;
@@ -268,6 +329,15 @@ function slicePacked(packed: Packed, start: number, end: number): Packed {
   switch (packed.t) {
     case "values":
       return { t: "values", values: packed.values.slice(start, end) };
+    case "text": {
+      const first = packed.offsets[start]!;
+      return {
+        t: "text",
+        bytes: packed.bytes.slice(first, packed.offsets[end]! - 1),
+        offsets: packed.offsets.slice(start, end + 1).map((offset) => offset - first),
+        nulls: packed.nulls && packed.nulls.slice(start, end),
+      };
+    }
     case "int64":
       return {
         t: "int64",
@@ -300,4 +370,59 @@ export function sliceBatch(batch: ColumnBatch, start: number, end: number): Colu
     rows: end - start,
     columns: batch.columns.map((column) => slicePacked(column, start, end)),
   };
+}
+
+const decoder = new TextDecoder();
+
+/** A text column's strings (null for none), decoded at once and cut at the NULs. */
+function strings(packed: Extract<Packed, { t: "text" }>): (string | null)[] {
+  const n = packed.offsets.length - 1;
+  if (n === 0) return [];
+  const values: (string | null)[] = decoder.decode(packed.bytes).split("\0");
+  if (values.length !== n) throw new Error("a NUL in an extract's text");
+  if (packed.nulls) {
+    for (let i = 0; i < n; i++) if (packed.nulls[i]) values[i] = null;
+  }
+  return values;
+}
+
+/** A text column as hyparquet-writer takes it, and the encoding to write it with. */
+function textColumn(packed: Extract<Packed, { t: "text" }>): {
+  data: ArrayLike<unknown>;
+  encoding: "RLE_DICTIONARY" | "PLAIN" | undefined;
+} {
+  const values = strings(packed);
+  const distinct = new Set(values);
+  distinct.delete(null);
+  const present = packed.nulls ? values.filter((value) => value !== null).length : values.length;
+  // Values repeated (at most half of them distinct): a dictionary of the strings, encoded
+  // once each; else each value's bytes as they are, written plain. hyparquet-writer decides
+  // by a sample otherwise, and encodes every string of a plain column on its own.
+  if (distinct.size > 0 && distinct.size * 2 <= present) {
+    return { data: values, encoding: "RLE_DICTIONARY" };
+  }
+  return { data: unpack(packed), encoding: distinct.size > 0 ? "PLAIN" : undefined };
+}
+
+/**
+ * A packed column as hyparquet-writer takes it (`unpack`), with the encoding chosen for a
+ * column of strings (`textColumn`); hyparquet-writer chooses for the others.
+ */
+export function writerColumn(packed: Packed): {
+  data: ArrayLike<unknown>;
+  encoding: "RLE_DICTIONARY" | "PLAIN" | undefined;
+} {
+  if (packed.t === "text") return textColumn(packed);
+  if (packed.t === "list" && packed.leaf.t === "text") {
+    const { offsets, nulls } = packed;
+    const leaf = textColumn(packed.leaf);
+    const rows = new Array<unknown[] | null>(offsets.length - 1);
+    for (let i = 0; i < rows.length; i++) {
+      rows[i] = nulls?.[i]
+        ? null
+        : Array.prototype.slice.call(leaf.data, offsets[i], offsets[i + 1]);
+    }
+    return { data: rows, encoding: leaf.encoding };
+  }
+  return { data: unpack(packed), encoding: undefined };
 }

@@ -57,7 +57,7 @@ export function inlineParameters(
 
 /**
  * The text of `COPY (query) TO STDOUT` on `client` (in its transaction), in pieces of whole
- * lines (one a row: fields between tabs, escaped as `unescapeCopyText` undoes, `\\N` for
+ * lines (one a row: fields between tabs, escaped as `unescapeCopyText` undoes, `\N` for
  * null): PostgreSQL sends them as a stream, without waiting for the next batch's request as a
  * cursor does. Stopped early, the `COPY` is cancelled, and the client can go on.
  */
@@ -121,46 +121,6 @@ function eachField(
     row();
     start = end + 1;
   }
-}
-
-/**
- * The rows of `query`, `batchSize` at a time, read with `COPY (query) TO STDOUT` on `client`
- * (in its transaction). Each value is parsed by pg's parser for its column's type, from the
- * same text a query's answer holds, so a row is the object `client.query` would give.
- * Stopped early, the `COPY` is cancelled, and the client can go on.
- */
-export async function* copyRows(
-  client: PoolClient,
-  query: CopyQuery,
-  batchSize: number,
-): AsyncGenerator<Record<string, unknown>[]> {
-  // The columns' names and types, from the query's description (no row is made).
-  const described = await client.query({
-    text: `SELECT * FROM (${query.sql}) AS q LIMIT 0`,
-    values: [...query.params],
-  });
-  const names = described.fields.map((field) => field.name);
-  const parsers = described.fields.map(
-    (field) => pg.types.getTypeParser(field.dataTypeID, "text") as (text: string) => unknown,
-  );
-  let batch: Record<string, unknown>[] = [];
-  let row: Record<string, unknown> = {};
-  for await (const text of copyText(client, query)) {
-    eachField(
-      text,
-      names.length,
-      (i, value) => (row[names[i]!] = value === null ? null : parsers[i]!(value)),
-      () => {
-        batch.push(row);
-        row = {};
-      },
-    );
-    while (batch.length >= batchSize) {
-      yield batch.slice(0, batchSize);
-      batch = batch.slice(batchSize);
-    }
-  }
-  if (batch.length > 0) yield batch;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ByteWriter, ParquetWriter, type SchemaElement } from "hyparquet-writer";
-import { unpack, type ColumnBatch } from "./columns.ts";
+import { writerColumn, type ColumnBatch } from "./columns.ts";
 
 /**
  * What a column holds, as the extract's tables declare it: a scalar of one Parquet type, or a
@@ -152,10 +152,10 @@ export class ParquetRowGroups {
     }
     this.#rows += batch.rows;
     await this.#writer.write({
-      columnData: this.#columns.map((column, i) => ({
-        name: column.name,
-        data: unpack(batch.columns[i]!) as unknown[],
-      })),
+      columnData: this.#columns.map((column, i) => {
+        const { data, encoding } = writerColumn(batch.columns[i]!);
+        return { name: column.name, data: data as unknown[], ...(encoding ? { encoding } : {}) };
+      }),
       rowGroupSize: batch.rows,
     });
   }

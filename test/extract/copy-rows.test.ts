@@ -1,11 +1,15 @@
 import t from "tap";
-import { copyRows } from "../../src/extract/copy-rows.ts";
+import { unpack, type ColumnBatch } from "../../src/extract/columns.ts";
+import { copyColumns } from "../../src/extract/copy-rows.ts";
+import type { ColumnSpec } from "../../src/extract/parquet.ts";
 import { testDatabase } from "../support/postgres.ts";
 
 /**
- * The extract reads its rows with `COPY (SELECT …) TO STDOUT`: each row must be the object
- * `client.query` gives for the same SELECT (pg's parsers on PostgreSQL's text of each value,
- * once COPY's escapes are undone), and a reading stopped early must leave the client usable.
+ * The extract reads its rows with `COPY (SELECT …) TO STDOUT`, column by column: each column
+ * must hold what `client.query` gives for the same SELECT (once COPY's escapes are undone, in
+ * its kind's form: 64-bit integers as bigints, times as milliseconds, UUIDs as their bytes,
+ * text as UTF-8, lists as lists), batch after batch, and a reading stopped early must leave
+ * the client usable.
  */
 t.setTimeout(300_000);
 
@@ -22,26 +26,77 @@ const awkward = [
   "Müller 日本 😀",
 ];
 
-t.test("rows are what a query gives, escapes and types included", async (t) => {
-  const sql = `SELECT g AS n, g::bigint * 1000000000000 AS big, $1::text[] AS texts,
+const utf8 = new TextDecoder();
+
+/** A column's values as plain JavaScript: strings, bigints, numbers, booleans, lists, null. */
+function plain(spec: ColumnSpec, values: ArrayLike<unknown>): unknown[] {
+  const one = (value: unknown): unknown => {
+    if (value === null) return null;
+    if (spec.kind === "uuid") {
+      const hex = Buffer.from(value as Uint8Array).toString("hex");
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    }
+    if (value instanceof Uint8Array) return utf8.decode(value);
+    return value;
+  };
+  return Array.from(values, (value) =>
+    spec.list && value !== null ? (value as unknown[]).map(one) : one(value),
+  );
+}
+
+t.test("columns hold what a query gives, escapes and types included", async (t) => {
+  const sql = `SELECT g AS n, g::bigint * 1000000000000 AS big, to_jsonb($1::text[]) AS texts,
                       ($1::text[])[1 + g % ${awkward.length}] AS text,
                       CASE WHEN g % 3 = 0 THEN NULL ELSE g END AS maybe,
-                      jsonb_build_object('values', $1::text[], 'g', g) AS doc,
-                      '2026-11-25 09:03:13.123456+00'::timestamptz + g * interval '1 day' AS at,
-                      md5(g::text)::uuid AS id, g % 2 = 0 AS even, $2::xid8 AS xid
+                      CASE WHEN g % 5 = 0 THEN NULL
+                           ELSE jsonb_build_object('values', $1::text[], 'g', g) END AS doc,
+                      floor(extract(epoch FROM '2026-11-25 09:03:13.123456+00'::timestamptz
+                                               + g * interval '1 day') * 1000)::int8 AS at,
+                      CASE WHEN g % 4 = 0 THEN NULL ELSE md5(g::text)::uuid END AS id,
+                      g % 2 = 0 AS even, $2::xid8::text AS xid,
+                      CASE WHEN g % 6 = 0 THEN NULL ELSE -g::bigint END AS minus
                  FROM generate_series(1, 2500) AS g ORDER BY g`;
+  const specs: ColumnSpec[] = [
+    { name: "n", kind: "int32" },
+    { name: "big", kind: "int64" },
+    { name: "texts", kind: "string", list: true },
+    { name: "text", kind: "string" },
+    { name: "maybe", kind: "int32" },
+    { name: "doc", kind: "json" },
+    { name: "at", kind: "timestamp" },
+    { name: "id", kind: "uuid" },
+    { name: "even", kind: "boolean" },
+    { name: "xid", kind: "int64" },
+    { name: "minus", kind: "int64" },
+  ];
   const params = [awkward, "12345"];
-  const expected = (await pool.query(sql, params)).rows;
+  const rows = (await pool.query(sql, params)).rows as Record<string, unknown>[];
   const client = await pool.connect();
   t.teardown(() => client.release());
-  const batches: Record<string, unknown>[][] = [];
-  for await (const batch of copyRows(client, { sql, params }, 1000)) batches.push(batch);
+  const batches: ColumnBatch[] = [];
+  for await (const batch of copyColumns(client, { sql, params }, specs, 1000)) {
+    batches.push(batch);
+  }
   t.same(
-    batches.map((batch) => batch.length),
+    batches.map((batch) => batch.rows),
     [1000, 1000, 500],
   );
-  t.strictSame(batches.flat(), expected);
-  t.equal(batches[0]![0]!.text, awkward[1]);
+  for (const [i, spec] of specs.entries()) {
+    const read = batches.flatMap((batch) => plain(spec, unpack(batch.columns[i]!)));
+    const expected = rows.map((row) => {
+      const value = row[spec.name];
+      if (value === null) return null;
+      if (spec.kind === "int64") return BigInt(value as string);
+      if (spec.kind === "timestamp") return Number(value);
+      return value;
+    });
+    const got =
+      spec.kind === "json"
+        ? read.map((text) => (text === null ? null : JSON.parse(text as string)))
+        : read;
+    t.strictSame(got, expected, spec.name);
+  }
+  t.equal(plain(specs[3]!, unpack(batches[0]!.columns[3]!))[0], awkward[1]);
 });
 
 t.test("a reading stopped early is cancelled, and the client goes on", async (t) => {
@@ -50,8 +105,12 @@ t.test("a reading stopped early is cancelled, and the client goes on", async (t)
   await client.query("BEGIN");
   const sql = "SELECT g, repeat('x', 200) AS filler FROM generate_series(1, 2000000) AS g";
   let read = 0;
-  for await (const batch of copyRows(client, { sql, params: [] }, 1000)) {
-    read += batch.length;
+  const specs: ColumnSpec[] = [
+    { name: "g", kind: "int32" },
+    { name: "filler", kind: "string" },
+  ];
+  for await (const batch of copyColumns(client, { sql, params: [] }, specs, 1000)) {
+    read += batch.rows;
     if (read >= 3000) break;
   }
   t.equal(read, 3000);
@@ -66,12 +125,13 @@ t.test("an error of the query is the reading's error", async (t) => {
   const client = await pool.connect();
   t.teardown(() => client.release());
   const reading = async () => {
-    for await (const batch of copyRows(
+    for await (const batch of copyColumns(
       client,
       { sql: "SELECT 1 / (g - 500) AS x FROM generate_series(1, 1000) AS g", params: [] },
+      [{ name: "x", kind: "int32" }],
       100,
     )) {
-      t.ok(batch.length > 0);
+      t.ok(batch.rows > 0);
     }
   };
   await t.rejects(reading(), /division by zero/);
