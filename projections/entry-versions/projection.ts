@@ -131,7 +131,16 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
       // batch's spans looked up among them one by one (a subplan under NOT), so a one-member
       // change to a group of 10,000 members compared every span with every other and took
       // 88 s (100,000: hours). The settings are put back after the statement.
-      await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off");
+      //
+      // Only for a batch that holds an entry of many values: without nested loops the entries'
+      // open spans are found by reading every open span of the table (a hash join cannot look
+      // them up by entry), and a batch of a few people's changes took 6 to 10 s at 100,000
+      // entries, a core of the machine's two for as long as changes came (bench/RESULTS.md,
+      // capture lag through REST). Looked up by `entry_version_values_open`, a few ms.
+      const hashJoins = added.some((version) => valueCount(version) >= HASH_JOINS_FROM_VALUES);
+      if (hashJoins) {
+        await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off");
+      }
       await tx.query(
         `WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(entry_uuid uuid,
                       version bigint, valid_from timestamptz, valid_to timestamptz,
@@ -166,7 +175,7 @@ export const entryVersionsProjection: Projection<EntryEventType> = {
                    AND o.value_folded IS NOT DISTINCT FROM n.value_folded)`,
         [await jsonbParameter(added), VALUE_KEY_LENGTH],
       );
-      await tx.query("RESET enable_nestloop; RESET enable_mergejoin");
+      if (hashJoins) await tx.query("RESET enable_nestloop; RESET enable_mergejoin");
     }
   },
   // A first snapshot opens its entry's first version and its values' spans, from the moment it
@@ -212,3 +221,21 @@ type OpenVersion = Pick<
 
 /** A version this batch adds; its end is known when a later event of the batch follows it. */
 type NewVersion = Omit<EntryVersionsRow, "valid_to"> & { valid_to: Date | null };
+
+/**
+ * From how many values a version's entry is matched by hash joins only (`apply`): the square
+ * of a person's few dozen values is nothing; a group of 10,000 members' took 88 s.
+ */
+const HASH_JOINS_FROM_VALUES = 1_000;
+
+/** How many values a version holds, its operational attributes' included. */
+function valueCount(version: NewVersion): number {
+  let count = 0;
+  for (const values of [
+    ...Object.values(version.attributes),
+    ...Object.values(version.operational),
+  ]) {
+    count += Array.isArray(values) ? values.length : 1;
+  }
+  return count;
+}

@@ -412,3 +412,89 @@ t.test("a one-member change to a group of 20,000 members ends one span, in time"
   t.same(spans.rows[0], { ended: 1, open: 19_999 }, "the member removed: its span ended");
   await checkSpansFresh(db.pool, schema);
 });
+
+t.test("a change to one person among many reads that person's open spans only", async (t) => {
+  const db = await testDatabase(t);
+  const schema = "many_people_versions";
+  await createProjectionSchema(db.pool, schema, entryVersionsProjection as AnyProjection);
+  const table = tableIn(schema);
+  const person = (uuid: string, title: string): EntryState => ({
+    dn: `uid=${uuid},ou=people,dc=example,dc=org`,
+    type: "user",
+    attributes: { uid: [uuid], cn: [`Person ${uuid}`], title: [title], mail: [`${uuid}@x.org`] },
+    operational: { entryUUID: [uuid] },
+  });
+  const at = (minute: number) => new Date(START + minute * 60_000);
+  const event = (uuid: string, version: number, position: number) => ({
+    id: randomUUID(),
+    streamId: entryStream(uuid),
+    streamVersion: version,
+    metadata: {},
+    occurredAt: at(version),
+    recordedAt: at(version),
+    idempotencyKey: null,
+    transactionId: String(1000 + position),
+    position,
+  });
+  const uuids = Array.from({ length: 20_000 }, () => randomUUID());
+  const snapshots = uuids.map(
+    (uuid, i) =>
+      ({
+        ...event(uuid, 1, i + 1),
+        type: ENTRY_EVENT.snapshot,
+        data: { entryUUID: uuid, reason: "import", state: person(uuid, "Engineer") },
+      }) as RecordedOf<EntryEventType>,
+  );
+  const uuid = uuids[7]!;
+  const modified = {
+    ...event(uuid, 2, uuids.length + 1),
+    type: ENTRY_EVENT.modified,
+    data: {
+      entryUUID: uuid,
+      changeType: "modify",
+      dn: person(uuid, "Manager").dn,
+      before: person(uuid, "Engineer"),
+      after: person(uuid, "Manager"),
+      patch: [{ op: "replace", path: "/title/0", value: "Manager" }],
+      attributes: ["title"],
+      redacted: [],
+    },
+  } as RecordedOf<EntryEventType>;
+  const client = await db.pool.connect();
+  t.teardown(() => client.release());
+  await client.query("BEGIN");
+  await entryVersionsProjection.apply(snapshots, { tx: client, table });
+  await client.query("COMMIT");
+  await client.query(`ANALYZE ${table("entry_version_values")}`);
+  await client.query("BEGIN");
+  // This transaction's reads of the table so far (PostgreSQL's counts, not a clock).
+  const read = async () =>
+    (
+      await client.query<{ rows: number }>(
+        `SELECT (seq_tup_read + coalesce(idx_tup_fetch, 0))::int AS rows
+           FROM pg_stat_xact_user_tables WHERE schemaname = $1 AND relname = 'entry_version_values'`,
+        [schema],
+      )
+    ).rows[0]?.rows ?? 0;
+  const before = await read();
+  await entryVersionsProjection.apply([modified], { tx: client, table });
+  const rows = (await read()) - before;
+  await client.query("COMMIT");
+  // Matched by hash joins only (as a large group's change is), every open span of the
+  // table's 100,000 was read: at 100,000 people, 6 to 10 s a batch.
+  t.ok(rows < 100, `${rows} rows of entry_version_values read for one person's change`);
+  const spans = await db.pool.query<{ value_key: string; open: boolean }>(
+    `SELECT value_key, valid_to IS NULL AS open FROM ${table("entry_version_values")}
+      WHERE entry_uuid = $1 AND attribute = 'title' ORDER BY valid_from`,
+    [uuid],
+  );
+  t.same(
+    spans.rows,
+    [
+      { value_key: "engineer", open: false },
+      { value_key: "manager", open: true },
+    ],
+    "the old title's span ended, the new one's open",
+  );
+  await checkSpansFresh(db.pool, schema);
+});
