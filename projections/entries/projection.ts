@@ -33,6 +33,8 @@ export const entriesProjection: Projection<EntryEventType> = {
   handles: ENTRY_EVENT_TYPES,
   tables: entriesTables,
   indexes: entriesIndexes,
+  // What every search of the REST channel and GraphQL reads: built before the others.
+  catchUpAlone: true,
   async apply(events, { tx, table }) {
     // Set-wise: only each entry's outcome after the batch is written. An entry deleted in
     // the batch is deleted first, so one added again after it starts afresh (created_at).

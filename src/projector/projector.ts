@@ -206,7 +206,10 @@ export class Projector {
     while (this.running) {
       let indexesDropped = false;
       let applied: number;
-      let turn = this.catchingUp.has(projection.name) ? await this.turns.take(rank) : undefined;
+      const alone = { alone: projection.catchUpAlone ?? false };
+      let turn = this.catchingUp.has(projection.name)
+        ? await this.turns.take(rank, alone)
+        : undefined;
       // A notification that comes while this loop reads or applies finds it not sleeping.
       const notifiedBefore = this.notifications;
       if (!this.running) {
@@ -231,7 +234,7 @@ export class Projector {
               // and every other load are done.
               starting: async () => {
                 this.catchingUp.add(projection.name);
-                turn ??= await this.turns.take(rank);
+                turn ??= await this.turns.take(rank, alone);
               },
               done: (bulk) => {
                 indexesDropped ||= bulk.indexesDropped > 0;

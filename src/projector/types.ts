@@ -33,6 +33,13 @@ export interface Projection<T extends string = AnnalEventType> {
    * is found by name and done again (`buildReaderIndexes`).
    */
   readonly indexes?: (table: (name: string) => string) => readonly string[];
+  /**
+   * Catches up from the start with the machine to itself when it can (`Turns`, `alone`): a
+   * first start's bulk load of what the REST channel serves (`entries`) was 43 s beside
+   * `entry_versions`' 51 s at 100,000 entries, the channel serving nothing until it committed
+   * (bench/RESULTS.md, first start). The other projections' loads then follow it.
+   */
+  readonly catchUpAlone?: boolean;
   /** The event types `apply` is given, typed by the vocabulary; the projector skips the others. */
   readonly handles: readonly T[];
   /**

@@ -1,5 +1,7 @@
 import t, { type Test } from "tap";
-import { captureOnce } from "../../src/capture/index.ts";
+import { captureOnce, readCaptureStatus } from "../../src/capture/index.ts";
+import { checkReadiness } from "../../src/http/readiness.ts";
+import { holdsDirectory } from "../../src/history/index.ts";
 import type { Pool } from "../../src/db/index.ts";
 import {
   Projector,
@@ -332,5 +334,57 @@ t.test(
     t.same((await rest.get("/api/entries/users?include=count")).json(), { count: PEOPLE });
     point.release();
     await eventually(() => complete(pool), { what: "built after it" });
+  },
+);
+
+t.test(
+  "entries catches up alone: REST serves every user and /readyz is ready before entry_versions applies the import",
+  async (t) => {
+    const { f, pool, rest, start } = await imported(t);
+    const head = await f.store.head();
+    // Both held before their bulk loads: entry_versions reaches its point only once entries'
+    // load has ended (it held both turns), not beside it.
+    const entries = armPausePoint(t, "projector.batch.beforeApply", { subject: "entries" });
+    const versions = armPausePoint(t, "projector.batch.beforeApply", {
+      subject: "entry_versions",
+    });
+    const projector = await start();
+    await entries.reached({ timeout: 60_000 });
+    entries.release();
+    await versions.reached({ timeout: 60_000 });
+    const snapshots = await pool.query<{ position: string }>(
+      "SELECT max(position) AS position FROM events WHERE type = 'EntrySnapshot'",
+    );
+    const status = await projector.status();
+    const at = (name: string) => status.find((s) => s.name === name)!;
+    t.ok(
+      at("entries").position.position >= Number(snapshots.rows[0]!.position),
+      "entries had applied the whole import when entry_versions began",
+    );
+    t.ok(at("entry_versions").lag > 0, "entry_versions has applied none of it");
+
+    const all = await rest.get("/api/entries/users?include=count");
+    t.same(all.json(), { count: PEOPLE }, "a search of every user answers all of them");
+    // What the REST channel asks before it answers a search now, and one at a moment (a
+    // search at a moment answers 503 ANNAL_HISTORY_BUILDING meanwhile: test/app/first-start-history).
+    t.ok(await holdsDirectory(pool, "entries"), "entries holds the directory");
+    t.notOk(await holdsDirectory(pool, "entry_versions"), "entry_versions does not yet");
+    const ready = await checkReadiness({
+      pool,
+      projectorStatus: () => projector.status(),
+      captureStatus: () => readCaptureStatus(pool, "accesslog"),
+      timeoutMs: 10_000,
+      log: quietLog,
+    });
+    t.equal(ready.status, "ready", "/readyz: ready, the directory's entries served");
+    t.ok(
+      ready.projections.find((p) => p.name === "entry_versions")!.lag > 0,
+      "/readyz: entry_versions' lag shown while it catches up",
+    );
+
+    versions.release();
+    for (const { name } of allProjections) await waitForProjection(pool, name, head, 30_000);
+    const later = await rest.get("/api/entries/users?at=now&include=count");
+    t.same(later.json(), { count: PEOPLE }, "a search at a moment once entry_versions has it");
   },
 );

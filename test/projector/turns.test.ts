@@ -37,3 +37,34 @@ t.test("as many turns at once as there are slots; an ended turn ends once", asyn
   b();
   endC();
 });
+
+t.test(
+  "a turn taken alone holds every slot when all are free, and is one slot when some are taken",
+  async (t) => {
+    const turns = new Turns(2);
+    const alone = await turns.take(0, { alone: true });
+    const order: number[] = [];
+    const waiting = [2, 1].map(async (rank) => {
+      const done = await turns.take(rank);
+      order.push(rank);
+      return done;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    t.same(order, [], "nothing else runs while the lone turn holds both slots");
+    alone();
+    const [endTwo, endOne] = await Promise.all(waiting);
+    t.same(order, [1, 2], "its end frees both slots, taken by rank");
+
+    // One slot taken: a lone turn does not wait for it to end.
+    endTwo!();
+    const second = await turns.take(0, { alone: true });
+    let third = false;
+    void turns.take(3).then(() => (third = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    t.notOk(third, "the lone turn took the one free slot and no more");
+    endOne!();
+    await new Promise((resolve) => setImmediate(resolve));
+    t.ok(third, "a slot ended frees one");
+    second();
+  },
+);
