@@ -12,8 +12,8 @@ import { EVENT_COLUMNS, eventColumns, recordedEventAt } from "./rows.ts";
 import { START, type LogPosition, type RecordedEvent } from "./types.ts";
 
 /**
- * The select list of `readAll` and `readStream`: `eventColumns`, but a large event's data left
- * out, and whether it was (`withLargeData` reads it apart).
+ * The select list of `readAll`, `readStream` and `readLastEvent`: `eventColumns`, but a large
+ * event's data left out, and whether it was (`withLargeData` reads it apart).
  */
 const COLUMNS = `${eventColumns("e", { dataUnless: `pg_column_size(e.data) > ${LARGE_DATA_BYTES}` })},
   pg_column_size(e.data) > ${LARGE_DATA_BYTES} AS large`;
@@ -121,17 +121,19 @@ export function comparePositions(a: LogPosition, b: LogPosition): number {
   return a.position - b.position;
 }
 
-/** The last event of a stream, or undefined for a stream with none. */
+/**
+ * The last event of a stream, or undefined for a stream with none; a large event's data read
+ * apart, in chunks, as `readStream` reads it.
+ */
 export async function readLastEvent(
   db: Queryable,
   streamId: string,
 ): Promise<RecordedEvent | undefined> {
   const result = await db.query<unknown[]>({
-    text: `SELECT ${eventColumns("e")} FROM events AS e
+    text: `SELECT ${COLUMNS} FROM events AS e
       WHERE e.stream_id = $1 ORDER BY e.stream_version DESC LIMIT 1`,
     values: [streamId],
     rowMode: "array",
   });
-  const row = result.rows[0];
-  return row && recordedEventAt(row);
+  return (await withLargeData(db, result.rows))[0];
 }

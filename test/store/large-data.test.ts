@@ -3,7 +3,14 @@ import fc from "fast-check";
 import t from "tap";
 import type { Socket } from "node:net";
 import { createPool, withTransaction } from "../../src/db/index.ts";
-import { EventStore, readAll, readJsonInChunks, readStream, START } from "../../src/store/index.ts";
+import {
+  EventStore,
+  readAll,
+  readJsonInChunks,
+  readLastEvent,
+  readStream,
+  START,
+} from "../../src/store/index.ts";
 import { longestJsonDuring } from "../support/loop-holds.ts";
 import { testDatabase } from "../support/postgres.ts";
 
@@ -62,6 +69,9 @@ t.test("a large event is appended and read without its JSON made or parsed whole
     t.ok(parsed < ONE_PIECE, `${what}: parsed in chunks of at most ${parsed} characters`);
   }
   t.same(log.result[1]!.metadata, { n: 2 });
+  const last = await longestJsonDuring(() => readLastEvent(pool, "big"));
+  t.same(last.result?.data, data, "readLastEvent: the data as it was appended");
+  t.ok(last.parsed < ONE_PIECE, `readLastEvent: parsed in chunks of at most ${last.parsed}`);
 });
 
 t.test(
