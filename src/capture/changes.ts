@@ -1,3 +1,4 @@
+import { setImmediate as turn } from "node:timers/promises";
 import { parentDN, parseDN } from "../directory/index.ts";
 import { readOldValues, type AccesslogRecord, type RawChange } from "./accesslog.ts";
 import {
@@ -109,6 +110,12 @@ export async function changeFromAccesslog(
     (after && stateIdentity(normalizer, after)) ??
     (before && stateIdentity(normalizer, before));
   if (!entryUUID) return undefined;
+  // A large entry's passes over its values (the change applied above, the patch, the
+  // attributes it touched) each have a turn of the event loop of their own.
+  const large = holdsManyValues(before) || holdsManyValues(after);
+  if (large) await turn();
+  const patch = patchBetween(before, after);
+  if (large) await turn();
   const touched = new Set([
     ...touchedAttributes(before, after),
     ...user.map((c) => c.attribute),
@@ -123,11 +130,20 @@ export async function changeFromAccesslog(
       ...(record.type === "modrdn" ? { oldDn: record.dn } : {}),
       before,
       after,
-      patch: patchBetween(before, after),
+      patch,
       attributes: [...touched].sort(),
       redacted,
     },
   };
+}
+
+/** Whether an attribute of `state` has more values than a slice (`SLICE_VALUES`). */
+function holdsManyValues(state: EntryState | null): boolean {
+  if (!state) return false;
+  for (const values of Object.values(state.attributes)) {
+    if (values.length > SLICE_VALUES) return true;
+  }
+  return false;
 }
 
 /**

@@ -6,6 +6,8 @@ import {
   readAccesslogEntry,
   readOldValues,
 } from "../../src/capture/accesslog.ts";
+import { changeFromAccesslog } from "../../src/capture/changes.ts";
+import { createNormalizer } from "../../src/capture/service.ts";
 import { loopTurnsDuring } from "../support/loop-turns.ts";
 import { applyChanges, sameAttributes } from "../../src/events/index.ts";
 import { parseSubschema } from "../../src/directory/schema.ts";
@@ -187,3 +189,43 @@ t.test("a large accesslog record is read a slice at a time, the same as at once"
   );
   t.ok(old.turns >= 20, `the loop turned ${old.turns} times while they were read`);
 });
+
+t.test(
+  "a one-member change to a group of 100,000 members turns the loop between its passes",
+  async (t) => {
+    const schema = parseSubschema(
+      [
+        "( 2.5.4.31 NAME 'member' SYNTAX 1.3.6.1.4.1.1466.115.121.1.12 )",
+        "( 2.5.4.3 NAME 'cn' SYNTAX 1.3.6.1.4.1.1466.115.121.1.15 )",
+      ],
+      [],
+    );
+    const normalizer = createNormalizer(schema, { types: [], capture: { redact: [] } });
+    const members = Array.from({ length: 100_000 }, (_, i) => `uid=m${i},ou=people,dc=x`);
+    const known = {
+      dn: "cn=all,ou=groups,dc=x",
+      type: null,
+      attributes: { cn: ["all"], member: members },
+      operational: { entryUUID: ["6e2d0000-0000-4000-8000-000000000001"] },
+    };
+    const record = parseAccesslogEntry({
+      dn: "reqStart=20261122043500.000004Z,cn=accesslog",
+      attributes: {
+        reqStart: ["20261122043500.000004Z"],
+        reqType: ["modify"],
+        reqDN: ["cn=all,ou=groups,dc=x"],
+        reqEntryUUID: ["6e2d0000-0000-4000-8000-000000000001"],
+        reqResult: ["0"],
+        reqMod: [Buffer.from(`member:- ${members[1]}`)],
+        reqOld: members.map((dn) => Buffer.from(`member: ${dn}`)),
+      },
+    })!;
+    const { result, turns } = await loopTurnsDuring(() =>
+      changeFromAccesslog(normalizer, record, known),
+    );
+    t.same(result?.change.patch, [{ op: "remove", path: "/member/1" }]);
+    t.equal(result?.change.after?.attributes.member?.length, 99_999);
+    t.same(result?.change.attributes, ["member"]);
+    t.ok(turns >= 2, `the loop turned ${turns} times: after the change, after its patch`);
+  },
+);
