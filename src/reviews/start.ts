@@ -116,18 +116,25 @@ export async function startCampaign(
       }) as never,
     );
   }
+  // Only where the log holds them is kept: the recorded events carry their data as the store
+  // read it back, a second copy of every item (120 MiB at 100,000), which the start held until
+  // its last instance was recorded (a heap snapshot of `annal start` during a campaign's start).
+  const listed = await appendToCampaign(deps, campaignId, events);
+  await startItems(deps, definition, campaignId, due, items, options.as);
+  return { campaignId, deadline: due, items: items.length, unreviewable, listed };
+}
+
+/** Records a campaign's start and items; answers where its last event is. */
+async function appendToCampaign(
+  deps: EngineDeps,
+  campaignId: string,
+  events: Parameters<EngineDeps["store"]["appendToStream"]>[1],
+): Promise<LogPosition> {
   const recorded = await deps.store.appendToStream(reviewCampaignStream(campaignId), events, {
     expectedVersion: "no_stream",
   });
-  await startItems(deps, definition, campaignId, due, items, options.as);
   const last = recorded.events.at(-1)!;
-  return {
-    campaignId,
-    deadline: due,
-    items: items.length,
-    unreviewable,
-    listed: { transactionId: last.transactionId, position: last.position },
-  };
+  return { transactionId: last.transactionId, position: last.position };
 }
 
 /** Starts the instances of a campaign's items that have none yet (after a start cut short). */
