@@ -72,6 +72,32 @@ class ValuesBuilder implements ColumnBuilder {
 
 const encoder = new TextEncoder();
 
+/** Characters of text joined at once at most: far below V8's longest string. */
+const JOIN_LIMIT = 1 << 26;
+
+/**
+ * `values` joined by NUL, as UTF-8: encoded a piece of at most `JOIN_LIMIT` characters at a
+ * time (a single value may be longer), the pieces then put together, NUL between them.
+ */
+function joinedUtf8(values: readonly string[], limit: number): Uint8Array {
+  const pieces: Uint8Array[] = [];
+  for (let start = 0, length = 0, i = 0; i < values.length; i++) {
+    length += values[i]!.length + 1;
+    if (length > limit || i === values.length - 1) {
+      pieces.push(encoder.encode(values.slice(start, i + 1).join("\0")));
+      start = i + 1;
+      length = 0;
+    }
+  }
+  if (pieces.length <= 1) return pieces[0] ?? new Uint8Array(0);
+  const bytes = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length + 1, -1));
+  for (let at = 0, p = 0; p < pieces.length; p++) {
+    bytes.set(pieces[p]!, at);
+    at += pieces[p]!.length + 1; // a NUL (0) between pieces
+  }
+  return bytes;
+}
+
 /**
  * Strings, encoded as UTF-8 all at once: joined by NUL, which no text in PostgreSQL holds (a
  * JSON text writes it escaped), encoded, and cut at the NULs. hyparquet-writer encoded each
@@ -92,17 +118,29 @@ class TextBuilder implements ColumnBuilder {
     }
   }
   pack(): Packed {
-    const n = this.values.length;
-    const bytes = encoder.encode(this.values.join("\0"));
-    const offsets = new Int32Array(n + 1);
-    let i = 1;
-    for (let at = 0; at < bytes.length; at++) {
-      if (bytes[at] === 0) offsets[i++] = at + 1;
-    }
-    if (i !== n && n > 0) throw new Error("a NUL in an extract's text");
-    if (n > 0) offsets[n] = bytes.length + 1;
-    return { t: "text", bytes, offsets, nulls: this.nulls && this.nulls.subarray(0, n) };
+    return packText(this.values, this.nulls, JOIN_LIMIT);
   }
+}
+
+/**
+ * Strings (`nulls[i]` 1 where row i has none) as a text column: joined by NUL and encoded a
+ * piece of at most `limit` characters at a time, then cut at the NULs.
+ */
+export function packText(
+  values: readonly string[],
+  nulls: Uint8Array | null,
+  limit: number,
+): Extract<Packed, { t: "text" }> {
+  const n = values.length;
+  const bytes = joinedUtf8(values, limit);
+  const offsets = new Int32Array(n + 1);
+  let i = 1;
+  for (let at = 0; at < bytes.length; at++) {
+    if (bytes[at] === 0) offsets[i++] = at + 1;
+  }
+  if (i !== n && n > 0) throw new Error("a NUL in an extract's text");
+  if (n > 0) offsets[n] = bytes.length + 1;
+  return { t: "text", bytes, offsets, nulls: nulls && nulls.subarray(0, n) };
 }
 
 class Int64Builder implements ColumnBuilder {
@@ -374,12 +412,26 @@ export function sliceBatch(batch: ColumnBatch, start: number, end: number): Colu
 
 const decoder = new TextDecoder();
 
-/** A text column's strings (null for none), decoded at once and cut at the NULs. */
-function strings(packed: Extract<Packed, { t: "text" }>): (string | null)[] {
-  const n = packed.offsets.length - 1;
-  if (n === 0) return [];
-  const values: (string | null)[] = decoder.decode(packed.bytes).split("\0");
-  if (values.length !== n) throw new Error("a NUL in an extract's text");
+/**
+ * A text column's strings (null for none), decoded at once and cut at the NULs (a piece of at
+ * most `limit` bytes at a time, as `joinedUtf8` joined them).
+ */
+export function strings(
+  packed: Extract<Packed, { t: "text" }>,
+  limit = JOIN_LIMIT,
+): (string | null)[] {
+  const { bytes, offsets } = packed;
+  const n = offsets.length - 1;
+  let values: (string | null)[] = [];
+  for (let start = 0; start < n;) {
+    let end = start + 1;
+    while (end < n && offsets[end + 1]! - 1 - offsets[start]! <= limit) end++;
+    const piece = decoder.decode(bytes.subarray(offsets[start], offsets[end]! - 1)).split("\0");
+    if (piece.length !== end - start) throw new Error("a NUL in an extract's text");
+    if (start === 0 && end === n) values = piece;
+    else for (const value of piece) values.push(value);
+    start = end;
+  }
   if (packed.nulls) {
     for (let i = 0; i < n; i++) if (packed.nulls[i]) values[i] = null;
   }

@@ -1,5 +1,5 @@
 import t from "tap";
-import { unpack, type ColumnBatch } from "../../src/extract/columns.ts";
+import { packText, strings, unpack, type ColumnBatch } from "../../src/extract/columns.ts";
 import { copyColumns } from "../../src/extract/copy-rows.ts";
 import type { ColumnSpec } from "../../src/extract/parquet.ts";
 import { testDatabase } from "../support/postgres.ts";
@@ -137,4 +137,20 @@ t.test("an error of the query is the reading's error", async (t) => {
   await t.rejects(reading(), /division by zero/);
   const { rows } = await client.query<{ one: number }>("SELECT 1 AS one");
   t.same(rows, [{ one: 1 }]);
+});
+
+t.test("a text column is joined, encoded and decoded in pieces when long", async (t) => {
+  const values = ["", "a", "Müller 日本 😀", "x".repeat(25), "", "tab\there", "z".repeat(3), ""];
+  const nulls = new Uint8Array([0, 0, 0, 0, 1, 0, 0, 0]);
+  const expected = values.map((value, i) => (nulls[i] ? null : value));
+  for (const limit of [1, 5, 10, 30, 1 << 26]) {
+    const packed = packText(values, nulls, limit);
+    t.strictSame(strings(packed, limit), expected, `joined and cut ${limit} at a time`);
+    t.strictSame(strings(packed), expected, `joined ${limit} at a time, cut at once`);
+    t.strictSame(
+      plain({ name: "s", kind: "string" }, unpack(packed)),
+      expected,
+      `as views of its bytes, ${limit} at a time`,
+    );
+  }
 });
