@@ -31,6 +31,11 @@ export async function startAnnalProcess(options: {
   readonly toml?: string;
   /** Writes a V8 CPU profile (`--cpu-prof`) of the process into this directory at its exit. */
   readonly cpuProfileDir?: string;
+  /**
+   * Writes a sampling heap profile (`--heap-prof`, what allocated the most) into this directory
+   * at the process's exit, and a heap snapshot there at each SIGUSR2 (`heapSnapshot`).
+   */
+  readonly heapDir?: string;
 }): Promise<AnnalProcess> {
   const { sample, db, dir } = options;
   const port = await freePort();
@@ -52,9 +57,17 @@ ${sampleDirectoryToml(sample)}`,
   const profile = options.cpuProfileDir
     ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
     : [];
+  const heap = options.heapDir
+    ? [
+        "--heap-prof",
+        `--heap-prof-dir=${options.heapDir}`,
+        "--heapsnapshot-signal=SIGUSR2",
+        `--diagnostic-dir=${options.heapDir}`,
+      ]
+    : [];
   const server = spawn(
     process.execPath,
-    [...profile, "bin/annal.js", "start", "--config", config],
+    [...profile, ...heap, "bin/annal.js", "start", "--config", config],
     {
       env: {
         ...process.env,

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -15,7 +15,7 @@ import { EventStore } from "../src/store/index.ts";
 import { readersIndexesBuilt, startAnnalProcess, until } from "./annal-process.ts";
 import { allProjections } from "../projections/index.ts";
 import { waitForProjection } from "../src/projector/index.ts";
-import { readItems } from "../src/reviews/index.ts";
+import { itemsQuery, readItems } from "../src/reviews/index.ts";
 import {
   benchDatabase,
   benchSize,
@@ -68,6 +68,30 @@ function optionNumber(name: string, fallback: number): number {
 const PROFILE_DIR = process.argv.includes("--profile")
   ? path.resolve(process.argv[process.argv.indexOf("--profile") + 1] ?? "")
   : undefined;
+
+/**
+ * `--heap <dir>`: a sampling heap profile of \`annal start\` (\`--heap-prof\`, written at its exit)
+ * and two heap snapshots of it into `<dir>`: once its first import is recorded and its
+ * readers' indexes built, and once the campaign's items are recorded (its instances starting).
+ */
+const HEAP_DIR = process.argv.includes("--heap")
+  ? path.resolve(process.argv[process.argv.indexOf("--heap") + 1] ?? "")
+  : undefined;
+
+/**
+ * Asks the process for a heap snapshot and waits until it is written: its file is there and
+ * the process answers again (it writes the snapshot on its main thread).
+ */
+async function heapSnapshot(annal: { pid: number; base: string }, dir: string): Promise<void> {
+  const count = () => readdirSync(dir).filter((name) => name.endsWith(".heapsnapshot")).length;
+  const before = count();
+  process.kill(annal.pid, "SIGUSR2");
+  await until(async () => count() > before, 1000);
+  await until(
+    async () => (await fetch(`${annal.base}/healthz`).catch(() => undefined))?.ok === true,
+    1000,
+  );
+}
 
 const person = (i: number) => `uid=user${i},${PEOPLE_BASE}`;
 
@@ -162,6 +186,7 @@ export async function reviewsBenchmark(): Promise<void> {
     db,
     dir,
     ...(PROFILE_DIR ? { cpuProfileDir: PROFILE_DIR } : {}),
+    ...(HEAP_DIR ? { heapDir: HEAP_DIR } : {}),
     toml: `[[reviews]]
 name = "teams"
 title = "Teams"
@@ -183,6 +208,11 @@ deadline = "10d"
     // The first start's readers' indexes, built after `/readyz`, are not the campaign's work.
     await Promise.race([until(async () => readersIndexesBuilt(annal.log), 1000), annal.ended]);
     if (PROFILE_DIR) await db.pool.query("SELECT pg_stat_statements_reset()");
+    if (HEAP_DIR) {
+      mkdirSync(HEAP_DIR, { recursive: true });
+      process.stderr.write("bench: reviews: a heap snapshot after the first import\n");
+      await heapSnapshot(annal, HEAP_DIR);
+    }
     const store = await EventStore.open(db.pool);
     const bearer = async (name: string, access: string[]) =>
       `Bearer ${(await createToken(db.pool, store, { name, access: access as never })).token}`;
@@ -231,6 +261,10 @@ deadline = "10d"
       }),
       annal.ended,
     ]);
+    if (HEAP_DIR) {
+      process.stderr.write("bench: reviews: a heap snapshot while the instances start\n");
+      await heapSnapshot(annal, HEAP_DIR);
+    }
     const listedAt = await db.pool.query<{ seconds: number }>(
       `SELECT extract(epoch FROM recorded_at - $1) AS seconds FROM events
         WHERE type = 'ReviewCampaignStarted'`,
@@ -290,6 +324,26 @@ deadline = "10d"
     }
     const caughtUpSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
     if (PROFILE_DIR) await writeStatements(db, path.join(PROFILE_DIR, "statements.txt"));
+    // What the campaign's start recorded, stored (pg_column_size: after TOAST's compression)
+    // and as JSON text, per item: its stream's events and its items' instances' events.
+    const recorded = await db.pool.query<{ type: string; n: number; stored: string; text: string }>(
+      `SELECT e.type, count(*)::int AS n, sum(pg_column_size(e.data) + pg_column_size(e.metadata))::bigint AS stored,
+              sum(octet_length(e.data::text) + octet_length(e.metadata::text))::bigint AS text
+         FROM events AS e
+        WHERE e.stream_id = 'review-campaign-' || $1::text
+           OR e.stream_id IN (SELECT 'workflow-' || i.instance_id::text FROM projection_reviews.review_items AS i
+                               WHERE i.campaign_id = $1::uuid AND i.instance_id IS NOT NULL)
+        GROUP BY e.type ORDER BY e.type`,
+      [campaignId],
+    );
+    const perItem = (column: "stored" | "text") =>
+      recorded.rows.reduce((sum, row) => sum + Number(row[column]), 0) / MEMBERSHIPS;
+    const byType = recorded.rows
+      .map((row) => `${row.type} ${fmt(row.n)}: ${fmt(Number(row.stored) / row.n, 0)} B`)
+      .join("; ");
+    process.stderr.write(
+      `bench: reviews: recorded per item ${fmt(perItem("stored"), 0)} B stored, ${fmt(perItem("text"), 0)} B of JSON text (${byType})\n`,
+    );
     const mutationNote = answered.errors
       ? `answered with an error: ${answered.errors[0]?.message}`
       : "answered with the campaign";
@@ -323,6 +377,20 @@ deadline = "10d"
       });
       if (found.length !== 101) throw new Error(`readItems read ${found.length}`);
     };
+    // Its plan, as the page's last run found it.
+    const pageFilter = {
+      state: "open" as const,
+      assignedTo: keys.rows[0]!.assignees,
+      first: 101,
+    };
+    const statement = itemsQuery(campaignId!, new Date(), pageFilter);
+    const plan = await db.pool.query<{ "QUERY PLAN": string }>(
+      `EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`,
+      statement.values,
+    );
+    process.stderr.write(
+      `bench: reviews: the page's statement:\n${plan.rows.map((row) => row["QUERY PLAN"]).join("\n")}\n`,
+    );
     const pageRun = await measure(page);
     const sqlRun = await measure(pageSql);
     const rawRun = await measure(raw);
@@ -355,12 +423,13 @@ created once every item is listed in the reviews projection and has its instance
 | the \`startReview\` mutation's answer (s) | ${fmt(answerSeconds, 1)} |
 | every item's dialog open in the reviews projection, each item decidable (s) | ${fmt(dialogsSeconds, 1)} |
 | every projection caught up with the campaign (s) | ${fmt(caughtUpSeconds, 1)} |
+| the campaign's events per item, stored / as JSON text (bytes) | ${fmt(perItem("stored"), 0)} / ${fmt(perItem("text"), 0)} |
 | reviewer's page of 100 (GraphQL, as the review view asks it): p50 / p99 (ms) | ${fmt(pageRun.p50, 1)} / ${fmt(pageRun.p99, 1)} |
 | the page's statement (\`readItems\` with the reviewer's keys, its joins): p50 / p99 (ms) | ${fmt(sqlRun.p50, 1)} / ${fmt(sqlRun.p99, 1)} |
 | the same 100 rows by a raw SELECT of the projection: p50 / p99 (ms) | ${fmt(rawRun.p50, 1)} / ${fmt(rawRun.p99, 1)} |
 
 ${REQUESTS} requests each after ${WARMUP} unmeasured, one at a time, once every projection has
-caught up with the campaign.
+caught up with the campaign. The events by type (count: stored bytes each): ${byType}.
 `,
     );
   } finally {

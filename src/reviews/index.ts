@@ -18,12 +18,14 @@ export { quarterOf, scheduledCampaignId, SCHEDULE_ACTOR, startReviewSchedule } f
 export { decideItems, type Decision, type DecisionOutcome } from "./decide.ts";
 export {
   decisionKeys,
+  decisionKeysNow,
   readCampaign,
   readCampaigns,
   readItem,
   readItems,
   readProgress,
   isReviewItemRef,
+  itemsQuery,
   reviewItemData,
   reviewsOfMembership,
   unreviewedMemberships,

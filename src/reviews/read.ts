@@ -9,16 +9,20 @@ import {
   type ReviewCampaignRow,
   type ReviewItemRow,
 } from "../../projections/reviews/index.ts";
-import { canonicalPrincipal, WORKFLOW_INSTANCES } from "../../projections/workflows/index.ts";
-import { assigneeKeysAt, delegationsInForce, type Actor } from "../workflow/index.ts";
+import { canonicalPrincipal } from "../../projections/workflows/index.ts";
+import {
+  assigneeKeysAt,
+  delegationsInForce,
+  delegationsInForceNow,
+  type Actor,
+  type Delegation,
+} from "../workflow/index.ts";
 import type { ReviewItemRef } from "./item-workflow.ts";
 
 /** An item with what became of it in the directory: the captured change of its revocation. */
 export interface ReviewItemView extends ReviewItemRow {
   /** Whether the item is open past the campaign's deadline (its undecided outcome is owed). */
   readonly overdue: boolean;
-  /** The item's instance's status (ERRORED: its revocation failed on every attempt). */
-  readonly instance_status: string | null;
   /** The change capture recorded of its revocation: its log position and when, or null. */
   readonly change_position: number | null;
   readonly change_at: Date | null;
@@ -66,8 +70,7 @@ export async function readCampaign(
   return found.rows[0];
 }
 
-const ITEM_COLUMNS = `i.*, w.status AS instance_status,
-  (i.state = 'open' AND c.deadline <= $2) AS overdue,
+const ITEM_COLUMNS = `i.*, (i.state = 'open' AND c.deadline <= $2) AS overdue,
   rc.position AS change_position, rc.occurred_at AS change_at`;
 
 /**
@@ -77,7 +80,6 @@ const ITEM_COLUMNS = `i.*, w.status AS instance_status,
  * feed, filtered by cause, for every item of a page: changes has no index of causes.)
  */
 const ITEM_JOINS = `JOIN ${REVIEW_CAMPAIGNS} AS c ON c.campaign_id = i.campaign_id
-  LEFT JOIN ${WORKFLOW_INSTANCES} AS w ON w.instance_id = i.instance_id
   LEFT JOIN LATERAL (
     SELECT ch.position, ch.occurred_at FROM ${CHANGES} AS ch
      WHERE i.instance_id IS NOT NULL AND i.revocation IS NOT NULL
@@ -108,6 +110,16 @@ export async function readItems(
   now: Date,
   filter: ItemFilter = {},
 ): Promise<ReviewItemView[]> {
+  const { text, values } = itemsQuery(campaignId, now, filter);
+  return (await db.query<ReviewItemView>(text, values)).rows;
+}
+
+/** The statement `readItems` makes (for a benchmark's EXPLAIN of it). */
+export function itemsQuery(
+  campaignId: string,
+  now: Date,
+  filter: ItemFilter = {},
+): { readonly text: string; readonly values: unknown[] } {
   const params: unknown[] = [campaignId, now];
   const where = ["i.campaign_id = $1"];
   if (filter.state) where.push(`i.state = $${params.push(filter.state)}`);
@@ -119,12 +131,11 @@ export async function readItems(
   if (filter.member) where.push(`strpos(i.member_norm, lower($${params.push(filter.member)})) > 0`);
   if (filter.after !== undefined) where.push(`i.ordinal > $${params.push(filter.after)}`);
   const limit = filter.first === undefined ? "" : `LIMIT $${params.push(filter.first)}`;
-  const found = await db.query<ReviewItemView>(
-    `SELECT ${ITEM_COLUMNS} FROM ${REVIEW_ITEMS} AS i ${ITEM_JOINS}
-      WHERE ${where.join(" AND ")} ORDER BY i.ordinal ${limit}`,
-    params,
-  );
-  return found.rows;
+  return {
+    text: `SELECT ${ITEM_COLUMNS} FROM ${REVIEW_ITEMS} AS i ${ITEM_JOINS}
+            WHERE ${where.join(" AND ")} ORDER BY i.ordinal ${limit}`,
+    values: params,
+  };
 }
 
 export async function readItem(
@@ -256,6 +267,32 @@ export async function unreviewedMemberships(
  * principals as the access projection has them then), canonical as the items keep assignees.
  */
 export async function decisionKeys(db: Queryable, actor: Actor, now: Date): Promise<string[]> {
+  return keysWith(db, actor, now, await delegationsInForce(db, now));
+}
+
+/**
+ * `decisionKeys` at the database's clock, read with the delegations in one statement
+ * (`delegationsInForceNow`): a reviewer's page asks for both. Without an actor (a page of
+ * every item), the clock alone.
+ */
+export async function decisionKeysNow(
+  db: Queryable,
+  actor: Actor | undefined,
+): Promise<{ readonly now: Date; readonly keys: string[] | undefined }> {
+  if (actor === undefined) {
+    const clock = await db.query<{ now: Date }>("SELECT annal_now() AS now");
+    return { now: clock.rows[0]!.now, keys: undefined };
+  }
+  const { now, delegations } = await delegationsInForceNow(db);
+  return { now, keys: await keysWith(db, actor, now, delegations) };
+}
+
+async function keysWith(
+  db: Queryable,
+  actor: Actor,
+  now: Date,
+  inForce: readonly Delegation[],
+): Promise<string[]> {
   const keys = new Set(
     [
       actor.accountId,
@@ -264,7 +301,7 @@ export async function decisionKeys(db: Queryable, actor: Actor, now: Date): Prom
       ...actor.principals,
     ].map(canonicalPrincipal),
   );
-  for (const delegation of await delegationsInForce(db, now)) {
+  for (const delegation of inForce) {
     if (delegation.delegate.accountId !== actor.accountId) continue;
     for (const key of await assigneeKeysAt(db, delegation.delegator, now)) keys.add(key);
   }

@@ -103,6 +103,7 @@ export {
   assigneeKeysAt,
   delegationState,
   delegationsInForce,
+  delegationsInForceNow,
   endDelegation,
   grantDelegation,
   readDelegations,

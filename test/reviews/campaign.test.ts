@@ -9,6 +9,7 @@ import {
   campaignReport,
   decideItems,
   decisionKeys,
+  decisionKeysNow,
   prepareReviewItemDefinition,
   readItems,
   readProgress,
@@ -175,6 +176,15 @@ t.test(
       olgas.map((item) => item.member_dn).sort(),
       [dn("erin"), dn("frank"), dn("gina")],
       "a delegate's items are the delegator's",
+    );
+    // As a page reads them: the keys with the database's clock, in one statement.
+    const page = await decisionKeysNow(f.pool, olga);
+    t.same(
+      (await readItems(f.pool, campaignId, page.now, { state: "open", assignedTo: page.keys })).map(
+        (item) => item.member_dn,
+      ),
+      olgas.map((item) => item.member_dn),
+      "the same through decisionKeysNow",
     );
     const byOlga = await decideItems(
       f,

@@ -3,7 +3,7 @@ import { AnnalError } from "../../errors/index.ts";
 import type { ReviewCampaignRow } from "../../../projections/reviews/index.ts";
 import {
   campaignReport,
-  decisionKeys,
+  decisionKeysNow,
   decideItems,
   readCampaign,
   readCampaigns,
@@ -94,7 +94,8 @@ function campaignNode(context: GatewayContext, row: ReviewCampaignRow) {
       const first = typeof args.first === "number" ? Math.min(Math.max(args.first, 1), 500) : 100;
       const after = typeof args.after === "string" ? Number(args.after) : undefined;
       const mine = args.mine === true || !seesAll(actor);
-      const now = await databaseClock(pool);
+      // The reviewer's keys with the clock in one statement.
+      const { now, keys } = await decisionKeysNow(pool, mine ? actor : undefined);
       const visible = await readItems(pool, row.campaign_id, now, {
         ...(typeof args.state === "string" ? { state: args.state as "open" } : {}),
         ...(typeof args.overdue === "boolean" ? { overdue: args.overdue } : {}),
@@ -103,7 +104,7 @@ function campaignNode(context: GatewayContext, row: ReviewCampaignRow) {
           ? { member: args.member.trim() }
           : {}),
         ...(after !== undefined && Number.isSafeInteger(after) ? { after } : {}),
-        ...(mine ? { assignedTo: await decisionKeys(pool, actor, now) } : {}),
+        ...(keys ? { assignedTo: keys } : {}),
         first: first + 1,
       });
       const page = visible.slice(0, first);

@@ -7,6 +7,7 @@ export {
   assigneeKeysAt,
   delegationState,
   delegationsInForce,
+  delegationsInForceNow,
   delegatorAmong,
   inForce,
   readDelegations,
