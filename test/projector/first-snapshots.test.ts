@@ -6,6 +6,7 @@ import { Projector, waitForProjection, type ProjectorOptions } from "../../src/p
 import { allProjections, entriesProjection } from "../../projections/index.ts";
 import { captureFixture, quietLog } from "../support/capture.ts";
 import { eventually } from "../support/eventually.ts";
+import { loopHoldsDuring } from "../support/loop-holds.ts";
 import { compareWithReplay } from "../support/projection-replay.ts";
 
 const PEOPLE = 40;
@@ -251,5 +252,44 @@ t.test(
       ["ΟΔΟΣ"],
     );
     t.ok(special.rowCount! > 0, "a value folded by lower() is found by the fold a filter makes");
+  },
+);
+
+t.test(
+  "the bulk build works out its pages of entries in slices: the event loop is not held for a page",
+  async (t) => {
+    // A page is a thousand snapshots; people with a dozen values each, as a directory's are.
+    const many = Array.from(
+      { length: 2_000 },
+      (_, i) => `dn: uid=m${i},ou=people,dc=example,dc=org
+objectClass: inetOrgPerson
+uid: m${i}
+cn: Member Number ${i}
+cn: M. ${i}
+sn: Number${i}
+givenName: Member
+mail: m${i}@example.org
+title: Engineer ${i % 7}
+description: ${long(i)}
+telephoneNumber: +1 555 ${String(i).padStart(4, "0")}
+ou: Team ${i % 13}
+`,
+    ).join("\n");
+    const f = await captureFixture(t, { seedLdif: many });
+    const { pool } = f.db;
+    await captureOnce(f.context, "accesslog");
+    const head = await f.store.head();
+    const { holds } = await loopHoldsDuring(async () => {
+      const projector = await Projector.start({
+        pool,
+        projections: [entriesProjection],
+        log: quietLog,
+        firstSnapshots: { indexesAfter: 1_000_000 },
+      });
+      t.teardown(() => projector.stop());
+      await waitForProjection(pool, "entries", head, 60_000);
+    });
+    t.comment(`longest hold ${holds.longest.toFixed(1)} ms of CPU; over 20 ms: ${holds.over(20)}`);
+    t.ok(holds.longest < 25, "no hold of 25 ms of CPU or more");
   },
 );
