@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import t from "tap";
 import { chainBatch, verifyChain } from "../../src/audit/index.ts";
 import { captureOnce } from "../../src/capture/index.ts";
 import type { Pool } from "../../src/db/index.ts";
+import { LARGE_DATA_BYTES } from "../../src/store/index.ts";
 import { Projector, waitForProjection, type ProjectorOptions } from "../../src/projector/index.ts";
 import { allProjections, entriesProjection } from "../../projections/index.ts";
 import { captureFixture, quietLog } from "../support/capture.ts";
@@ -194,7 +196,14 @@ description:: ${base64(`${SPECIAL[(i + 2) % SPECIAL.length]!} ${"x".repeat(i * 2
 t.test(
   "a first start's bulk build equals what the live path builds, values the case fold treats specially included",
   async (t) => {
-    const f = await captureFixture(t, { seedLdif: `${ldif}\n${specialLdif}` });
+    // A group large as stored (random members do not compress): its snapshot stays on the
+    // SQL path of the bulk build (LARGE_DATA_BYTES).
+    const large = `dn: cn=large,ou=groups,dc=example,dc=org
+objectClass: groupOfNames
+cn: large
+${Array.from({ length: 5_000 }, () => `member: uid=${randomBytes(24).toString("hex")},ou=people,dc=example,dc=org`).join("\n")}
+`;
+    const f = await captureFixture(t, { seedLdif: `${ldif}\n${specialLdif}\n${large}` });
     const { pool } = f.db;
     // The test has teeth where the two folds differ under the test database's collation.
     const folds = await pool.query<{ value: string; folded: string }>(
@@ -206,6 +215,10 @@ t.test(
     t.comment(`they differ on: ${differ.map((row) => row.value.slice(0, 20)).join(", ")}`);
 
     await captureOnce(f.context, "accesslog");
+    const stored = await pool.query<{ bytes: number }>(
+      "SELECT max(pg_column_size(data)) AS bytes FROM events WHERE type = 'EntrySnapshot'",
+    );
+    t.ok(stored.rows[0]!.bytes > LARGE_DATA_BYTES, "one snapshot is large as stored");
     // The same projection without its bulk build or replay plan: every snapshot through
     // `apply`, batch by batch, as live changes are applied.
     const live = {
