@@ -260,7 +260,7 @@ async function serve(data: ServerData): Promise<void> {
   const directory = createDirectoryClient({ ...data.slapd, poolSize: 4 });
   const server = Fastify({ loggerInstance: createLogger("silent") as FastifyBaseLogger });
   const config = parseConfig(
-    `[log]\nlevel = "silent"\n[directory]\nurl = "${data.slapd.url}"\nbindDN = "${data.slapd.bindDN}"\npassword = "\${P}"\nbase = "${SLAPD_BASE}"\n[graphql]\nreads = "${data.reads}"\nschema = ["ops/demo/gateway/*.graphql"]\n[graphql.types.Person]\nbase = "${PEOPLE}"\n[[graphql.rest]]\nname = "annal"\nbase = "http://127.0.0.1:4173"\n`,
+    `[log]\nlevel = "silent"\n[directory]\nurl = "${data.slapd.url}"\nbindDN = "${data.slapd.bindDN}"\npassword = "\${P}"\nbase = "${SLAPD_BASE}"\n[graphql]\nreads = "${data.reads}"\ncompile = true\nschema = ["ops/demo/gateway/*.graphql"]\n[graphql.types.Person]\nbase = "${PEOPLE}"\n[[graphql.rest]]\nname = "annal"\nbase = "http://127.0.0.1:4173"\n`,
     { path: "bench.toml", env: { P: data.slapd.password }, cwd: process.cwd() },
   );
   const store = await EventStore.open(pool);

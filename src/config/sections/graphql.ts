@@ -109,10 +109,10 @@ export function graphqlSection(ctx: SectionContext) {
               'Where the `@ldap*` read directives read entries: `"projection"`, the `entries` projection of the event log whenever the read lies inside what capture records (below `[directory] base`, no redacted attribute, a filter the projection compares as the directory does), else the directory; `"directory"`, always the directory. A field overrides it with its directive\'s `reads: DIRECTORY` or `reads: PROJECTION`. Without capture (`[directory.capture]`), always the directory.',
             example: "directory",
           }),
-        compile: z.boolean({ error: "expected true or false" }).default(true).meta({
+        compile: z.boolean({ error: "expected true or false" }).default(false).meta({
           description:
-            'Answer a query that reads the `entries` projection (`reads = "projection"`) with one SQL statement that builds its JSON, when the compiler knows its shape (a connection of `@ldapSearch`, its nodes\' `@ldapField` values and `@ldapFindByAttribute` lists, `first`/`after`, `where`, `by`, `q`, `totalCount`, `pageInfo`); anything else runs through the resolvers, with the same answer. `false`: always the resolvers.',
-          example: false,
+            'Answer a query that reads the `entries` projection (`reads = "projection"`) with one SQL statement that builds its JSON, when the compiler knows its shape (a connection of `@ldapSearch`, its nodes\' `@ldapField` values and `@ldapFindByAttribute` lists, `first`/`after`, `where`, `by`, `q`, `totalCount`, `pageInfo`); anything else runs through the resolvers, with the same answer. Off by default: at 100,000 people its statement is far slower than the resolvers (bench/RESULTS.md, issue 54).',
+          example: true,
         }),
         readYourWritesTimeout: duration().prefault("5s").meta({
           description:
