@@ -27,10 +27,10 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import { and, eq, normalizeDN, renderFilter } from "../../directory/index.ts";
+import { and, eq, normalizeDN, or, renderFilter } from "../../directory/index.ts";
 import { assertAccess } from "../../auth/index.ts";
 import type { FilterNode } from "../../filters/index.ts";
-import { ENTRIES } from "../../../projections/entries/index.ts";
+import { ENTRIES, ENTRY_VALUES, VALUE_KEY_LENGTH } from "../../../projections/entries/index.ts";
 import { encodeCursor, pageRequest } from "../connection.ts";
 import type { GatewayContext } from "../context.ts";
 import { FIELD_DIRECTIVES, type DirectiveSite, type StepInput } from "./directives/index.ts";
@@ -484,8 +484,10 @@ interface Statement {
   readonly learning: string | undefined;
 }
 
-/** A value no DN is, standing for the row's DN in a lookup's filter until it is replaced. */
-const SENTINEL = `annal-compiled-row-dn:${"x".repeat(400)}`;
+/** Values no DN is, standing for the nodes' DNs in a lookup's filter until replaced. */
+const SENTINEL_PREFIX = "annal-compiled-dn-";
+const SENTINEL_A = `${SENTINEL_PREFIX}a`;
+const SENTINEL_B = `${SENTINEL_PREFIX}b`;
 
 function buildStatement(
   plan: Plan,
@@ -620,50 +622,79 @@ function buildStatement(
   const spans: string[] = [];
   let learned: string | undefined;
   let learning: string | undefined;
+  let longDns = false;
+  const foundCounts: string[] = [];
   for (const field of nodeFields) {
     if (field.kind !== "lookup") continue;
     const lookupBase = field.spec.base.kind === "attribute" ? undefined : field.spec.base.dn;
     if (lookupBase === undefined) return undefined;
-    const matches = eq(field.attribute, SENTINEL);
+    // As the loaders search: one lookup of every node's DN at once (an `or` of equalities,
+    // whose values the filter's SQL reads from one list), then each found entry is handed to
+    // the nodes whose DN its attribute holds.
+    const matches = or(eq(field.attribute, SENTINEL_A), eq(field.attribute, SENTINEL_B));
     const lookupFilter =
       field.spec.filter === undefined ? matches : and(field.spec.filter, matches);
     const lookupStored = coveredFilter(source, normalizeDN(source.base), lookupBase, {
       attributes: [...context.attributes, field.attribute],
       filter: lookupFilter,
     });
-    if (lookupStored === undefined) return undefined;
+    const attribute = source.schema.canonical(field.attribute);
+    if (lookupStored === undefined || attribute === undefined) return undefined;
     const groupValues = values("e", field.fields);
     if (groupValues === undefined) return undefined;
     const name = `lookup${lookups.size}`;
     const lookupScope = scopeSql(field.spec.scope, normalizeDN(lookupBase), bind);
     const first = params.length;
     const lookupFrom = matchingEntries(lookupScope, lookupStored, params, (alias) => order(alias));
-    // The filter's value is the node's DN: each parameter bound to the sentinel is replaced.
+    // The list of the two stand-ins is the nodes' DNs: each parameter holding it is replaced.
     let sql = lookupFrom;
     let replaced = 0;
     for (let index = params.length - 1; index >= first; index--) {
       const param = params[index];
-      if (param !== SENTINEL) {
-        // The DN within another value (a list, a pattern): not a value the SQL can take.
-        if (JSON.stringify(param ?? null).includes(SENTINEL.slice(0, 30))) return undefined;
+      const list =
+        Array.isArray(param) &&
+        param.length === 2 &&
+        param[0] === SENTINEL_A &&
+        param[1] === SENTINEL_B;
+      if (!list) {
+        // A stand-in bound alone or within another value: not a list the SQL can take.
+        if (JSON.stringify(param ?? null).includes(SENTINEL_PREFIX)) return undefined;
         continue;
       }
-      sql = sql.replace(new RegExp(`\\$${index + 1}(?![0-9])`, "g"), "(n.dn)");
-      params[index] = null;
+      sql = sql.replace(
+        new RegExp(`\\$${index + 1}(?![0-9])`, "g"),
+        "ARRAY(SELECT n.dn FROM nodes AS n)",
+      );
+      params[index] = [];
       // Still typed, though no longer read.
-      spans.push(`$${index + 1}::text`);
+      spans.push(`$${index + 1}::text[]`);
       replaced++;
     }
     if (replaced === 0) return undefined;
     const rowKey = `CASE WHEN e.type IS NOT NULL THEN e.entry_uuid::text || '/' || e.version END`;
+    const key = `${bind(attribute)}::text`;
+    common.push(`${name}_found AS MATERIALIZED (
+       SELECT e.entry_uuid, e.type, e.a, e.dn, e.created_position, ${groupValues.sql} AS v,
+              ${rowKey} AS row_key,
+              pg_column_size(e.attributes) >= ${LARGE_STORED_BYTES} AS large
+         FROM ${sql})`);
+    // A typed entry holds the DN when a value of its attribute folds to it (a key holds the
+    // whole fold of each DN: longer ones are not compiled); an untyped one, when its JSON does.
     common.push(`${name} AS MATERIALIZED (
-       SELECT n.n, g.*
-         FROM nodes AS n CROSS JOIN LATERAL (
-           SELECT e.entry_uuid, e.dn, e.created_position, ${groupValues.sql} AS v,
-                  ${rowKey} AS row_key,
-                  pg_column_size(e.attributes) >= ${LARGE_STORED_BYTES} AS large
-             FROM ${sql}
-            ${order("e")}) AS g)`);
+       SELECT n.n, f.entry_uuid, f.dn, f.created_position, f.v, f.row_key, f.large
+         FROM nodes AS n JOIN ${name}_found AS f
+           ON f.type IS NOT NULL
+          AND f.entry_uuid IN (SELECT x.entry_uuid FROM ${ENTRY_VALUES} AS x
+                                WHERE x.type = f.type AND x.attribute = ${key}
+                                  AND x.value_key = lower(n.dn))
+       UNION ALL
+       SELECT n.n, f.entry_uuid, f.dn, f.created_position, f.v, f.row_key, f.large
+         FROM nodes AS n JOIN ${name}_found AS f
+           ON f.type IS NULL
+          AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(f.a -> ${key}) AS w(value)
+                       WHERE lower(w.value) = lower(n.dn)))`);
+    longDns = true;
+    foundCounts.push(`(SELECT count(*) FROM ${name}_found)`);
     lookups.set(field, name);
     if (learned === undefined && groupValues.signature !== undefined) {
       // The large rows not yet kept: their values are kept for the next statements.
@@ -695,9 +726,15 @@ function buildStatement(
   const total = counted
     ? `(SELECT count(*) FROM ${matchingEntries(scope, stored, params, () => "")})`
     : "NULL::bigint";
-  const lookedUp = [...lookups.values()].map(
-    (name) => `(SELECT count(DISTINCT l.entry_uuid) FROM ${name} AS l)`,
-  );
+  // What the loaders' search reads: every entry found for any node.
+  const lookedUp = foundCounts;
+  // A DN whose fold a key may not hold whole (a key equal to it would be a longer value's
+  // beginning): the resolvers answer.
+  if (longDns) {
+    missing.push(
+      `NOT EXISTS (SELECT 1 FROM nodes AS n WHERE length(lower(n.dn)) >= ${VALUE_KEY_LENGTH})`,
+    );
+  }
   const sql = `WITH ${common.join(",\n")}
     SELECT ${wanted ? `(SELECT json_agg(${nodeJson} ORDER BY n.n) FROM nodes AS n)::text` : "NULL::text"} AS nodes,
            (SELECT count(*) FROM nodes) AS node_count,
