@@ -37,8 +37,15 @@ export class SharedLogReads {
     const earlier = this.batches.get(key);
     if (earlier) {
       projectorBatchReads.inc({ source: "shared" });
-      // The reader's transaction failing is no reason for this one to.
-      return earlier.catch(() => this.readLog(db, after, limit));
+      return earlier.then(
+        // A read still under way when this one asked may end short: the tail as it was when
+        // that read began, maybe before the append this reader was woken for, after which no
+        // notification comes (it would wait for its poll interval). The tail is each
+        // reader's own.
+        (events) => (events.length < limit ? this.readLog(db, after, limit) : events),
+        // The reader's transaction failing is no reason for this one to.
+        () => this.readLog(db, after, limit),
+      );
     }
     projectorBatchReads.inc({ source: "database" });
     const reading = this.readLog(db, after, limit);

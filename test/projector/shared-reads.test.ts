@@ -76,6 +76,37 @@ t.test("the log's tail, a batch shorter than asked, is read by each reader", asy
   t.equal(counting.positions.length, 2);
 });
 
+t.test(
+  "a reader that joins a read under way which ends short reads the tail again for itself",
+  async (t) => {
+    const { pool } = await testDatabase(t);
+    await appendTicks(pool, 5);
+    let calls = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const reads = new SharedLogReads({
+      keep: 4,
+      read: async (db, after, limit) => {
+        calls++;
+        // The first read's snapshot is taken before the append below, and it answers after it.
+        const events = await readAll(db, after, limit);
+        if (calls === 1) await released;
+        return events;
+      },
+    });
+    const first = reads.read(pool, START, 10);
+    await eventually(() => calls === 1, { what: "the first read has read" });
+    await appendTicks(pool, 3);
+    // Woken by the append's notification, the second reader asks while the first read is
+    // still under way.
+    const second = reads.read(pool, START, 10);
+    release();
+    t.equal((await first).length, 5, "the first read ends with the tail it read");
+    t.equal((await second).length, 8, "the second reader sees the append it was woken for");
+    t.equal(calls, 2);
+  },
+);
+
 t.test("a reader whose shared read failed reads for itself", async (t) => {
   const { pool } = await testDatabase(t);
   await appendTicks(pool, 25);
