@@ -133,7 +133,8 @@ const eventsTable: ExtractTable = {
   query(_part, after, upTo) {
     const params: unknown[] = [];
     return {
-      sql: `SELECT e.position, e.transaction_id::text, e.id, e.stream_id, e.stream_version,
+      // COPY writes each column as its text (the transaction id as its digits): no cast.
+      sql: `SELECT e.position, e.transaction_id, e.id, e.stream_id, e.stream_version,
                    e.type, e.data, e.metadata, ${millis("e.occurred_at", "occurred_at")}, ${millis("e.recorded_at", "recorded_at")}
               FROM events AS e
              WHERE ${logPositionCompare("e", ">", after, params)}
@@ -170,7 +171,7 @@ const changesTable: ExtractTable = {
   query(_part, after) {
     const params: unknown[] = [];
     return {
-      sql: `SELECT c.position, c.transaction_id::text, c.event_id, c.entry_uuid, c.type, c.dn,
+      sql: `SELECT c.position, c.transaction_id, c.event_id, c.entry_uuid, c.type, c.dn,
                    c.old_dn, c.change_type, ${millis("c.occurred_at", "occurred_at")}, ${millis("c.recorded_at", "recorded_at")},
                    c.actor, to_jsonb(c.attributes), c.patch, c.observed, c.source, c.causation_id,
                    c.correlation_id

@@ -105,6 +105,7 @@ t.test("the demo configuration loads with an empty environment", async (t) => {
       schema: [join(demoDir, "gateway/*.graphql")],
       actorDN: "cn={name},ou=service-accounts,{base}",
       reads: "projection",
+      compile: false,
       readYourWritesTimeout: 5000,
       limits: {
         maxTokens: 1000,

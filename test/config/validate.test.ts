@@ -27,6 +27,7 @@ t.test("an empty file gives every default and no directory", async (t) => {
     graphql: {
       introspection: false,
       reads: "projection",
+      compile: false,
       readYourWritesTimeout: 5000,
       schema: [],
       actorDN: "cn={name},ou=service-accounts,{base}",
